@@ -1,0 +1,1 @@
+"""Chat side of digestbot: CLI, command core, scheduler and platform adapters."""

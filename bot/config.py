@@ -1,0 +1,48 @@
+"""One settings object, read once from the environment (prefix DIGESTBOT_) and an optional .env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from platformdirs import user_data_dir
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_database_url() -> str:
+    """SQLite file in the per-user data directory."""
+    folder = Path(user_data_dir("digestbot", appauthor=False))
+    return f"sqlite:///{folder / 'digestbot.db'}"
+
+
+class Settings(BaseSettings):
+    """Everything the composition root needs; secrets are SecretStr so they never print."""
+
+    model_config = SettingsConfigDict(env_prefix="DIGESTBOT_", env_file=".env", extra="ignore")
+
+    database_url: str = ""
+    index_dir: str = ""
+    log_level: str = "INFO"
+    default_timezone: str = "UTC"
+    catchup_grace_hours: float = 12.0
+    arxiv_base_url: str = "https://export.arxiv.org/api/query"
+    arxiv_rss_url: str = "https://rss.arxiv.org/rss"
+    openreview_base_url: str = "https://api2.openreview.net"
+    arxiv_queries: list[str] = []
+    openreview_venues: list[str] = []
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    discord_token: SecretStr | None = None
+
+    def resolved_database_url(self) -> str:
+        """The configured URL, or the per-user SQLite default."""
+        return self.database_url or default_database_url()
+
+    def resolved_index_dir(self) -> Path:
+        """Where fitted ranking indexes are cached."""
+        if self.index_dir:
+            return Path(self.index_dir)
+        return Path(user_data_dir("digestbot", appauthor=False)) / "index"

@@ -1,0 +1,134 @@
+"""Domain objects shared by every layer: frozen dataclasses, free of storage and platform details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Where a paper can be read."""
+
+    pdf: str | None = None
+    abs: str | None = None
+    forum: str | None = None
+    code: str | None = None
+
+    def merged(self, other: Links) -> Links:
+        """Keep ours, fill gaps from ``other`` (used when two sources describe one paper)."""
+        return Links(
+            pdf=self.pdf or other.pdf,
+            abs=self.abs or other.abs,
+            forum=self.forum or other.forum,
+            code=self.code or other.code,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PaperRecord:
+    """A paper as parsed from a source, before it is stored."""
+
+    id: str
+    source: str
+    title: str
+    abstract_raw: str
+    abstract: str
+    title_derived: bool = False
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    venue: str | None = None
+    year: int | None = None
+    links: Links = field(default_factory=Links)
+    published: date | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Paper(PaperRecord):
+    """A stored paper."""
+
+    ingested_at: datetime | None = None
+    content_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProblem:
+    """A record a parser had to skip, with where it was."""
+
+    line: int
+    message: str
+
+
+class SubscriptionKind(StrEnum):
+    """What a subscription line means for ranking."""
+
+    TOPIC = "topic"
+    AUTHOR = "author"
+    EXCLUDE = "exclude"
+    LIKE = "like"
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRef:
+    """Identifies a channel on a platform; a DM is just another channel."""
+
+    platform: str
+    channel_id: str
+    workspace: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> ChannelRef:
+        """Parse ``platform:id`` (e.g. ``console:lab``)."""
+        platform, sep, rest = text.partition(":")
+        if not sep or not platform or not rest:
+            from digest.errors import DigestError
+
+            raise DigestError(
+                f"Channel must look like platform:id (e.g. console:lab), got {text!r}."
+            )
+        return cls(platform=platform.lower(), channel_id=rest)
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.channel_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """A channel's digest settings."""
+
+    id: int
+    ref: ChannelRef
+    name: str = ""
+    timezone: str = "UTC"
+    digest_time: str = "09:00"
+    weekdays: str = "mon,tue,wed,thu,fri"
+    digest_size: int = 5
+    threshold: float = 0.05
+    paused: bool = False
+    paused_reason: str | None = None
+    quiet_when_empty: bool = False
+    admin_only: bool = False
+    owner_user: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """One line of a channel's interest profile."""
+
+    id: int
+    channel_id: int
+    kind: SubscriptionKind
+    text: str
+    created_by: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackVote:
+    """A +1/-1 from one user on one paper in one channel."""
+
+    channel_id: int
+    user: str
+    paper_id: str
+    value: int

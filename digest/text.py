@@ -1,0 +1,176 @@
+"""Text hygiene for paper metadata: LaTeX/Markdown to plain text, headlines, normalised keys."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from functools import lru_cache
+
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
+#: Abstracts longer than this are cut (a 10 MB "abstract" is a broken record, not a paper).
+MAX_ABSTRACT_CHARS = 20_000
+MAX_TITLE_CHARS = 90
+
+_ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
+
+
+def arxiv_base_id(text: str | None) -> str | None:
+    """The arXiv id without its version (2401.01234v2 -> 2401.01234), or None."""
+    if not text:
+        return None
+    m = _ARXIV_ID.search(text)
+    return m.group(1) if m else None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MD_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.S)
+_MD_EM = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_MD_CODE = re.compile(r"`([^`\n]+)`")
+_SPACES = re.compile(r"\s+")
+_INNER_CAP = re.compile(r"\b([a-z]+)([A-Z])([a-z]+)\b")
+
+
+@lru_cache(maxsize=1)
+def _latex() -> LatexNodes2Text:
+    """A converter that keeps unknown macro names (``\\method`` -> ``method``) instead of dropping them."""
+    db = get_default_latex_context_db()
+    keep = [
+        MacroTextSpec(m, simplify_repl="%(1)s") for m in ("texttt", "mathrm", "textsc", "mathbf")
+    ]
+    db.add_context_category("digestbot", prepend=True, macros=keep)
+    db.set_unknown_macro_spec(MacroTextSpec("", simplify_repl=lambda n, l2tobj=None: n.macroname))
+    return LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=True)
+
+
+def _protect_plain_symbols(text: str) -> str:
+    """Escape characters that LaTeX would eat but abstracts use literally (50%, a lone $5)."""
+    text = re.sub(r"(?<!\\)%", r"\\%", text)
+    if text.count("$") % 2:  # an unpaired dollar is money, not math
+        text = re.sub(r"(?<!\\)\$", r"\\$", text)
+    return text
+
+
+def clean_text(raw: str) -> str:
+    """Plain, single-spaced text from an abstract or title carrying LaTeX and Markdown."""
+    text = _CONTROL.sub(" ", raw)[: MAX_ABSTRACT_CHARS * 2]
+    text = _MD_CODE.sub(r"\1", text)
+    text = _MD_BOLD.sub(r"\2", text)
+    text = _MD_EM.sub(r"\1", text)
+    if "\\" in text or "$" in text or "--" in text or "{" in text:
+        try:
+            text = _latex().latex_to_text(_protect_plain_symbols(text))
+        except Exception:  # noqa: BLE001 - a converter failure must never lose the record
+            text = text.replace("\\", " ")
+    text = _SPACES.sub(" ", text).strip()
+    if len(text) > MAX_ABSTRACT_CHARS:
+        text = text[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …"
+    return text
+
+
+def normalize_title(title: str) -> str:
+    """A key under which the same paper from two sources collides (case, accents, punctuation)."""
+    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def content_hash(text: str) -> str:
+    """Stable hash of a paper's text, for change detection and derived ids."""
+    return hashlib.sha256(normalize_title(text).encode()).hexdigest()
+
+
+def derived_id(prefix: str, abstract: str) -> str:
+    """A stable id for a source that has none: the prefix plus a content hash."""
+    return f"{prefix}-{content_hash(abstract)[:12]}"
+
+
+def sentences(text: str) -> list[str]:
+    """Split plain text into sentences without breaking decimals like 2.5 or e.g."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def acronym_span(acronym: str, words: list[str]) -> int:
+    """Schwartz-Hearst: how many trailing ``words`` spell ``acronym``; 0 if they do not."""
+    letters = [c.lower() for c in acronym if c.isalnum()]
+    text = " ".join(words)
+    li, ti = len(letters) - 1, len(text) - 1
+    while li >= 0:
+        while ti >= 0 and (
+            text[ti].lower() != letters[li] or (li == 0 and ti > 0 and text[ti - 1].isalnum())
+        ):
+            ti -= 1
+        if ti < 0:
+            return 0
+        li, ti = li - 1, ti - 1
+    used = text[ti + 1 :].split()
+    first = used[0] if used else ""
+    if not first or first[0].lower() != letters[0]:
+        return 0
+    return len(used) if len(used) <= len(letters) + 5 else 0
+
+
+_ACRONYM = r"([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*)"
+_INTRO = re.compile(r"\b(propose|introduce|present|develop|call|dub|term|name)", re.I)
+_LONG_THEN_SHORT = re.compile(r"((?:[\w\-]+\s+){1,12}?[\w\-]+)\s*\(" + _ACRONYM + r"\)")
+_SHORT_THEN_LONG = re.compile(_ACRONYM + r"\s*(?:\(|,\s*(?:an?|the)\s+)((?:[\w\-]+\s*){2,12})")
+
+
+def _acronym_title(text: str) -> str | None:
+    """``ACR: Long Form`` for a method the abstract introduces with an acronym definition."""
+    for sentence in sentences(text):
+        if not _INTRO.search(sentence):
+            continue
+        for m in _LONG_THEN_SHORT.finditer(sentence):
+            words, acr = m.group(1).split(), m.group(2)
+            n = acronym_span(acr, words)
+            if n and not acr.endswith("s"):
+                return _fix_case(f"{acr}: {' '.join(words[-n:])}")
+        for m in _SHORT_THEN_LONG.finditer(sentence):
+            acr, words = m.group(1), m.group(2).split()
+            last = acr[-1]
+            for k in range(
+                2, len(words) + 1
+            ):  # shortest long form whose last word ends the acronym
+                ends = words[k - 1][0].lower() == last.lower() or last.upper() in words[k - 1]
+                if ends and acronym_span(acr, words[:k]) == k and not acr.endswith("s"):
+                    return _fix_case(f"{acr}: {' '.join(words[:k])}")
+    return None
+
+
+def _fix_case(title: str) -> str:
+    """Undo in-word emphasis like ``sTeering`` left over from bold initials."""
+    return _INNER_CAP.sub(lambda m: m.group(0).lower(), title)
+
+
+_LEADS = re.compile(
+    r"^(in this (paper|work|study)|here|we (propose|introduce|present|study|show)( that)?)[, ]+",
+    re.I,
+)
+_CLAUSE = re.compile(
+    r"[:;—–?]|\s--?\s|,\s+(which|where|while|but|yet|and we|as)\b|\s(whose|because)\s|\s\((?![A-Z])"
+)
+
+
+def shorten(text: str, limit: int = MAX_TITLE_CHARS) -> str:
+    """Cut ``text`` to at most ``limit`` characters on a word boundary, never mid-word."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0]
+    cut = re.sub(r"\s+(of|the|a|an|and|or|to|in|on|for|with|by|via|from|as)$", "", cut, flags=re.I)
+    return cut.rstrip(",;: ") + "…"
+
+
+def derive_title(abstract: str) -> str:
+    """A short readable headline for a paper whose source has no title."""
+    text = clean_text(abstract)
+    found = _acronym_title(text)
+    if found and len(found) <= MAX_TITLE_CHARS + 20:
+        return shorten(found)
+    first = sentences(text)[0] if text else "Untitled paper"
+    first = _LEADS.sub("", first).rstrip(".")
+    first = _CLAUSE.split(first, maxsplit=1)[0].strip(" ,")
+    if len(first) < 12:  # a clause cut that leaves nothing useful: use the sentence
+        first = sentences(text)[0].rstrip(".")
+    return shorten(first[:1].upper() + first[1:]) or "Untitled paper"
