@@ -1,0 +1,32 @@
+"""The SQL store: one facade over the paper, channel and delivery repositories."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from digest.store.channels import ChannelRepo
+from digest.store.engine import make_engine, upgrade
+from digest.store.papers import PaperRepo, UpsertCounts
+
+__all__ = ["Store", "UpsertCounts"]
+
+
+class Store:
+    """Everything persistent, reached through one engine (SQLite or PostgreSQL by URL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.papers = PaperRepo(engine)
+        self.channels = ChannelRepo(engine)
+
+    @classmethod
+    def open(cls, url: str, migrate: bool = True) -> Store:
+        """Connect to ``url`` and bring its schema up to date."""
+        engine = make_engine(url)
+        if migrate:
+            upgrade(engine)
+        return cls(engine)
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.engine.dispose()

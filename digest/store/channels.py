@@ -1,0 +1,210 @@
+"""Channel settings, subscriptions and feedback persistence."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, SubscriptionKind
+from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow
+
+SETTINGS = {
+    "name",
+    "timezone",
+    "digest_time",
+    "weekdays",
+    "digest_size",
+    "threshold",
+    "paused",
+    "paused_reason",
+    "quiet_when_empty",
+    "admin_only",
+    "owner_user",
+}
+
+
+def to_channel(row: ChannelRow) -> Channel:
+    """Domain object from a row."""
+    return Channel(
+        id=row.id,
+        ref=ChannelRef(row.platform, row.channel_id, row.workspace),
+        name=row.name,
+        timezone=row.timezone,
+        digest_time=row.digest_time,
+        weekdays=row.weekdays,
+        digest_size=row.digest_size,
+        threshold=row.threshold,
+        paused=row.paused,
+        paused_reason=row.paused_reason,
+        quiet_when_empty=row.quiet_when_empty,
+        admin_only=row.admin_only,
+        owner_user=row.owner_user,
+    )
+
+
+def _sub(row: SubscriptionRow) -> Subscription:
+    return Subscription(
+        id=row.id,
+        channel_id=row.channel_id,
+        kind=SubscriptionKind(row.kind),
+        text=row.text,
+        created_by=row.created_by,
+        created_at=row.created_at,
+    )
+
+
+class ChannelRepo:
+    """Reads and writes channels, their subscriptions and their members' feedback."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _find(self, session: Session, ref: ChannelRef) -> ChannelRow | None:
+        stmt = select(ChannelRow).where(
+            ChannelRow.platform == ref.platform,
+            ChannelRow.workspace == ref.workspace,
+            ChannelRow.channel_id == ref.channel_id,
+        )
+        return session.scalars(stmt).first()
+
+    def get(self, ref: ChannelRef) -> Channel | None:
+        """A channel by platform reference."""
+        with Session(self.engine) as session:
+            row = self._find(session, ref)
+            return to_channel(row) if row else None
+
+    def by_id(self, channel_id: int) -> Channel | None:
+        """A channel by database id."""
+        with Session(self.engine) as session:
+            row = session.get(ChannelRow, channel_id)
+            return to_channel(row) if row else None
+
+    def ensure(self, ref: ChannelRef, **defaults: Any) -> Channel:
+        """The channel for ``ref``, created with ``defaults`` if it is new (race-safe)."""
+        with Session(self.engine) as session:
+            row = self._find(session, ref)
+            if row is not None:
+                return to_channel(row)
+            fields = {k: v for k, v in defaults.items() if k in SETTINGS}
+            session.add(
+                ChannelRow(
+                    platform=ref.platform,
+                    workspace=ref.workspace,
+                    channel_id=ref.channel_id,
+                    created_at=datetime.now(UTC),
+                    **fields,
+                )
+            )
+            try:
+                session.commit()
+            except IntegrityError:  # another process created it first
+                session.rollback()
+            return to_channel(self._find(session, ref))
+
+    def update(self, channel_id: int, **fields: Any) -> Channel:
+        """Change settings; unknown names are a programming error."""
+        unknown = set(fields) - SETTINGS
+        if unknown:
+            raise ValueError(f"unknown channel settings: {sorted(unknown)}")
+        with Session(self.engine, expire_on_commit=False) as session:
+            row = session.get(ChannelRow, channel_id)
+            for key, value in fields.items():
+                setattr(row, key, value)
+            session.commit()
+            return to_channel(row)
+
+    def all(self) -> list[Channel]:
+        """Every channel, in creation order."""
+        with Session(self.engine) as session:
+            return [to_channel(r) for r in session.scalars(select(ChannelRow).order_by("id"))]
+
+    def add_subscription(
+        self, channel_id: int, kind: SubscriptionKind, text: str, user: str | None = None
+    ) -> bool:
+        """Add a profile line; False when the channel already had it."""
+        with Session(self.engine) as session:
+            session.add(
+                SubscriptionRow(
+                    channel_id=channel_id,
+                    kind=kind.value,
+                    text=text,
+                    created_by=user,
+                    created_at=datetime.now(UTC),
+                )
+            )
+            try:
+                session.commit()
+            except IntegrityError:
+                return False
+            return True
+
+    def subscriptions(self, channel_id: int) -> list[Subscription]:
+        """A channel's profile lines in the order they were added."""
+        stmt = (
+            select(SubscriptionRow)
+            .where(SubscriptionRow.channel_id == channel_id)
+            .order_by(SubscriptionRow.id)
+        )
+        with Session(self.engine) as session:
+            return [_sub(r) for r in session.scalars(stmt)]
+
+    def remove_subscriptions(self, channel_id: int, ids: list[int]) -> int:
+        """Delete the given profile lines; returns how many went."""
+        stmt = delete(SubscriptionRow).where(
+            SubscriptionRow.channel_id == channel_id, SubscriptionRow.id.in_(ids)
+        )
+        with Session(self.engine) as session:
+            n = session.execute(stmt).rowcount
+            session.commit()
+            return n
+
+    def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
+        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none)."""
+        with Session(self.engine) as session:
+            stmt = select(FeedbackRow).where(
+                FeedbackRow.channel_id == channel_id,
+                FeedbackRow.user == user,
+                FeedbackRow.paper_id == paper_id,
+            )
+            row = session.scalars(stmt).first()
+            now = datetime.now(UTC)
+            if row is not None and row.value == value:
+                session.delete(row)
+                value = 0
+            elif row is not None:
+                row.value, row.created_at = value, now
+            else:
+                session.add(
+                    FeedbackRow(
+                        channel_id=channel_id,
+                        user=user,
+                        paper_id=paper_id,
+                        value=value,
+                        created_at=now,
+                    )
+                )
+            session.commit()
+            return value
+
+    def feedback(self, channel_id: int) -> list[FeedbackVote]:
+        """Every vote cast in a channel."""
+        stmt = select(FeedbackRow).where(FeedbackRow.channel_id == channel_id)
+        with Session(self.engine) as session:
+            return [
+                FeedbackVote(r.channel_id, r.user, r.paper_id, r.value)
+                for r in session.scalars(stmt)
+            ]
+
+    def feedback_totals(self, channel_id: int) -> dict[str, int]:
+        """Net vote per paper in a channel (sum of +1/-1)."""
+        stmt = (
+            select(FeedbackRow.paper_id, func.sum(FeedbackRow.value))
+            .where(FeedbackRow.channel_id == channel_id)
+            .group_by(FeedbackRow.paper_id)
+        )
+        with Session(self.engine) as session:
+            return {pid: int(total) for pid, total in session.execute(stmt)}

@@ -1,0 +1,73 @@
+"""Engine creation and schema migration; the only place that knows SQLite from PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from digest.errors import StoreUnavailableError
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connection
+    """WAL lets searches read while an ingest writes; busy_timeout waits instead of 'locked'."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite files get their folder created and safe pragmas."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreUnavailableError(f"Invalid database URL {url!r}.") from exc
+    is_sqlite = parsed.get_backend_name() == "sqlite"
+    if is_sqlite and parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    kwargs = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except NoSuchModuleError as exc:
+        raise StoreUnavailableError(f"Unsupported database URL scheme in {url!r}.") from exc
+    except ModuleNotFoundError as exc:
+        raise StoreUnavailableError(
+            f"Database driver missing for {parsed.drivername}: pip install 'digestbot[postgres]'."
+        ) from exc
+    if is_sqlite:
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def check_connection(engine: Engine) -> None:
+    """Fail with one clear line when the database cannot be reached."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        safe = engine.url.render_as_string(hide_password=True)
+        raise StoreUnavailableError(f"Cannot reach database {safe}: {reason}") from exc
+
+
+def alembic_config(engine: Engine) -> Config:
+    """An Alembic config bound to ``engine`` without needing an alembic.ini on disk."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection_engine"] = engine
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply migrations up to ``revision`` (idempotent; safe from several processes on PostgreSQL)."""
+    check_connection(engine)
+    command.upgrade(alembic_config(engine), revision)

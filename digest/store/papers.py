@@ -1,0 +1,257 @@
+"""Paper persistence: idempotent upserts that merge the same paper arriving from several sources."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, Row, func, select
+from sqlalchemy.orm import Session
+
+from digest.models import Links, Paper, PaperRecord
+from digest.store.schema import PaperRow
+from digest.text import arxiv_base_id, content_hash, normalize_title
+
+#: Abstracts shorter than this are too generic to prove two records are one paper.
+MIN_HASH_CHARS = 200
+
+
+@dataclass
+class UpsertCounts:
+    """What one upsert batch did."""
+
+    added: int = 0
+    merged: int = 0
+    unchanged: int = 0
+    added_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Keys:
+    """In-memory lookup of existing papers by every identity a source may carry."""
+
+    by_arxiv: dict[str, str] = field(default_factory=dict)
+    by_openreview: dict[str, str] = field(default_factory=dict)
+    by_hash: dict[str, str] = field(default_factory=dict)
+    by_title: dict[str, str] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+
+    def add(self, row: Row) -> None:
+        self.ids.add(row.id)
+        if row.arxiv_id:
+            self.by_arxiv[row.arxiv_id] = row.id
+        if row.openreview_id:
+            self.by_openreview[row.openreview_id] = row.id
+        if row.abstract_len >= MIN_HASH_CHARS:
+            self.by_hash[row.content_hash] = row.id
+        if not row.title_derived and len(row.title_key) > 15:
+            self.by_title[row.title_key] = row.id
+
+    def find(self, row: PaperRow) -> str | None:
+        """The id of a stored paper that is the same work as ``row``."""
+        if row.id in self.ids:
+            return row.id
+        hashed = row.content_hash if len(row.abstract) >= MIN_HASH_CHARS else None
+        for table, key in (
+            (self.by_arxiv, row.arxiv_id),
+            (self.by_openreview, row.openreview_id),
+            (self.by_hash, hashed),
+        ):
+            if key and key in table:
+                return table[key]
+        if not row.title_derived:
+            return self.by_title.get(row.title_key)
+        return None
+
+
+class _KeyView:
+    """The identity columns of a new row, shaped like the rows ``_Keys`` loads."""
+
+    def __init__(self, row: PaperRow) -> None:
+        self.id, self.arxiv_id, self.openreview_id = row.id, row.arxiv_id, row.openreview_id
+        self.content_hash, self.title_key = row.content_hash, row.title_key
+        self.title_derived, self.abstract_len = row.title_derived, len(row.abstract)
+
+
+def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
+    links = rec.links
+    arxiv = arxiv_base_id(rec.id) if rec.source == "arxiv" else arxiv_base_id(links.abs or "")
+    openreview = rec.id if rec.source == "openreview" else None
+    return PaperRow(
+        id=arxiv if rec.source == "arxiv" and arxiv else rec.id,
+        source=rec.source,
+        title=rec.title,
+        title_derived=rec.title_derived,
+        title_key=normalize_title(rec.title)[:500],
+        abstract_raw=rec.abstract_raw,
+        abstract=rec.abstract,
+        authors=list(rec.authors),
+        keywords=list(rec.keywords),
+        venue=rec.venue,
+        year=rec.year,
+        pdf_url=links.pdf,
+        abs_url=links.abs,
+        forum_url=links.forum,
+        code_url=links.code,
+        arxiv_id=arxiv if (rec.source == "arxiv" or "arxiv.org" in (links.abs or "")) else None,
+        openreview_id=openreview,
+        published=rec.published,
+        ingested_at=now,
+        content_hash=content_hash(rec.abstract),
+    )
+
+
+def _merge(old: PaperRow, new: PaperRow) -> bool:
+    """Fill ``old`` from ``new``: real titles beat derived ones, links and ids are unioned."""
+    changed = False
+    if old.title_derived and not new.title_derived:
+        old.title, old.title_derived, old.title_key = new.title, False, new.title_key
+        changed = True
+    for attr in (
+        "pdf_url",
+        "abs_url",
+        "forum_url",
+        "code_url",
+        "arxiv_id",
+        "openreview_id",
+        "venue",
+        "year",
+        "published",
+    ):
+        if getattr(old, attr) is None and getattr(new, attr) is not None:
+            setattr(old, attr, getattr(new, attr))
+            changed = True
+    for attr in ("authors", "keywords"):
+        if not getattr(old, attr) and getattr(new, attr):
+            setattr(old, attr, getattr(new, attr))
+            changed = True
+    return changed
+
+
+def to_paper(row: PaperRow) -> Paper:
+    """Domain object from a row."""
+    return Paper(
+        id=row.id,
+        source=row.source,
+        title=row.title,
+        title_derived=row.title_derived,
+        abstract_raw=row.abstract_raw,
+        abstract=row.abstract,
+        authors=tuple(row.authors or ()),
+        keywords=tuple(row.keywords or ()),
+        venue=row.venue,
+        year=row.year,
+        links=Links(pdf=row.pdf_url, abs=row.abs_url, forum=row.forum_url, code=row.code_url),
+        published=row.published,
+        ingested_at=row.ingested_at,
+        content_hash=row.content_hash,
+    )
+
+
+class PaperRepo:
+    """Reads and writes papers."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _keys(self, session: Session) -> _Keys:
+        # Only the identity columns: loading abstracts of 100k papers here would be wasted I/O.
+        cols = (
+            PaperRow.id,
+            PaperRow.arxiv_id,
+            PaperRow.openreview_id,
+            PaperRow.content_hash,
+            PaperRow.title_key,
+            PaperRow.title_derived,
+            func.length(PaperRow.abstract).label("abstract_len"),
+        )
+        keys = _Keys()
+        for row in session.execute(select(*cols)):
+            keys.add(row)
+        return keys
+
+    def upsert(
+        self,
+        records: Iterable[PaperRecord],
+        batch: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> UpsertCounts:
+        """Store new papers, merge known ones; re-running the same source adds nothing."""
+        counts = UpsertCounts()
+        now = datetime.now(UTC)
+        with Session(self.engine, expire_on_commit=False) as session:
+            keys = self._keys(session)
+            pending = 0
+            for rec in records:
+                row = _to_row(rec, now)
+                existing_id = keys.find(row)
+                if existing_id is None:
+                    session.add(row)
+                    keys.add(_KeyView(row))
+                    counts.added += 1
+                    counts.added_ids.append(row.id)
+                elif _merge(session.get(PaperRow, existing_id), row):
+                    counts.merged += 1
+                else:
+                    counts.unchanged += 1
+                pending += 1
+                if pending >= batch:
+                    session.commit()
+                    if progress:
+                        progress(pending)
+                    pending = 0
+            session.commit()
+            if progress and pending:
+                progress(pending)
+        return counts
+
+    def get(self, paper_id: str) -> Paper | None:
+        """One paper by id (arXiv ids may carry a version)."""
+        with Session(self.engine) as session:
+            row = session.get(PaperRow, paper_id)
+            if row is None and (base := arxiv_base_id(paper_id)):
+                row = session.get(PaperRow, base)
+            return to_paper(row) if row else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Paper]:
+        """Papers by id, for the ids that exist."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, Paper] = {}
+        with Session(self.engine) as session:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                for row in session.scalars(select(PaperRow).where(PaperRow.id.in_(chunk))):
+                    out[row.id] = to_paper(row)
+        return out
+
+    def count(self) -> int:
+        """How many papers are stored."""
+        with Session(self.engine) as session:
+            return session.scalar(select(func.count()).select_from(PaperRow)) or 0
+
+    def list(self, limit: int = 20, offset: int = 0) -> list[Paper]:
+        """Most recently ingested first."""
+        stmt = (
+            select(PaperRow)
+            .order_by(PaperRow.ingested_at.desc(), PaperRow.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        with Session(self.engine) as session:
+            return [to_paper(r) for r in session.scalars(stmt)]
+
+    def iter_all(self) -> Iterator[Paper]:
+        """Every paper in a stable order (id), streamed."""
+        with Session(self.engine) as session:
+            stmt = select(PaperRow).order_by(PaperRow.id).execution_options(yield_per=2000)
+            for row in session.scalars(stmt):
+                yield to_paper(row)
+
+    def ids_since(self, since: datetime | None) -> list[str]:
+        """Ids of papers ingested after ``since`` (all when None)."""
+        stmt = select(PaperRow.id)
+        if since is not None:
+            stmt = stmt.where(PaperRow.ingested_at > since)
+        with Session(self.engine) as session:
+            return list(session.scalars(stmt))

@@ -1,0 +1,155 @@
+"""Database tables as SQLAlchemy 2.x typed mappings; Alembic migrations mirror these."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a naming convention so migrations name constraints the same everywhere."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class PaperRow(Base):
+    """One paper, from whichever source(s) described it."""
+
+    __tablename__ = "papers"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    source: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str] = mapped_column(Text)
+    title_derived: Mapped[bool] = mapped_column(Boolean, default=False)
+    title_key: Mapped[str] = mapped_column(String(512), index=True)
+    abstract_raw: Mapped[str] = mapped_column(Text)
+    abstract: Mapped[str] = mapped_column(Text)
+    authors: Mapped[list[str]] = mapped_column(JSON, default=list)
+    keywords: Mapped[list[str]] = mapped_column(JSON, default=list)
+    venue: Mapped[str | None] = mapped_column(String(200))
+    year: Mapped[int | None] = mapped_column(Integer, index=True)
+    pdf_url: Mapped[str | None] = mapped_column(Text)
+    abs_url: Mapped[str | None] = mapped_column(Text)
+    forum_url: Mapped[str | None] = mapped_column(Text)
+    code_url: Mapped[str | None] = mapped_column(Text)
+    arxiv_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    openreview_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    published: Mapped[date | None] = mapped_column(Date)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    content_hash: Mapped[str] = mapped_column(String(64), index=True)
+
+
+class ChannelRow(Base):
+    """A channel (or DM) that receives digests, with its settings."""
+
+    __tablename__ = "channels"
+    __table_args__ = (UniqueConstraint("platform", "workspace", "channel_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    workspace: Mapped[str] = mapped_column(String(64), default="")
+    channel_id: Mapped[str] = mapped_column(String(128))
+    name: Mapped[str] = mapped_column(String(200), default="")
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    digest_time: Mapped[str] = mapped_column(String(5), default="09:00")
+    weekdays: Mapped[str] = mapped_column(String(32), default="mon,tue,wed,thu,fri")
+    digest_size: Mapped[int] = mapped_column(Integer, default=5)
+    threshold: Mapped[float] = mapped_column(Float, default=0.05)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    paused_reason: Mapped[str | None] = mapped_column(Text)
+    quiet_when_empty: Mapped[bool] = mapped_column(Boolean, default=False)
+    admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    owner_user: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SubscriptionRow(Base):
+    """One topic / author / exclude / like line of a channel's profile."""
+
+    __tablename__ = "subscriptions"
+    __table_args__ = (UniqueConstraint("channel_id", "kind", "text"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(String(500))
+    created_by: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DeliveryRow(Base):
+    """A digest claimed for a channel and date; the unique key is what makes posting exactly-once."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (UniqueConstraint("channel_id", "digest_date"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    digest_date: Mapped[date] = mapped_column(Date)
+    status: Mapped[str] = mapped_column(String(16), default="claimed")
+    claimed_by: Mapped[str] = mapped_column(String(128), default="")
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    posted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    message_ref: Mapped[str | None] = mapped_column(Text)
+    near_misses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class DeliveryItemRow(Base):
+    """A paper included in a delivered digest; a channel never gets the same paper twice."""
+
+    __tablename__ = "delivery_items"
+    __table_args__ = (UniqueConstraint("channel_id", "paper_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    delivery_id: Mapped[int] = mapped_column(ForeignKey("deliveries.id", ondelete="CASCADE"))
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    why: Mapped[str] = mapped_column(Text, default="")
+    message_ref: Mapped[str | None] = mapped_column(Text)
+
+
+class FeedbackRow(Base):
+    """A member's +1/-1 on a paper in a channel; one vote per user and paper."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (UniqueConstraint("channel_id", "user", "paper_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    user: Mapped[str] = mapped_column(String(128))
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    value: Mapped[int] = mapped_column(SmallInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class KeyValueRow(Base):
+    """Small pieces of operational state (e.g. command-tree hash, last ingest time)."""
+
+    __tablename__ = "kv"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
