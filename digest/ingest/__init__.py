@@ -1,0 +1,1 @@
+"""Ingest: fetching (``fetch``) is kept apart from pure parsing (``parse``, ``feeds``)."""

@@ -1,0 +1,106 @@
+"""Pure parsers for network sources: arXiv Atom/RSS and OpenReview API v2 notes."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import feedparser
+
+from digest.errors import IngestError
+from digest.ingest.parse import Parsed, make_record
+from digest.models import Links, ParseProblem
+from digest.text import arxiv_base_id
+
+
+def _looks_like_html(data: bytes) -> bool:
+    head = data[:512].lstrip().lower()
+    return head.startswith(b"<!doctype html") or head.startswith(b"<html")
+
+
+def _entry_date(entry: Any) -> date | None:
+    parsed = entry.get("published_parsed") or entry.get("updated_parsed")
+    return date(*parsed[:3]) if parsed else None
+
+
+def parse_arxiv_feed(data: bytes) -> Parsed:
+    """arXiv export API Atom or daily RSS: one record per entry, ids without version."""
+    if _looks_like_html(data):
+        raise IngestError("arXiv returned an HTML page instead of a feed.")
+    feed = feedparser.parse(data)
+    if not feed.entries and feed.bozo:
+        raise IngestError(f"arXiv feed is not valid XML: {feed.bozo_exception}")
+    out = Parsed()
+    for n, entry in enumerate(feed.entries, 1):
+        abs_url = entry.get("id") or entry.get("link") or ""
+        base = arxiv_base_id(abs_url)
+        if entry.get("title", "").strip().lower() == "error" or not base:
+            out.problems.append(ParseProblem(n, f"entry without an arXiv id: {abs_url[:80]!r}"))
+            continue
+        summary = entry.get("summary", "")
+        # The RSS feed prefixes the abstract with "arXiv:ID Announce Type: new Abstract:".
+        summary = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s+Abstract:\s*", "", summary)
+        authors = [a.get("name", "") for a in entry.get("authors", [])] or entry.get("author", "")
+        pdf = next(
+            (lk.href for lk in entry.get("links", []) if lk.get("type") == "application/pdf"), None
+        )
+        try:
+            out.records.append(
+                make_record(
+                    source="arxiv",
+                    id=base,
+                    title=entry.get("title", ""),
+                    abstract=summary,
+                    authors=authors,
+                    keywords=[t.get("term") for t in entry.get("tags", []) if t.get("term")],
+                    links=Links(
+                        pdf=pdf or f"https://arxiv.org/pdf/{base}",
+                        abs=f"https://arxiv.org/abs/{base}",
+                    ),
+                    published=_entry_date(entry),
+                    year=(_entry_date(entry) or date.min).year if _entry_date(entry) else None,
+                )
+            )
+        except ValueError as exc:
+            out.problems.append(ParseProblem(n, str(exc)))
+    return out
+
+
+def _value(content: dict[str, Any], key: str) -> Any:
+    """OpenReview v2 wraps every field as {"value": ...}; v1 did not."""
+    item = content.get(key)
+    return item.get("value") if isinstance(item, dict) else item
+
+
+def parse_openreview_notes(payload: Any, base: str = "https://openreview.net") -> Parsed:
+    """One page of ``/notes`` from OpenReview API v2."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("notes"), list):
+        raise IngestError("OpenReview answered without a 'notes' list.")
+    out = Parsed()
+    for n, note in enumerate(payload["notes"], 1):
+        content = note.get("content") or {}
+        forum = note.get("forum") or note.get("id")
+        pdf = _value(content, "pdf")
+        venue = _value(content, "venue")
+        try:
+            out.records.append(
+                make_record(
+                    source="openreview",
+                    id=note.get("id", ""),
+                    title=_value(content, "title") or "",
+                    abstract=_value(content, "abstract") or "",
+                    authors=_value(content, "authors"),
+                    keywords=_value(content, "keywords"),
+                    venue=venue,
+                    year=venue,
+                    links=Links(
+                        pdf=f"{base}{pdf}" if pdf and str(pdf).startswith("/") else pdf,
+                        forum=f"{base}/forum?id={forum}" if forum else None,
+                        code=_value(content, "code"),
+                    ),
+                )
+            )
+        except (ValueError, TypeError) as exc:
+            out.problems.append(ParseProblem(n, f"note {note.get('id')!r}: {exc}"))
+    return out

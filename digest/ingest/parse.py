@@ -1,0 +1,195 @@
+"""Pure parsers: bytes or text of a source in, paper records and per-line problems out. No I/O."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from digest.errors import IngestError
+from digest.models import Links, PaperRecord, ParseProblem
+from digest.text import clean_text, derive_title, derived_id
+
+MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning
+
+
+@dataclass
+class Parsed:
+    """Records parsed from one source, and the records that had to be skipped."""
+
+    records: list[PaperRecord] = field(default_factory=list)
+    problems: list[ParseProblem] = field(default_factory=list)
+
+
+def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
+    """UTF-8 text of ``data``; binary files are refused, stray bad bytes replaced and reported."""
+    if not data.strip():
+        raise IngestError(f"{name} is empty.")
+    if b"\x00" in data[:8192]:
+        raise IngestError(f"{name} looks like a binary file, not text.")
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problem = ParseProblem(line, "invalid UTF-8 bytes replaced with U+FFFD")
+        return data.decode("utf-8-sig", errors="replace"), [problem]
+
+
+def _split_list(value: Any) -> tuple[str, ...]:
+    """Authors/keywords given as a list or as 'a, b and c' / 'a; b'."""
+    if value is None:
+        return ()
+    if isinstance(value, list | tuple):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    parts = re.split(r";|,|\band\b|\|", str(value))
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def _year(value: Any) -> int | None:
+    m = re.search(r"(19|20)\d\d", str(value or ""))
+    return int(m.group(0)) if m else None
+
+
+def make_record(
+    *,
+    source: str,
+    abstract: str,
+    title: str = "",
+    id: str = "",
+    authors: Any = None,
+    keywords: Any = None,
+    venue: str | None = None,
+    year: Any = None,
+    links: Links | None = None,
+    published: date | None = None,
+) -> PaperRecord:
+    """A record with clean text, a derived title when none is given and a stable id."""
+    raw = str(abstract or "")[:MAX_TEXT_BYTES]
+    clean = clean_text(raw)
+    real_title = clean_text(str(title or ""))[:500]
+    if not clean and not real_title:
+        raise ValueError("record has neither title nor abstract")
+    return PaperRecord(
+        id=str(id).strip()[:128] or derived_id(source, clean or real_title),
+        source=source,
+        title=real_title or derive_title(clean),
+        title_derived=not real_title,
+        abstract_raw=raw,
+        abstract=clean,
+        authors=_split_list(authors),
+        keywords=_split_list(keywords),
+        venue=(venue or None) and str(venue)[:200],
+        year=_year(year) or _year(venue),
+        links=links or Links(),
+        published=published,
+    )
+
+
+def parse_neurips_list(text: str, venue: str = "NeurIPS 2026") -> Parsed:
+    """The NeurIPS list format: a header line, then one abstract per blank-line-separated paragraph."""
+    out = Parsed()
+    line = 1
+    header_done = False
+    for block in re.split(r"(\n\s*\n)", text):
+        if not block.strip() or block.isspace():
+            line += block.count("\n")
+            continue
+        start = line
+        line += block.count("\n")
+        lines = block.strip("\n").split("\n")
+        if not header_done:
+            header_done = True
+            lines = lines[1:]  # the header is the first line of the file, not a paper
+            if not "".join(lines).strip():
+                continue
+        try:
+            out.records.append(
+                make_record(source="neurips", abstract=" ".join(lines), venue=venue, year=venue)
+            )
+        except ValueError as exc:
+            out.problems.append(ParseProblem(start, str(exc)))
+    return out
+
+
+def _from_mapping(row: dict[str, Any], source: str) -> PaperRecord:
+    """A record from a JSON object or CSV row with loosely named columns."""
+    get = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
+    url = get.get("url") or get.get("link") or get.get("abs_url") or ""
+    pdf = get.get("pdf") or get.get("pdf_url") or None
+    forum = url if "openreview.net" in str(url) else None
+    links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=get.get("code"))
+    return make_record(
+        source=source,
+        id=get.get("id") or "",
+        title=get.get("title") or "",
+        abstract=get.get("abstract") or get.get("summary") or "",
+        authors=get.get("authors"),
+        keywords=get.get("keywords"),
+        venue=get.get("venue"),
+        year=get.get("year"),
+        links=links,
+    )
+
+
+def _dedupe(out: Parsed, rows: Iterable[tuple[int, dict[str, Any]]], source: str) -> Parsed:
+    """Build records from (line, mapping) pairs, reporting bad rows and repeated ids."""
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        try:
+            rec = _from_mapping(row, source)
+        except (ValueError, TypeError, AttributeError) as exc:
+            out.problems.append(ParseProblem(line, f"skipped: {exc}"))
+            continue
+        if rec.id in seen:
+            out.problems.append(
+                ParseProblem(
+                    line, f"duplicate id {rec.id!r} (first on line {seen[rec.id]}); kept the first"
+                )
+            )
+            continue
+        seen[rec.id] = line
+        out.records.append(rec)
+    return out
+
+
+def parse_jsonl(text: str, source: str = "jsonl") -> Parsed:
+    """JSON Lines, one paper object a line."""
+    out = Parsed()
+
+    def rows() -> Iterable[tuple[int, dict[str, Any]]]:
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                out.problems.append(ParseProblem(n, f"invalid JSON: {exc.msg}"))
+                continue
+            if not isinstance(obj, dict):
+                out.problems.append(ParseProblem(n, "expected a JSON object"))
+                continue
+            yield n, obj
+
+    return _dedupe(out, rows(), source)
+
+
+def parse_csv(text: str, source: str = "csv") -> Parsed:
+    """CSV with a header naming title/abstract/authors/keywords/url columns."""
+    csv.field_size_limit(MAX_TEXT_BYTES * 60)
+    reader = csv.DictReader(io.StringIO(text))
+    columns = {c.strip().lower() for c in (reader.fieldnames or []) if c}
+    if not columns & {"abstract", "summary"}:
+        raise IngestError(
+            f"CSV has no 'abstract' column (columns: {', '.join(sorted(columns)) or 'none'})."
+        )
+    out = Parsed()
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as exc:
+        raise IngestError(f"CSV is malformed near line {reader.line_num}: {exc}") from exc
+    return _dedupe(out, rows, source)
