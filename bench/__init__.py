@@ -1,0 +1,1 @@
+"""Benchmark scripts: they print tables; figures go to docs/benchmarks.md."""

@@ -1,0 +1,121 @@
+"""Shared helpers for the benchmarks: evaluation data, metrics, baselines, table printing."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from digest.ingest.parse import make_record
+from digest.rank.index import DocInput
+
+EVAL_DIR = Path(
+    os.environ.get(
+        "DIGESTBOT_EVAL_DIR",
+        Path(__file__).resolve().parents[2] / "shared" / "eval" / "neurips2023",
+    )
+)
+
+
+def load_eval(eval_dir: Path = EVAL_DIR) -> tuple[list[DocInput], list[dict]]:
+    """Papers (title + clean abstract only: the labels come from keywords, so keywords stay out)."""
+    docs = []
+    for line in (eval_dir / "papers.jsonl").open():
+        obj = json.loads(line)
+        rec = make_record(
+            source="jsonl", id=obj["id"], title=obj["title"], abstract=obj["abstract"]
+        )
+        docs.append(DocInput(rec.id, rec.title, rec.abstract, (), obj.get("venue"), 2023))
+    queries = [json.loads(line) for line in (eval_dir / "queries.jsonl").open()]
+    return docs, queries
+
+
+def ndcg(ranked: list[str], relevant: set[str], k: int = 10) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, pid in enumerate(ranked[:k]) if pid in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def precision(ranked: list[str], relevant: set[str], k: int = 10) -> float:
+    return sum(pid in relevant for pid in ranked[:k]) / k
+
+
+def average_precision(ranked: list[str], relevant: set[str], k: int = 100) -> float:
+    hits, total = 0, 0.0
+    for i, pid in enumerate(ranked[:k]):
+        if pid in relevant:
+            hits += 1
+            total += hits / (i + 1)
+    return total / min(len(relevant), k) if relevant else 0.0
+
+
+def evaluate(rank_fn, queries: list[dict]) -> dict[str, float]:
+    """Mean nDCG@10, P@10, MAP@100 of ``rank_fn(query) -> ids``."""
+    rows = []
+    for q in queries:
+        ranked, rel = rank_fn(q["query"]), set(q["relevant"])
+        rows.append((ndcg(ranked, rel), precision(ranked, rel), average_precision(ranked, rel)))
+    a = np.mean(rows, axis=0)
+    return {"nDCG@10": a[0], "P@10": a[1], "MAP@100": a[2]}
+
+
+def top_ids(
+    ids: list[str], rows_or_scores: np.ndarray, scores: np.ndarray | None = None, k: int = 100
+) -> list[str]:
+    """Ids of the ``k`` best: from (rows, scores) pairs, or from scores over all ids."""
+    rows = rows_or_scores if scores is not None else np.arange(len(rows_or_scores))
+    scores = rows_or_scores if scores is None else scores
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    return [ids[rows[i]] for i in top[np.argsort(-scores[top], kind="stable")]]
+
+
+def tfidf_baseline(docs: list[DocInput]):
+    """Plain TF-IDF cosine, exactly as the issue specifies."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
+    x = vec.fit_transform([f"{d.title} {d.abstract}" for d in docs])
+    ids = [d.id for d in docs]
+    return vec, x, lambda q: top_ids(ids, (x @ vec.transform([q]).T).toarray().ravel())
+
+
+def bm25_baseline(docs: list[DocInput]):
+    """bm25s with English stop words."""
+    import bm25s
+
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(
+            [f"{d.title} {d.abstract}" for d in docs], stopwords="en", show_progress=False
+        ),
+        show_progress=False,
+    )
+    ids = [d.id for d in docs]
+
+    def rank(q: str) -> list[str]:
+        toks = bm25s.tokenize([q], stopwords="en", show_progress=False)
+        res, _ = retriever.retrieve(toks, k=min(100, len(ids)), show_progress=False)
+        return [ids[i] for i in res[0]]
+
+    return retriever, rank
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today()}"
+
+
+def table(title: str, header: list[str], rows: list[list]) -> str:
+    """A Markdown table."""
+
+    def fmt(v):
+        return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,191 @@
+"""The fitted paper index: BM25F lexical weights, an LSA latent space and corpus acronyms. No I/O."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+from sklearn.decomposition import TruncatedSVD
+from sklearn.feature_extraction.text import CountVectorizer
+
+from digest.rank.analyzer import AcronymTable, phrase_terms
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """Knobs of the index; defaults were chosen on the development set (see docs/benchmarks.md)."""
+
+    title_weight: float = 3.0
+    k1: float = 1.2
+    b: float = 0.75
+    n_components: int = 256
+    svd_sample: int = 40_000
+    refit_ratio: float = 1.5
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class DocInput:
+    """What the index needs of a paper."""
+
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...] = ()
+    venue: str | None = None
+    year: int | None = None
+
+
+def _identity(terms: list[str]) -> list[str]:
+    return terms
+
+
+def fingerprint(docs: Sequence[DocInput]) -> str:
+    """A key for a corpus: changes whenever a paper is added or removed."""
+    h = hashlib.sha1()
+    for d in docs:
+        h.update(d.id.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class PaperIndex:
+    """Everything the scorer reads; rows are papers in ``ids`` order."""
+
+    params: IndexParams
+    ids: list[str]
+    vectorizer: CountVectorizer
+    idf: np.ndarray
+    weights: sparse.csc_matrix  # BM25F-saturated term weights times idf, docs x terms
+    latent: np.ndarray  # unit-length LSA vectors, docs x k, float32
+    components: np.ndarray  # LSA basis, k x terms, float32
+    avg_len: tuple[float, float]
+    acronyms: AcronymTable
+    authors: list[tuple[str, ...]]
+    venues: list[str]
+    years: np.ndarray
+    surface: dict[str, str]
+    fitted_docs: int
+    pos: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.pos = {pid: i for i, pid in enumerate(self.ids)}
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Term -> column."""
+        return self.vectorizer.vocabulary_
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def needs_refit(self) -> bool:
+        """True when enough papers arrived since fitting that the vocabulary has likely drifted."""
+        return len(self.ids) > self.params.refit_ratio * max(self.fitted_docs, 1)
+
+
+def _analyze(docs: Sequence[DocInput]) -> tuple[list[list[str]], list[list[str]], dict[str, str]]:
+    titles, abstracts, surface = [], [], {}
+    for d in docs:
+        t = phrase_terms(d.title)
+        titles.append(t)
+        abstracts.append(phrase_terms(d.abstract))
+        for word in d.title.lower().split():
+            w = word.strip(".,:;()[]'\"")
+            stems = phrase_terms(w)
+            if len(stems) == 1:
+                surface.setdefault(stems[0], w)
+    return titles, abstracts, surface
+
+
+def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams,
+           avg: tuple[float, float]) -> sparse.csc_matrix:  # fmt: skip
+    """Per-field length-normalised tf, title boosted, saturated once, times idf (BM25F)."""
+
+    def norm(m: sparse.csr_matrix, avg_len: float) -> sparse.csr_matrix:
+        lens = np.asarray(m.sum(axis=1)).ravel()
+        scale = 1.0 / (1 - p.b + p.b * lens / max(avg_len, 1e-9))
+        return sparse.diags(scale) @ m
+
+    tf = (norm(ct, avg[0]) * p.title_weight + norm(ca, avg[1])).tocsr()
+    tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1)
+    return (tf @ sparse.diags(idf)).tocsc().astype(np.float32)
+
+
+def _tfidf_rows(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams):
+    """Sublinear, L2-normalised tf-idf rows for the latent space."""
+    x = (ct * p.title_weight + ca).tocsr().astype(np.float32)
+    x.data = 1 + np.log(x.data)
+    x = x @ sparse.diags(idf.astype(np.float32))
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    return sparse.diags(1 / np.maximum(norms, 1e-9)) @ x
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(m, axis=1, keepdims=True)
+    return (m / np.maximum(n, 1e-9)).astype(np.float32)
+
+
+def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> PaperIndex:
+    """Fit an index over ``docs`` (vocabulary, idf, LSA, acronyms)."""
+    p = params or IndexParams()
+    if not docs:
+        raise ValueError("cannot index an empty corpus")
+    titles, abstracts, surface = _analyze(docs)
+    vec = CountVectorizer(analyzer=_identity, min_df=2 if len(docs) >= 50 else 1, dtype=np.float32)
+    vec.fit([t + a for t, a in zip(titles, abstracts, strict=True)])
+    ct, ca = vec.transform(titles), vec.transform(abstracts)
+    n = len(docs)
+    df = np.bincount((ct + ca).tocsr().indices, minlength=len(vec.vocabulary_))
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    avg = (float(ct.sum()) / n, float(ca.sum()) / n)
+    x = _tfidf_rows(ct, ca, idf, p)
+    k = max(1, min(p.n_components, x.shape[1] - 1, n - 1))
+    svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
+    rng = np.random.default_rng(p.seed)
+    sample = rng.choice(n, size=min(n, p.svd_sample), replace=False)
+    svd.fit(x[np.sort(sample)])
+    components = svd.components_.astype(np.float32)
+    return PaperIndex(
+        params=p,
+        ids=[d.id for d in docs],
+        vectorizer=vec,
+        idf=idf,
+        weights=_bm25f(ct, ca, idf, p, avg),
+        latent=_unit(np.asarray(x @ components.T)),
+        components=components,
+        avg_len=avg,
+        acronyms=AcronymTable.mine(f"{d.title}. {d.abstract}" for d in docs),
+        authors=[tuple(a.lower() for a in d.authors) for d in docs],
+        venues=[(d.venue or "").lower() for d in docs],
+        years=np.array([d.year or 0 for d in docs], dtype=np.int32),
+        surface=surface,
+        fitted_docs=n,
+    )
+
+
+def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
+    """Append papers using the fitted vocabulary and latent basis (no refit)."""
+    docs = [d for d in docs if d.id not in index.pos]
+    if not docs:
+        return index
+    titles, abstracts, surface = _analyze(docs)
+    ct, ca = index.vectorizer.transform(titles), index.vectorizer.transform(abstracts)
+    p = index.params
+    w = _bm25f(ct, ca, index.idf, p, index.avg_len)
+    lat = _unit(np.asarray(_tfidf_rows(ct, ca, index.idf, p) @ index.components.T))
+    for k, v in surface.items():
+        index.surface.setdefault(k, v)
+    index.weights = sparse.vstack([index.weights, w]).tocsc()
+    index.latent = np.vstack([index.latent, lat])
+    index.authors += [tuple(a.lower() for a in d.authors) for d in docs]
+    index.venues += [(d.venue or "").lower() for d in docs]
+    index.years = np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32)
+    start = len(index.ids)
+    index.ids += [d.id for d in docs]
+    index.pos.update({d.id: start + i for i, d in enumerate(docs)})
+    return index
