@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import unicodedata
 from functools import lru_cache
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
+# Its warnings about odd macros in abstracts are noise to users; we fall back to the raw span.
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
 #: Abstracts longer than this are cut (a 10 MB "abstract" is a broken record, not a paper).
 MAX_ABSTRACT_CHARS = 20_000
@@ -52,17 +56,34 @@ def _protect_plain_symbols(text: str) -> str:
     return text
 
 
+# LaTeX spans: inline math, a macro with its braced arguments, dash ligatures, bare braces.
+_LATEX_SPAN = re.compile(
+    r"\$[^$]{1,400}\$"
+    r"|\\[a-zA-Z]+\*?(?:\s*\{(?:[^{}]|\{[^{}]*\})*\})*"
+    r"|\\[^a-zA-Z\s]"
+    r"|-{2,3}"
+    r"|\{(?:[^{}]|\{[^{}]*\})*\}"
+)
+
+
+@lru_cache(maxsize=20_000)
+def _latex_span(span: str) -> str:
+    """One LaTeX span as text; the converter only ever sees the span, never the whole abstract."""
+    try:
+        return _latex().latex_to_text(_protect_plain_symbols(span))
+    except Exception:  # noqa: BLE001 - a converter failure must never lose the record
+        return span.replace("\\", " ")
+
+
 def clean_text(raw: str) -> str:
     """Plain, single-spaced text from an abstract or title carrying LaTeX and Markdown."""
     text = _CONTROL.sub(" ", raw)[: MAX_ABSTRACT_CHARS * 2]
     text = _MD_CODE.sub(r"\1", text)
     text = _MD_BOLD.sub(r"\2", text)
     text = _MD_EM.sub(r"\1", text)
-    if "\\" in text or "$" in text or "--" in text or "{" in text:
-        try:
-            text = _latex().latex_to_text(_protect_plain_symbols(text))
-        except Exception:  # noqa: BLE001 - a converter failure must never lose the record
-            text = text.replace("\\", " ")
+    if text.count("$") % 2:  # an unpaired dollar is money, not math
+        text = text.replace("$", "\\$")
+    text = _LATEX_SPAN.sub(lambda m: _latex_span(m.group(0)), text)
     text = _SPACES.sub(" ", text).strip()
     if len(text) > MAX_ABSTRACT_CHARS:
         text = text[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …"

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import Stemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from digest.text import acronym_span, sentences
+from digest.text import acronym_span
 
 # Words that carry no topic in an abstract, on top of sklearn's English list.
 _EXTRA_STOP = {
@@ -21,7 +21,7 @@ _EXTRA_STOP = {
 }  # fmt: skip
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
 
-_TOKEN = re.compile(r"[a-z0-9]*[a-z][a-z0-9]*")
+_TOKEN = re.compile(r"[^\W_]*[^\W\d_][^\W_]*")  # words with a letter, any script
 _STEMMER = Stemmer.Stemmer("english")
 _STEMS: dict[str, str] = {}
 
@@ -34,9 +34,17 @@ def stem(word: str) -> str:
     return s
 
 
+def _word(raw: str) -> str:
+    """Lower-case word; plural acronyms lose their s (CNNs -> cnn), which stemming would miss."""
+    if len(raw) > 2 and raw[-1] == "s" and raw[:-1].isupper():
+        raw = raw[:-1]
+    return raw.lower()
+
+
 def tokens(text: str) -> list[str]:
     """Stemmed content words of ``text``, stop words removed, in order."""
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS and len(t) > 1]
+    words = (_word(t) for t in _TOKEN.findall(text))
+    return [stem(w) for w in words if w not in STOP_WORDS and len(w) > 1]
 
 
 _COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -45,17 +53,17 @@ _COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 def phrase_terms(text: str) -> list[str]:
     """Unigram stems, adjacent-pair phrases (``diffus model``) and hyphenated compounds."""
     out: list[str] = []
-    lower = text.lower()
-    for clause in re.split(r"[.,;:()\[\]!?\"]", lower):
+    for clause in re.split(r"[.,;:()\[\]!?\"]", text):
         toks = tokens(clause)
         out.extend(toks)
         out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
     # 'out-of-distribution' would lose 'out' and 'of' as stop words: keep the compound whole.
-    out.extend(stem(c.replace("-", "")) for c in _COMPOUND.findall(lower) if c.count("-") > 1)
+    compounds = _COMPOUND.findall(text.lower())
+    out.extend(stem(c.replace("-", "")) for c in compounds if c.count("-") > 1)
     return out
 
 
-_DEF = re.compile(r"((?:[\w\-]+\s+){1,8}?[\w\-]+)\s*\(([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z]?)\)")
+_ACR = re.compile(r"\(([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z]?)\)")
 
 
 class AcronymTable:
@@ -70,16 +78,16 @@ class AcronymTable:
         """Find ``long form (ACR)`` definitions; keep each acronym's most frequent long form."""
         seen: dict[str, Counter[str]] = defaultdict(Counter)
         for text in texts:
-            if "(" not in text:
-                continue
-            for sentence in sentences(text):
-                for m in _DEF.finditer(sentence):
-                    acr = m.group(2)
-                    key = acr[:-1] if acr.endswith("s") and acr[:-1].isupper() else acr
-                    words = m.group(1).split()
-                    n = acronym_span(key, words)
-                    if n and len(key) >= 2:
-                        seen[stem(key.lower())][" ".join(tokens(" ".join(words[-n:])))] += 1
+            for m in _ACR.finditer(text):
+                acr = m.group(1)
+                key = acr[:-1] if acr.endswith("s") and acr[:-1].isupper() else acr
+                # Look back a bounded number of words: a regex doing this backtracks badly.
+                words = re.split(r"[.;:(]", text[max(0, m.start() - 150) : m.start()])[-1].split()[
+                    -9:
+                ]
+                n = acronym_span(key, words)
+                if n and len(key) >= 2:
+                    seen[stem(key.lower())][" ".join(tokens(" ".join(words[-n:])))] += 1
         pairs = {}
         for short, longs in seen.items():
             long_form, count = longs.most_common(1)[0]
