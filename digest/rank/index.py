@@ -65,6 +65,7 @@ class PaperIndex:
     components: np.ndarray  # LSA basis, k x terms, float32
     avg_len: tuple[float, float]
     acronyms: AcronymTable
+    titles: list[str]
     authors: list[tuple[str, ...]]
     venues: list[str]
     years: np.ndarray
@@ -160,6 +161,7 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
         components=components,
         avg_len=avg,
         acronyms=AcronymTable.mine(f"{d.title}. {d.abstract}" for d in docs),
+        titles=[d.title for d in docs],
         authors=[tuple(a.lower() for a in d.authors) for d in docs],
         venues=[(d.venue or "").lower() for d in docs],
         years=np.array([d.year or 0 for d in docs], dtype=np.int32),
@@ -182,6 +184,7 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
         index.surface.setdefault(k, v)
     index.weights = sparse.vstack([index.weights, w]).tocsc()
     index.latent = np.vstack([index.latent, lat])
+    index.titles += [d.title for d in docs]
     index.authors += [tuple(a.lower() for a in d.authors) for d in docs]
     index.venues += [(d.venue or "").lower() for d in docs]
     index.years = np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32)

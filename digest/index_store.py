@@ -1,0 +1,79 @@
+"""Keeps the fitted ranking index in step with the store, persisted with joblib between runs."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import joblib
+
+from digest.models import Paper
+from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
+from digest.store import Store
+
+log = logging.getLogger(__name__)
+FORMAT_VERSION = 3  # bump when PaperIndex or the analyzer changes shape
+
+
+def doc_input(p: Paper) -> DocInput:
+    """What the ranker needs of a stored paper."""
+    return DocInput(p.id, p.title, p.abstract, p.authors, p.venue, p.year)
+
+
+class IndexStore:
+    """Loads, refreshes and saves the index for one database."""
+
+    def __init__(self, store: Store, folder: Path | None) -> None:
+        self.store = store
+        self.index: PaperIndex | None = None
+        url = store.engine.url.render_as_string(hide_password=False)
+        key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
+        self.path = folder / f"index-{key}.joblib" if folder else None
+
+    def _load(self) -> PaperIndex | None:
+        if not self.path or not self.path.exists():
+            return None
+        try:
+            index = joblib.load(self.path)
+        except Exception as exc:  # noqa: BLE001 - a stale or truncated cache is simply rebuilt
+            log.warning("ignoring unreadable index cache %s: %s", self.path, exc)
+            return None
+        return index if isinstance(index, PaperIndex) else None
+
+    def _save(self, index: PaperIndex) -> None:
+        if not self.path:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        os.close(fd)
+        joblib.dump(index, tmp)
+        os.replace(tmp, self.path)  # atomic: a crash never leaves a half-written cache
+
+    def current(self) -> PaperIndex | None:
+        """The index covering every stored paper (None when the store is empty)."""
+        if self.index is not None and len(self.index) == self.store.papers.count():
+            return self.index  # fast path: papers are only ever added, so equal counts mean in step
+        ids = set(self.store.papers.ids_since(None))
+        if not ids:
+            self.index = None
+            return None
+        index = self.index or self._load()
+        changed = False
+        if index is None or not set(index.ids) <= ids:  # missing, or papers were deleted
+            index, changed = self._rebuild(), True
+        elif missing := ids - set(index.ids):
+            docs = self.store.papers.get_many(sorted(missing)).values()
+            index, changed = add_documents(index, [doc_input(p) for p in docs]), True
+            if index.needs_refit():
+                index = self._rebuild()
+        if changed:
+            self._save(index)
+        self.index = index
+        return index
+
+    def _rebuild(self) -> PaperIndex:
+        log.info("fitting the ranking index")
+        return build_index([doc_input(p) for p in self.store.papers.iter_all()])

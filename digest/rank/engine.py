@@ -1,0 +1,287 @@
+"""The one ranking implementation behind search, digests, 'similar' and 'why'. No I/O."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from digest.rank import profile as prof
+from digest.rank.index import PaperIndex
+from digest.rank.scorer import (
+    MAX_QUERY_CHARS,
+    Query,
+    ScoreParams,
+    compile_query,
+    matched_terms,
+    score,
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked paper with its score and a short deterministic reason."""
+
+    paper_id: str
+    score: float
+    why: str
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Search restrictions (case-insensitive substring for venue and author)."""
+
+    venue: str | None = None
+    year: int | None = None
+    author: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One page of search hits, or a message saying why there are none."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    total: int
+    page: int
+    per_page: int
+    message: str = ""
+
+    @property
+    def pages(self) -> int:
+        """How many pages the whole result has."""
+        return max(1, -(-self.total // self.per_page))
+
+
+@dataclass(frozen=True)
+class Picks:
+    """A channel's ranked picks among candidates, and what did not make it."""
+
+    hits: tuple[Hit, ...]
+    more: int = 0  # above the threshold but beyond the digest size
+    near_misses: int = 0  # just below the threshold
+    excluded: int = 0
+    considered: int = 0
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
+
+
+class Ranker:
+    """Scores papers of one fitted index for queries and channel profiles."""
+
+    def __init__(self, index: PaperIndex, params: ScoreParams | None = None) -> None:
+        self.index = index
+        self.params = params or ScoreParams()
+        self._queries: OrderedDict[str, Query | None] = OrderedDict()
+        self._models: OrderedDict[tuple, object] = OrderedDict()
+
+    def compile(self, text: str) -> Query | None:
+        """A compiled topic, cached (10,000 channels share far fewer topics)."""
+        key = text.strip().lower()[:MAX_QUERY_CHARS]
+        if key not in self._queries:
+            self._queries[key] = compile_query(self.index, key, self.params)
+            if len(self._queries) > 4096:
+                self._queries.popitem(last=False)
+        return self._queries[key]
+
+    def _filter_rows(self, f: Filters) -> np.ndarray | None:
+        if not (f.venue or f.year or f.author):
+            return None
+        ix = self.index
+        mask = np.ones(len(ix), dtype=bool)
+        if f.year:
+            mask &= ix.years == f.year
+        if f.venue:
+            v = f.venue.lower()
+            mask &= np.array([v in venue for venue in ix.venues])
+        if f.author:
+            a = f.author.lower()
+            mask &= np.array([any(a in name for name in names) for names in ix.authors])
+        return np.flatnonzero(mask)
+
+    def search(
+        self,
+        text: str,
+        filters: Filters | None = None,
+        page: int = 1,
+        per_page: int = 10,
+        min_score: float = 0.1,
+    ) -> SearchResult:
+        """Free-text search over all papers, best first, paginated."""
+        filters = filters or Filters()
+        page, per_page = max(1, page), max(1, min(per_page, 100))
+        if not text.strip():
+            return SearchResult(
+                text, (), 0, page, per_page, "Type a topic or a few words to search for."
+            )
+        q = self.compile(text)
+        if q is None:
+            return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
+        rows = self._filter_rows(filters)
+        if rows is not None and not len(rows):
+            return SearchResult(text, (), 0, page, per_page, "No papers match those filters.")
+        rows, scores = score(self.index, q, rows, self.params)
+        keep = scores >= min_score
+        rows, scores = rows[keep], scores[keep]
+        if not len(rows):
+            return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
+        order = np.argsort(-scores, kind="stable")[(page - 1) * per_page : page * per_page]
+        hits = tuple(
+            Hit(
+                self.index.ids[rows[i]],
+                round(float(scores[i]), 4),
+                self._topic_why(text, q, rows[i]),
+            )
+            for i in order
+        )
+        return SearchResult(text, hits, len(rows), page, per_page)
+
+    def _topic_why(self, topic: str, q: Query, row: int) -> str:
+        terms = matched_terms(self.index, q, int(row))
+        base = f"matches {_quote(topic, 40)}"
+        return f"{base}: {', '.join(terms)}" if terms else f"{base} (related wording)"
+
+    def similar(self, paper_id: str, k: int = 5) -> list[Hit]:
+        """Papers closest to ``paper_id`` in the latent space."""
+        pos = self.index.pos.get(paper_id)
+        if pos is None:
+            return []
+        sims = prof.like_scores(self.index, np.arange(len(self.index)), paper_id)
+        top = np.argsort(-sims, kind="stable")[:k]
+        title = self.index.titles[pos]
+        return [
+            Hit(self.index.ids[r], round(float(sims[r]), 4), f"similar to {_quote(title, 50)}")
+            for r in top
+            if sims[r] > 0
+        ]
+
+    def _model(self, votes: tuple[tuple[str, int], ...]):
+        key = tuple(sorted(votes))
+        if key not in self._models:
+            self._models[key] = prof.feedback_model(self.index, votes)
+            if len(self._models) > 1024:
+                self._models.popitem(last=False)
+        return self._models[key]
+
+    def _signals(self, p: prof.Profile, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Best stated-interest score per row, and which interest gave it."""
+        best = np.zeros(len(rows), dtype=np.float32)
+        source = [""] * len(rows)
+
+        def take(scores: np.ndarray, label: str) -> None:
+            better = np.flatnonzero(scores > best)
+            best[better] = scores[better]
+            for i in better:
+                source[i] = label
+
+        for topic in p.topics:
+            q = self.compile(topic)
+            if q is not None:
+                take(score(self.index, q, rows, self.params)[1], f"topic:{topic}")
+        for pid in p.likes:
+            take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
+        for i, name in enumerate(prof.author_matches(self.index, rows, p.authors)):
+            if name and best[i] < prof.AUTHOR_SCORE:
+                best[i], source[i] = prof.AUTHOR_SCORE, f"author:{name}"
+        return best, source
+
+    def score_profile(
+        self, p: prof.Profile, rows: np.ndarray
+    ) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+        """(final score, stated source, learned score or None) for each candidate row."""
+        stated, source = self._signals(p, rows)
+        model = self._model(p.votes) if p.votes else None
+        if model is None:
+            return stated, source, None
+        learned = model.predict_proba(self.index.latent[rows])[:, 1].astype(np.float32)
+        w = prof.feedback_weight(p.votes) if (p.topics or p.likes or p.authors) else 1.0
+        return (1 - w) * stated + w * learned, source, learned
+
+    def rank(
+        self,
+        p: prof.Profile,
+        candidate_ids: list[str],
+        size: int = 5,
+        threshold: float = 0.3,
+        diversity: float = 0.3,
+    ) -> Picks:
+        """The best ``size`` candidates above ``threshold``, diversified (MMR), each with a why."""
+        rows = np.array(
+            [self.index.pos[i] for i in candidate_ids if i in self.index.pos], dtype=np.int64
+        )
+        if not len(rows) or p.is_empty():
+            return Picks((), considered=len(rows))
+        final, source, learned = self.score_profile(p, rows)
+        excluded = prof.excluded_rows(self.index, rows, p.excludes) if p.excludes else None
+        if excluded is not None:
+            final = np.where(excluded, -1.0, final)
+        eligible = np.flatnonzero(final >= threshold)
+        chosen = mmr(self.index.latent, rows, final, eligible, size, diversity)
+        near = int(((final >= 0.6 * threshold) & (final < threshold)).sum())
+        hits = tuple(
+            Hit(
+                self.index.ids[rows[i]],
+                round(float(final[i]), 4),
+                self._why(p, rows[i], source[i], learned, i),
+            )
+            for i in chosen
+        )
+        return Picks(
+            hits,
+            more=len(eligible) - len(chosen),
+            near_misses=near,
+            excluded=int(excluded.sum()) if excluded is not None else 0,
+            considered=len(rows),
+        )
+
+    def _why(
+        self, p: prof.Profile, row: int, source: str, learned: np.ndarray | None, i: int
+    ) -> str:
+        """Deterministic reason: the interest that matched, its terms, and any learned resemblance."""
+        kind, _, label = source.partition(":")
+        parts = []
+        if kind == "topic":
+            parts.append(self._topic_why(label, self.compile(label), row))
+        elif kind == "author":
+            parts.append(f"by {label}, whom you follow")
+        elif kind == "like":
+            pos = self.index.pos.get(label)
+            title = self.index.titles[pos] if pos is not None else label
+            parts.append(f"like {_quote(title, 50)}")
+        if learned is not None and learned[i] >= 0.5:
+            liked = [self.index.pos[pid] for pid, v in p.votes if v > 0 and pid in self.index.pos]
+            if liked:
+                sims = self.index.latent[liked] @ self.index.latent[row]
+                nearest = liked[int(np.argmax(sims))]
+                parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")
+        return "; ".join(parts) or "related to your interests"
+
+
+def mmr(
+    latent: np.ndarray,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    eligible: np.ndarray,
+    size: int,
+    diversity: float,
+) -> list[int]:
+    """Maximal marginal relevance: trade score for novelty against papers already chosen."""
+    if size <= 0 or not len(eligible):
+        return []
+    pool = eligible[np.argsort(-scores[eligible], kind="stable")][: max(size * 20, 50)]
+    vecs = latent[rows[pool]]
+    chosen: list[int] = []
+    max_sim = np.zeros(len(pool), dtype=np.float32)
+    available = np.ones(len(pool), dtype=bool)
+    for _ in range(min(size, len(pool))):
+        value = (1 - diversity) * scores[pool] - diversity * max_sim
+        value[~available] = -np.inf
+        pick = int(np.argmax(value))
+        chosen.append(int(pool[pick]))
+        available[pick] = False
+        max_sim = np.maximum(max_sim, vecs @ vecs[pick])
+    return chosen

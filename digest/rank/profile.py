@@ -1,0 +1,90 @@
+"""A channel's interest profile scored over candidate papers: topics, authors, likes, excludes, votes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from digest.rank.analyzer import phrase_terms
+from digest.rank.index import PaperIndex
+
+AUTHOR_SCORE = 0.9  # a followed author's paper is nearly always worth posting
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything a channel said it wants (and does not want)."""
+
+    topics: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    likes: tuple[str, ...] = ()
+    votes: tuple[tuple[str, int], ...] = ()  # (paper id, net vote)
+
+    def is_empty(self) -> bool:
+        """True when there is nothing to rank by."""
+        return not (self.topics or self.authors or self.likes or any(v > 0 for _, v in self.votes))
+
+
+def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) -> list[str | None]:
+    """The followed author (as typed) for each row, or None."""
+    wanted = [(n, n.lower().strip()) for n in names if n.strip()]
+    out: list[str | None] = []
+    for r in rows:
+        authors = index.authors[r]
+        hit = next((n for n, low in wanted if any(low in a for a in authors)), None)
+        out.append(hit)
+    return out
+
+
+def excluded_rows(index: PaperIndex, rows: np.ndarray, terms: tuple[str, ...]) -> np.ndarray:
+    """True for rows whose title/abstract contain any exclude term (as a phrase when multi-word)."""
+    mask = np.zeros(len(rows), dtype=bool)
+    sub = index.weights[rows]
+    for term in terms:
+        parts = phrase_terms(term)
+        phrases = [t for t in parts if " " in t] or parts
+        cols = [index.vocab[t] for t in phrases if t in index.vocab]
+        if len(cols) == len(phrases) and cols:
+            present = np.asarray((sub[:, cols] > 0).sum(axis=1)).ravel() == len(cols)
+            mask |= present
+    return mask
+
+
+def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarray:
+    """Latent similarity of each row to a liked paper ('papers like this one')."""
+    pos = index.pos.get(paper_id)
+    if pos is None:
+        return np.zeros(len(rows), dtype=np.float32)
+    sims = np.clip(index.latent[rows] @ index.latent[pos], 0.0, 1.0)
+    sims[rows == pos] = 0.0  # the liked paper itself is not news
+    return sims
+
+
+def feedback_model(
+    index: PaperIndex, votes: tuple[tuple[str, int], ...]
+) -> LogisticRegression | None:
+    """A per-channel linear model over latent features from 👍/👎; None until both kinds exist.
+
+    With only 👍, the rest of the corpus stands in for 👎 (as arxiv-sanity's per-tag SVM does).
+    """
+    pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]
+    neg = [index.pos[p] for p, v in votes if v < 0 and p in index.pos]
+    if not pos:
+        return None
+    if not neg:
+        rng = np.random.default_rng(len(pos))
+        pool = np.setdiff1d(np.arange(len(index)), pos)
+        neg = rng.choice(pool, size=min(len(pool), 50), replace=False).tolist()
+    x = index.latent[pos + neg]
+    y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
+    model = LogisticRegression(C=4.0, class_weight="balanced", max_iter=200)
+    return model.fit(x, y)
+
+
+def feedback_weight(votes: tuple[tuple[str, int], ...]) -> float:
+    """How much learned taste counts against the stated topics: grows with votes, capped at 0.5."""
+    n = sum(1 for _, v in votes if v)
+    return min(0.5, n / (n + 10))

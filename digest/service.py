@@ -1,0 +1,86 @@
+"""Paper use cases the CLI and chat adapters call: ingest, browse, search, similar papers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from digest.errors import DigestError, NotFoundError
+from digest.index_store import IndexStore
+from digest.ingest.pipeline import IngestReport, SourceConfig, ingest
+from digest.models import Paper
+from digest.rank.engine import Filters, Hit, Ranker, SearchResult
+from digest.store import Store
+
+
+@dataclass(frozen=True)
+class SearchView:
+    """A search page with the papers behind its hits."""
+
+    result: SearchResult
+    papers: dict[str, Paper]
+
+
+class DigestService:
+    """Paper-level use cases over one store and one shared ranker."""
+
+    def __init__(
+        self, store: Store, index_dir: Path | None = None, sources: SourceConfig | None = None
+    ) -> None:
+        self.store = store
+        self.sources = sources or SourceConfig()
+        self.indexes = IndexStore(store, index_dir)
+        self._ranker: Ranker | None = None
+
+    def ingest(
+        self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
+    ) -> IngestReport:
+        """Read one source into the store."""
+        return ingest(self.store, source, fmt, self.sources, progress)
+
+    def ranker(self) -> Ranker | None:
+        """The ranker over every stored paper (refreshed when papers were added)."""
+        index = self.indexes.current()
+        if index is None:
+            self._ranker = None
+        elif (
+            self._ranker is None
+            or self._ranker.index is not index
+            or len(self._ranker.index) != len(index)
+        ):
+            self._ranker = Ranker(index)
+        return self._ranker
+
+    def paper(self, paper_id: str) -> Paper:
+        """One paper, or a NotFoundError naming the id."""
+        paper = self.store.papers.get(paper_id.strip())
+        if paper is None:
+            raise NotFoundError(f"No paper with id {paper_id.strip()[:80]!r}.")
+        return paper
+
+    def papers(self, limit: int = 20, offset: int = 0) -> list[Paper]:
+        """Most recently ingested papers."""
+        if limit < 1:
+            raise DigestError("--limit must be at least 1.")
+        return self.store.papers.list(limit, offset)
+
+    def search(
+        self, query: str, filters: Filters | None = None, page: int = 1, per_page: int = 10
+    ) -> SearchView:
+        """Free-text search with filters and pagination."""
+        ranker = self.ranker()
+        if ranker is None:
+            empty = SearchResult(
+                query, (), 0, page, per_page, "No papers stored yet: run `digestbot ingest` first."
+            )
+            return SearchView(empty, {})
+        result = ranker.search(query, filters, page, per_page)
+        return SearchView(result, self.store.papers.get_many(h.paper_id for h in result.hits))
+
+    def similar(self, paper_id: str, k: int = 5) -> tuple[Paper, list[Hit], dict[str, Paper]]:
+        """Papers most like ``paper_id``."""
+        paper = self.paper(paper_id)
+        ranker = self.ranker()
+        hits = ranker.similar(paper.id, k) if ranker else []
+        return paper, hits, self.store.papers.get_many(h.paper_id for h in hits)
