@@ -1,0 +1,222 @@
+"""The `digestbot` command line: ingest, browse, search, database and chat commands."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from typer.exceptions import Abort, TyperException
+
+from bot import app as composition
+from bot.render_text import paper_detail, paper_line
+from digest.errors import DigestError
+from digest.ingest.pipeline import IngestReport
+from digest.rank.engine import Filters
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Research-paper digests for chat teams.",
+)
+papers_app = typer.Typer(no_args_is_help=True, help="Browse stored papers.")
+db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
+app.add_typer(papers_app, name="papers")
+app.add_typer(db_app, name="db")
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="SQLAlchemy database URL (overrides DIGESTBOT_DATABASE_URL)."),
+]
+
+
+class _State:
+    db: str | None = None
+
+
+@app.callback()
+def _root(
+    db: DbOption = None, verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False
+) -> None:
+    """Research-paper digests for Slack, Discord and the console."""
+    _State.db = db
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def wired(db: str | None = None) -> composition.App:
+    """The application built by the composition root for this invocation."""
+    return composition.build(db or _State.db)
+
+
+def _report_line(r: IngestReport) -> str:
+    return f"{r.source}: {r.added} new, {r.merged} merged, {r.unchanged} already stored ({r.parsed} read)"
+
+
+@app.command("ingest")
+def ingest_cmd(
+    sources: Annotated[
+        list[str],
+        typer.Argument(help="Files, or arxiv:QUERY, arxiv-rss:CATEGORY, openreview:VENUE_ID."),
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", help="auto|neurips-list|jsonl|csv|arxiv|arxiv-rss|openreview")
+    ] = "auto",
+    db: DbOption = None,
+) -> None:
+    """Read papers into the store; re-ingesting a source adds nothing new."""
+    service = wired(db).service
+    for source in sources:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err,
+            transient=True,
+            disable=not err.is_terminal,
+        ) as bar:
+            task = bar.add_task(f"ingesting {source}", total=None)
+            report = service.ingest(source, fmt, progress=lambda n, t=task: bar.advance(t, n))
+        for problem in report.problems[:20]:
+            err.print(f"{source}:{problem.line}: {problem.message}", markup=False)
+        if len(report.problems) > 20:
+            err.print(f"{source}: … and {len(report.problems) - 20} more problems", markup=False)
+        out.print(_report_line(report), markup=False)
+    service.ranker()  # fit or extend the index now, so the first search is fast
+
+
+@papers_app.command("list")
+def papers_list(
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    offset: Annotated[int, typer.Option("--offset")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Most recently ingested papers."""
+    for paper in wired(db).service.papers(limit, offset):
+        out.print(paper_line(paper), markup=False)
+
+
+@papers_app.command("show")
+def papers_show(paper_id: str, db: DbOption = None) -> None:
+    """One paper in full."""
+    out.print(paper_detail(wired(db).service.paper(paper_id)), markup=False)
+
+
+def _hit_json(hit, papers) -> dict:
+    paper = papers.get(hit.paper_id)
+    return {
+        "id": hit.paper_id,
+        "title": paper.title if paper else "",
+        "score": hit.score,
+        "why": hit.why,
+    }
+
+
+def _read_queries(path: Path) -> list[str]:
+    if not path.exists():
+        raise DigestError(f"No such file: {path}")
+    queries = []
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                line = str(json.loads(line)["query"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise DigestError(
+                    f"{path}:{n}: expected a JSON object with a 'query' field."
+                ) from exc
+        queries.append(line)
+    return queries
+
+
+@app.command("search")
+def search_cmd(
+    query: Annotated[
+        str | None, typer.Argument(help="Free text, e.g. 'sparse autoencoders'.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
+    page: Annotated[int, typer.Option("--page")] = 1,
+    venue: Annotated[str | None, typer.Option("--venue")] = None,
+    year: Annotated[int | None, typer.Option("--year")] = None,
+    author: Annotated[str | None, typer.Option("--author")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option("--queries-file", help="One query per line (text or JSON with 'query')."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Search every stored paper with the same ranker the digests use."""
+    if (query is None) == (queries_file is None):
+        raise DigestError("Give either a QUERY or --queries-file FILE.")
+    if limit < 1:
+        raise DigestError("--limit must be at least 1.")
+    service = wired(db).service
+    filters = Filters(venue=venue, year=year, author=author)
+    for q in _read_queries(queries_file) if queries_file else [query]:
+        view = service.search(q, filters, page, limit)
+        if as_json or queries_file:
+            hits = [_hit_json(h, view.papers) for h in view.result.hits]
+            print(
+                json.dumps(
+                    {"query": q, "results": hits, "total": view.result.total}, ensure_ascii=False
+                )
+            )
+            continue
+        if view.result.message:
+            out.print(view.result.message, markup=False)
+        for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
+            out.print(
+                f"{rank:>3}. {paper_line(view.papers[hit.paper_id])}  [{hit.score:.2f}]",
+                markup=False,
+            )
+            out.print(f"     why: {hit.why}", markup=False)
+        if view.result.total:
+            out.print(
+                f"page {view.result.page}/{view.result.pages} · {view.result.total} matches",
+                markup=False,
+            )
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: DbOption = None) -> None:
+    """Apply database migrations (also done automatically on start)."""
+    application = wired(db)
+    _ = application.store
+    out.print(
+        f"database is up to date: {application.store.engine.url.render_as_string(hide_password=True)}",
+        markup=False,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: every user-facing error is one line on stderr and exit code 2."""
+    try:
+        rv = app(args=argv, standalone_mode=False)
+    except DigestError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    except TyperException as exc:  # usage errors: bad option, missing argument, bad value
+        err.print(f"error: {exc.format_message()}", markup=False)
+        return 2
+    except Abort:
+        err.print("aborted", markup=False)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
