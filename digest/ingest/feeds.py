@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from typing import Any
+from xml.sax import SAXException
 
 import feedparser
 
@@ -29,8 +30,13 @@ def parse_arxiv_feed(data: bytes) -> Parsed:
     if _looks_like_html(data):
         raise IngestError("arXiv returned an HTML page instead of a feed.")
     feed = feedparser.parse(data)
-    if not feed.entries and feed.bozo:
+    # A truncated or garbled page still yields partial entries; refuse it rather than half-ingest.
+    if feed.bozo and isinstance(feed.bozo_exception, SAXException):
         raise IngestError(f"arXiv feed is not valid XML: {feed.bozo_exception}")
+    if not feed.entries and feed.bozo:
+        raise IngestError(
+            f"arXiv answered with something that is not a feed: {feed.bozo_exception}"
+        )
     out = Parsed()
     for n, entry in enumerate(feed.entries, 1):
         abs_url = entry.get("id") or entry.get("link") or ""

@@ -31,6 +31,8 @@ def make_engine(url: str) -> Engine:
         parsed = make_url(url)
     except ArgumentError as exc:
         raise StoreUnavailableError(f"Invalid database URL {url!r}.") from exc
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")  # we ship psycopg 3, not psycopg2
     is_sqlite = parsed.get_backend_name() == "sqlite"
     if is_sqlite and parsed.database and parsed.database != ":memory:":
         Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,91 @@
+"""Shared fixtures: stores on SQLite and (when configured) PostgreSQL, and a synthetic corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from digest.store import Store
+from tests.corpus import synthetic_records
+
+PG_ENV = "DIGESTBOT_TEST_POSTGRES_URL"
+TEST_DB = "digestbot_test"
+
+
+def _postgres_url() -> str:
+    """A clean database of our own on the configured server (created on first use).
+
+    When DIGESTBOT_TEST_POSTGRES_URL is set and the server is unreachable this raises,
+    so CI fails instead of quietly skipping the PostgreSQL half of the suite.
+    """
+    base = make_url(os.environ[PG_ENV])
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        exists = conn.execute(
+            text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": TEST_DB}
+        ).first()
+        if not exists:
+            conn.execute(text(f'CREATE DATABASE "{TEST_DB}"'))
+    admin.dispose()
+    url = base.set(database=TEST_DB)
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+    return url.render_as_string(hide_password=False)
+
+
+def _backends() -> list:
+    pg = pytest.param("postgres", marks=pytest.mark.postgres)
+    if not os.environ.get(PG_ENV):
+        pg = pytest.param(
+            "postgres", marks=[pytest.mark.postgres, pytest.mark.skip(reason=f"{PG_ENV} not set")]
+        )
+    return ["sqlite", pg]
+
+
+@pytest.fixture(params=_backends())
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database URL on each backend."""
+    if request.param == "postgres":
+        return _postgres_url()
+    return f"sqlite:///{tmp_path / 'test.db'}"
+
+
+@pytest.fixture
+def store(db_url: str):
+    """A migrated store on each backend."""
+    s = Store.open(db_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path):
+    """A migrated SQLite store (for tests where the backend does not matter)."""
+    s = Store.open(f"sqlite:///{tmp_path / 'test.db'}")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def corpus_records():
+    """A synthetic corpus with known topics (see tests/corpus.py)."""
+    return synthetic_records()
+
+
+@pytest.fixture
+def env_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point DIGESTBOT_ settings at a temporary folder so tests never touch the user's data."""
+    for key in list(os.environ):
+        if key.startswith("DIGESTBOT_") and key != PG_ENV:
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("DIGESTBOT_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

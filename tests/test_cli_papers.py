@@ -1,0 +1,69 @@
+"""The digestbot CLI for papers: ingest, list, show, search, and one-line errors with exit code 2."""
+
+import json
+
+from bot.cli import main
+from digest import BUNDLED_PAPERS
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ingest_bundled_list_then_again(env_isolated, capsys):
+    code, out, _ = run(capsys, "ingest", str(BUNDLED_PAPERS))
+    assert code == 0 and "19 new" in out
+    code, out, _ = run(capsys, "ingest", str(BUNDLED_PAPERS))
+    assert code == 0 and "0 new" in out and "19 already stored" in out
+
+
+def test_papers_list_and_show_derived_titles(env_isolated, capsys):
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    code, out, _ = run(capsys, "papers", "list", "--limit", "50")
+    assert code == 0 and "TRACE: Temporal Reconstruction Attack on Consecutive Encodings" in out
+    assert len(out.strip().splitlines()) == 19
+    paper_id = next(line.split()[0] for line in out.splitlines() if "TRACE" in line)
+    code, out, _ = run(capsys, "papers", "show", paper_id)
+    assert code == 0 and "title derived from the abstract" in out and "gradient-inversion" in out
+
+
+def test_search_json_and_queries_file(env_isolated, capsys, tmp_path):
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    code, out, _ = run(capsys, "search", "sparse autoencoders", "--json", "--limit", "3")
+    result = json.loads(out)
+    assert code == 0 and result["query"] == "sparse autoencoders"
+    assert "Sparse autoencoders" in result["results"][0]["title"]
+    assert set(result["results"][0]) >= {"id", "title", "score"}
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "alignment faking"}\ngrokking\n\n')
+    code, out, _ = run(capsys, "search", "--queries-file", str(queries), "--json", "--limit", "2")
+    lines = [json.loads(x) for x in out.strip().splitlines()]
+    assert code == 0 and [x["query"] for x in lines] == ["alignment faking", "grokking"]
+    assert "grokking" in lines[1]["results"][0]["title"].lower() or lines[1]["results"]
+
+
+def test_errors_are_one_line_with_exit_code_2(env_isolated, capsys, tmp_path):
+    cases = [
+        ("ingest", str(tmp_path / "missing.jsonl")),
+        ("ingest", str(BUNDLED_PAPERS), "--format", "yaml"),
+        ("papers", "show", "no-such-id"),
+        ("search",),
+        ("search", "x", "--limit", "0"),
+        ("search", "--queries-file", str(tmp_path / "none.txt")),
+        ("--db", "postgresql://nobody@127.0.0.1:1/none", "papers", "list"),
+        ("search", "x", "--no-such-option"),
+    ]
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    cases.append(("ingest", str(tmp_path / "blob.bin")))
+    for args in cases:
+        code, out, err = run(capsys, *args)
+        assert code == 2, args
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, (args, err)
+        assert "Traceback" not in err + out
+
+
+def test_search_on_an_empty_store_says_what_to_do(env_isolated, capsys):
+    code, out, _ = run(capsys, "search", "graphs")
+    assert code == 0 and "digestbot ingest" in out

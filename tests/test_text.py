@@ -1,0 +1,73 @@
+"""Clean text and derived headlines."""
+
+import re
+
+import pytest
+
+from digest import BUNDLED_PAPERS
+from digest.text import MAX_TITLE_CHARS, arxiv_base_id, clean_text, derive_title, normalize_title
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        (r"we report $78$ cases", "we report 78 cases"),
+        (
+            r"we propose \textbf{TCFT}, a \underline{T}emporal model",
+            "we propose TCFT, a Temporal model",
+        ),
+        (r"this is \emph{gradient alignment} indeed", "this is gradient alignment indeed"),
+        ("**T**emporal **R**econstruction", "Temporal Reconstruction"),
+        ("the tax---instruction tuning", "the tax—instruction tuning"),
+        (r"we propose \method, an adaptive test", "we propose method, an adaptive test"),
+        ("50% of runs cost $5", "50% of runs cost $5"),
+        (r"$\texttt{Qwen}$ and $n=1{,}000$", "Qwen and n=1,000"),
+        ("a *agent drift* case", "a agent drift case"),
+    ],
+)
+def test_clean_text_converts_latex_and_markdown(raw, clean):
+    assert clean_text(raw) == clean
+
+
+def test_clean_text_never_raises_on_broken_latex():
+    assert "brace" in clean_text(r"unbalanced { brace \textbf{ and $ math")
+
+
+def test_clean_text_caps_huge_input():
+    out = clean_text("word " * 2_000_000)
+    assert len(out) <= 20_010 and out.endswith("…")
+
+
+def test_acronym_titles_from_bundled_abstracts():
+    paras = [
+        p for p in re.split(r"\n\s*\n", BUNDLED_PAPERS.read_text(encoding="utf-8"))[1:] if p.strip()
+    ]
+    titles = [derive_title(p) for p in paras]
+    assert "TRACE: Temporal Reconstruction Attack on Consecutive Encodings" in titles
+    assert "TCFT: Temporal Critique Fine-Tuning" in titles
+    assert any(t.startswith("TACT: Think-Act Calibration") for t in titles)
+
+
+def test_fallback_title_is_short_and_never_cut_mid_word():
+    abstract = (
+        "Understanding how extraordinarily overparameterised transformer architectures generalise "
+        "beyond their training distribution remains an open and pressing question for the field. "
+        "We study it."
+    )
+    title = derive_title(abstract)
+    assert len(title) <= MAX_TITLE_CHARS + 1
+    assert title.endswith("…")
+    stem = title.rstrip("…")
+    assert abstract.startswith(stem) and abstract[len(stem)] == " "
+
+
+def test_normalize_title_ignores_case_accents_punctuation():
+    assert normalize_title("Équivariant  GNNs: A Study!") == normalize_title(
+        "equivariant gnns - a study"
+    )
+
+
+def test_arxiv_base_id_drops_version():
+    assert arxiv_base_id("http://arxiv.org/abs/2401.01234v3") == "2401.01234"
+    assert arxiv_base_id("hep-th/9901001v2") == "hep-th/9901001"
+    assert arxiv_base_id("no id here") is None
