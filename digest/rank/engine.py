@@ -13,10 +13,15 @@ from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
     ScoreParams,
+    TopicState,
     compile_query,
     matched_terms,
+    refine,
     score,
+    topic_state,
 )
+
+RESEMBLES = 0.5  # latent similarity above which a pick is said to resemble a 👍 paper
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,8 @@ class Ranker:
         self.index = index
         self.params = params or ScoreParams()
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
-        self._models: OrderedDict[tuple, object] = OrderedDict()
+        self._states: OrderedDict[str, TopicState] = OrderedDict()
+        self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
 
     def compile(self, text: str) -> Query | None:
         """A compiled topic, cached (10,000 channels share far fewer topics)."""
@@ -87,6 +93,20 @@ class Ranker:
             if len(self._queries) > 4096:
                 self._queries.popitem(last=False)
         return self._queries[key]
+
+    def state(self, text: str) -> TopicState | None:
+        """A topic's reusable scoring state (LRU-cached; ~4 bytes per paper each)."""
+        key = text.strip().lower()[:MAX_QUERY_CHARS]
+        if key in self._states:
+            self._states.move_to_end(key)
+            return self._states[key]
+        q = self.compile(text)
+        if q is None:
+            return None
+        self._states[key] = topic_state(self.index, q, self.params)
+        if len(self._states) > 256:
+            self._states.popitem(last=False)
+        return self._states[key]
 
     def _filter_rows(self, f: Filters) -> np.ndarray | None:
         if not (f.venue or f.year or f.author):
@@ -118,13 +138,13 @@ class Ranker:
             return SearchResult(
                 text, (), 0, page, per_page, "Type a topic or a few words to search for."
             )
-        q = self.compile(text)
-        if q is None:
+        st = self.state(text)
+        if st is None:
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
         rows = self._filter_rows(filters)
         if rows is not None and not len(rows):
             return SearchResult(text, (), 0, page, per_page, "No papers match those filters.")
-        rows, scores = score(self.index, q, rows, self.params)
+        rows, scores = score(self.index, st, rows, self.params)
         keep = scores >= min_score
         rows, scores = rows[keep], scores[keep]
         if not len(rows):
@@ -134,7 +154,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(scores[i]), 4),
-                self._topic_why(text, q, rows[i]),
+                self._topic_why(text, st.query, rows[i]),
             )
             for i in order
         )
@@ -159,16 +179,19 @@ class Ranker:
             if sims[r] > 0
         ]
 
-    def _model(self, votes: tuple[tuple[str, int], ...]):
-        key = tuple(sorted(votes))
-        if key not in self._models:
-            self._models[key] = prof.feedback_model(self.index, votes)
-            if len(self._models) > 1024:
-                self._models.popitem(last=False)
-        return self._models[key]
+    def refined(self, topic: str | None, votes: tuple[tuple[str, int], ...]) -> TopicState | None:
+        """A topic refined by a channel's votes (or the votes alone), cached per topic and votes."""
+        key = ((topic or "").strip().lower(), tuple(sorted(votes)))
+        if key not in self._refined:
+            base = self.state(topic) if topic else None
+            pos, neg = prof.vote_rows(self.index, votes)
+            self._refined[key] = refine(self.index, base, pos, neg, self.params)
+            if len(self._refined) > 256:
+                self._refined.popitem(last=False)
+        return self._refined[key]
 
-    def _signals(self, p: prof.Profile, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """Best stated-interest score per row, and which interest gave it."""
+    def score_profile(self, p: prof.Profile, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Best interest score per candidate row, and which interest gave it."""
         best = np.zeros(len(rows), dtype=np.float32)
         source = [""] * len(rows)
 
@@ -179,27 +202,19 @@ class Ranker:
                 source[i] = label
 
         for topic in p.topics:
-            q = self.compile(topic)
-            if q is not None:
-                take(score(self.index, q, rows, self.params)[1], f"topic:{topic}")
+            st = self.refined(topic, p.votes) if p.votes else self.state(topic)
+            if st is not None:
+                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}")
+        if p.votes and not p.topics:  # taste learned from votes alone
+            st = self.refined(None, p.votes)
+            if st is not None:
+                take(score(self.index, st, rows, self.params)[1], "votes:")
         for pid in p.likes:
             take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
         for i, name in enumerate(prof.author_matches(self.index, rows, p.authors)):
             if name and best[i] < prof.AUTHOR_SCORE:
                 best[i], source[i] = prof.AUTHOR_SCORE, f"author:{name}"
         return best, source
-
-    def score_profile(
-        self, p: prof.Profile, rows: np.ndarray
-    ) -> tuple[np.ndarray, list[str], np.ndarray | None]:
-        """(final score, stated source, learned score or None) for each candidate row."""
-        stated, source = self._signals(p, rows)
-        model = self._model(p.votes) if p.votes else None
-        if model is None:
-            return stated, source, None
-        learned = model.predict_proba(self.index.latent[rows])[:, 1].astype(np.float32)
-        w = prof.feedback_weight(p.votes) if (p.topics or p.likes or p.authors) else 1.0
-        return (1 - w) * stated + w * learned, source, learned
 
     def rank(
         self,
@@ -215,7 +230,7 @@ class Ranker:
         )
         if not len(rows) or p.is_empty():
             return Picks((), considered=len(rows))
-        final, source, learned = self.score_profile(p, rows)
+        final, source = self.score_profile(p, rows)
         excluded = prof.excluded_rows(self.index, rows, p.excludes) if p.excludes else None
         if excluded is not None:
             final = np.where(excluded, -1.0, final)
@@ -226,7 +241,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(final[i]), 4),
-                self._why(p, rows[i], source[i], learned, i),
+                self._why(p, rows[i], source[i]),
             )
             for i in chosen
         )
@@ -238,10 +253,8 @@ class Ranker:
             considered=len(rows),
         )
 
-    def _why(
-        self, p: prof.Profile, row: int, source: str, learned: np.ndarray | None, i: int
-    ) -> str:
-        """Deterministic reason: the interest that matched, its terms, and any learned resemblance."""
+    def _why(self, p: prof.Profile, row: int, source: str) -> str:
+        """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
         parts = []
         if kind == "topic":
@@ -252,10 +265,10 @@ class Ranker:
             pos = self.index.pos.get(label)
             title = self.index.titles[pos] if pos is not None else label
             parts.append(f"like {_quote(title, 50)}")
-        if learned is not None and learned[i] >= 0.5:
-            liked = [self.index.pos[pid] for pid, v in p.votes if v > 0 and pid in self.index.pos]
-            if liked:
-                sims = self.index.latent[liked] @ self.index.latent[row]
+        liked, _ = prof.vote_rows(self.index, p.votes)
+        if liked:
+            sims = self.index.latent[liked] @ self.index.latent[row]
+            if float(sims.max()) >= RESEMBLES or kind == "votes":
                 nearest = liked[int(np.argmax(sims))]
                 parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")
         return "; ".join(parts) or "related to your interests"

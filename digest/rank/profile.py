@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from digest.rank.analyzer import phrase_terms
 from digest.rank.index import PaperIndex
@@ -63,28 +62,8 @@ def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarra
     return sims
 
 
-def feedback_model(
-    index: PaperIndex, votes: tuple[tuple[str, int], ...]
-) -> LogisticRegression | None:
-    """A per-channel linear model over latent features from 👍/👎; None until both kinds exist.
-
-    With only 👍, the rest of the corpus stands in for 👎 (as arxiv-sanity's per-tag SVM does).
-    """
+def vote_rows(index: PaperIndex, votes: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
+    """Rows of 👍 and 👎 papers that are in the index."""
     pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]
     neg = [index.pos[p] for p, v in votes if v < 0 and p in index.pos]
-    if not pos:
-        return None
-    if not neg:
-        rng = np.random.default_rng(len(pos))
-        pool = np.setdiff1d(np.arange(len(index)), pos)
-        neg = rng.choice(pool, size=min(len(pool), 50), replace=False).tolist()
-    x = index.latent[pos + neg]
-    y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
-    model = LogisticRegression(C=4.0, class_weight="balanced", max_iter=200)
-    return model.fit(x, y)
-
-
-def feedback_weight(votes: tuple[tuple[str, int], ...]) -> float:
-    """How much learned taste counts against the stated topics: grows with votes, capped at 0.5."""
-    n = sum(1 for _, v in votes if v)
-    return min(0.5, n / (n + 10))
+    return pos, neg

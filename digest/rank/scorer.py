@@ -23,6 +23,10 @@ class ScoreParams:
     prf_docs: int = 5
     prf_beta: float = 3.0
     candidates: int = 1000
+    fb_terms: int = 30  # terms borrowed from 👍 papers
+    fb_term_scale: float = 0.5  # their weight relative to the channel's own words
+    fb_pos: float = 2.0  # pull of the 👍 centroid in the latent space
+    fb_neg: float = 0.5  # push of the 👎 centroid
 
 
 @dataclass(frozen=True)
@@ -85,8 +89,27 @@ def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParam
     return _unit(q.latent + p.prf_beta * centroid).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class TopicState:
+    """A topic's corpus-wide lexical scores and PRF direction: computed once, reused per channel."""
+
+    query: Query
+    lex: np.ndarray
+    direction: np.ndarray
+
+
+def topic_state(index: PaperIndex, q: Query, p: ScoreParams | None = None) -> TopicState:
+    """Everything about ``q`` that does not depend on which papers are being ranked."""
+    p = p or ScoreParams()
+    lex = lexical(index, q)
+    return TopicState(q, lex, latent_direction(index, q, lex, p))
+
+
 def score(
-    index: PaperIndex, q: Query, rows: np.ndarray | None = None, p: ScoreParams | None = None
+    index: PaperIndex,
+    q: Query | TopicState,
+    rows: np.ndarray | None = None,
+    p: ScoreParams | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(rows, hybrid relevance in about 0..1) for papers ``rows``, or for the best candidates.
 
@@ -94,12 +117,11 @@ def score(
     would cost more than the whole latency budget, and the lexical pass finds the candidates.
     """
     p = p or ScoreParams()
-    lex = lexical(index, q)
-    direction = latent_direction(index, q, lex, p)
+    state = q if isinstance(q, TopicState) else topic_state(index, q, p)
     if rows is None:
-        rows = _candidates(lex, p.candidates)
-    sim = np.clip(index.latent[rows] @ direction, 0.0, 1.0)
-    return rows, (1 - p.latent_weight) * lex[rows] + p.latent_weight * sim
+        rows = _candidates(state.lex, p.candidates)
+    sim = np.clip(index.latent[rows] @ state.direction, 0.0, 1.0)
+    return rows, (1 - p.latent_weight) * state.lex[rows] + p.latent_weight * sim
 
 
 def _candidates(lex: np.ndarray, k: int) -> np.ndarray:
@@ -113,13 +135,55 @@ def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
     contrib = np.asarray(index.weights[row, q.cols].todense()).ravel() * q.weights
     order = np.argsort(-contrib)
-    inv = {c: t for t, c in index.vocab.items() if c in set(q.cols.tolist())}
+    vocab = index.vocab
+    inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
     out = []
     for i in order[: limit * 2]:
         if contrib[i] <= 0:
             break
-        term = inv[int(q.cols[i])]
+        term = inv.get(int(q.cols[i]))
+        if term is None:
+            continue
         words = " ".join(index.surface.get(s, s) for s in term.split())
         if not any(words in o or o in words for o in out):
             out.append(words)
     return out[:limit]
+
+
+def refine(
+    index: PaperIndex,
+    base: TopicState | None,
+    pos: list[int],
+    neg: list[int],
+    p: ScoreParams | None = None,
+) -> TopicState | None:
+    """Rocchio relevance feedback: a topic (or none) moved towards 👍 papers and away from 👎 ones.
+
+    This is the channel's learned linear model: term weights borrowed from liked papers and a
+    latent direction from the liked/disliked centroids, over the same features as the topic score.
+    """
+    p = p or ScoreParams()
+    if not pos and not neg:
+        return base
+    cols = base.query.cols if base else np.zeros(0, dtype=np.int64)
+    weights = base.query.weights if base else np.zeros(0, dtype=np.float32)
+    if pos:
+        borrowed = np.asarray(index.weights[pos].mean(axis=0)).ravel()
+        borrowed[cols] = 0
+        k = min(p.fb_terms, len(borrowed))
+        extra = np.argpartition(-borrowed, k - 1)[:k]
+        extra = extra[borrowed[extra] > 0]
+        scale = p.fb_term_scale / max(float(borrowed[extra].max(initial=0.0)), 1e-9)
+        cols = np.concatenate([cols, extra])
+        weights = np.concatenate([weights, (borrowed[extra] * scale).astype(np.float32)])
+    if not len(cols):
+        return base
+    idf = index.idf[cols]
+    query = Query(base.query.text if base else "", (), cols, weights, float((weights * idf).sum()),
+                  base.query.latent if base else _unit(index.components[:, cols] @ (weights * idf)))  # fmt: skip
+    direction = base.direction.copy() if base else query.latent.copy()
+    if pos:
+        direction = direction + p.fb_pos * _unit(index.latent[pos].mean(axis=0))
+    if neg:
+        direction = direction - p.fb_neg * _unit(index.latent[neg].mean(axis=0))
+    return TopicState(query, lexical(index, query), _unit(direction).astype(np.float32))
