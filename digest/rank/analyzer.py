@@ -21,45 +21,54 @@ _EXTRA_STOP = {
 }  # fmt: skip
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
 
-_TOKEN = re.compile(r"[^\W_]*[^\W\d_][^\W_]*")  # words with a letter, any script
+_TOKEN = re.compile(r"[^\W_]+")  # letters and digits, any script; pure numbers dropped later
+# Words and the clause punctuation that phrases must not cross, in one pass.
+_TOKEN_OR_BREAK = re.compile(r"[^\W_]+|[.,;:()\[\]!?\"]")
+_PLURAL_ACRONYM = re.compile(r"\b([A-Z][A-Z0-9]+)s\b")  # CNNs -> CNN, which stemming would miss
+_COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
 _STEMMER = Stemmer.Stemmer("english")
-_STEMS: dict[str, str] = {}
+_TERM: dict[str, str] = {}  # lower-case word -> stem, or "" for stop words and single letters
+
+
+def _term(word: str) -> str:
+    """Stem of a lower-case word, '' for words that carry no topic (cached: words recur)."""
+    t = _TERM.get(word)
+    if t is None:
+        no_topic = word in STOP_WORDS or len(word) < 2 or word.isdigit()
+        t = _TERM[word] = "" if no_topic else _STEMMER.stemWord(word)
+    return t
 
 
 def stem(word: str) -> str:
-    """Porter2 stem of a lower-case word, cached (the same few thousand words recur)."""
-    s = _STEMS.get(word)
-    if s is None:
-        s = _STEMS[word] = _STEMMER.stemWord(word)
-    return s
-
-
-def _word(raw: str) -> str:
-    """Lower-case word; plural acronyms lose their s (CNNs -> cnn), which stemming would miss."""
-    if len(raw) > 2 and raw[-1] == "s" and raw[:-1].isupper():
-        raw = raw[:-1]
-    return raw.lower()
+    """Porter2 stem of a lower-case word."""
+    return _term(word) or _STEMMER.stemWord(word)
 
 
 def tokens(text: str) -> list[str]:
     """Stemmed content words of ``text``, stop words removed, in order."""
-    words = (_word(t) for t in _TOKEN.findall(text))
-    return [stem(w) for w in words if w not in STOP_WORDS and len(w) > 1]
-
-
-_COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+    words = _TOKEN.findall(_PLURAL_ACRONYM.sub(r"\1", text).lower())
+    return [t for t in map(_term, words) if t]
 
 
 def phrase_terms(text: str) -> list[str]:
     """Unigram stems, adjacent-pair phrases (``diffus model``) and hyphenated compounds."""
+    lower = _PLURAL_ACRONYM.sub(r"\1", text).lower()
     out: list[str] = []
-    for clause in re.split(r"[.,;:()\[\]!?\"]", text):
-        toks = tokens(clause)
-        out.extend(toks)
-        out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
+    prev = ""
+    for tok in _TOKEN_OR_BREAK.findall(lower):
+        if len(tok) == 1 and not tok.isalnum():
+            prev = ""  # clause punctuation ends a phrase
+            continue
+        t = _term(tok)
+        if not t:
+            continue  # a stop word is skipped over: 'learning from human feedback' -> 'learn human'
+
+        out.append(t)
+        if prev:
+            out.append(f"{prev} {t}")
+        prev = t
     # 'out-of-distribution' would lose 'out' and 'of' as stop words: keep the compound whole.
-    compounds = _COMPOUND.findall(text.lower())
-    out.extend(stem(c.replace("-", "")) for c in compounds if c.count("-") > 1)
+    out.extend(_term(c.replace("-", "")) for c in _COMPOUND.findall(lower))
     return out
 
 

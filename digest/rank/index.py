@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer
@@ -22,7 +23,9 @@ class IndexParams:
     k1: float = 1.2
     b: float = 0.75
     n_components: int = 256
+    latent_vocab: int = 40_000  # the LSA basis spans only the most frequent terms (memory, speed)
     svd_sample: int = 40_000
+    workers: int = 2  # processes for text analysis of large corpora
     refit_ratio: float = 1.5
     seed: int = 7
 
@@ -62,7 +65,9 @@ class PaperIndex:
     idf: np.ndarray
     weights: sparse.csc_matrix  # BM25F-saturated term weights times idf, docs x terms
     latent: np.ndarray  # unit-length LSA vectors, docs x k, float32
-    components: np.ndarray  # LSA basis, k x terms, float32
+    basis: np.ndarray  # LSA basis over the latent vocabulary, k x L, float32
+    latent_cols: np.ndarray  # term column of each latent-vocabulary entry
+    latent_map: np.ndarray  # term column -> latent-vocabulary position, or -1
     avg_len: tuple[float, float]
     acronyms: AcronymTable
     titles: list[str]
@@ -84,22 +89,47 @@ class PaperIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def project(self, cols: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Unit latent vector of a weighted bag of term columns (terms outside the basis drop out)."""
+        pos = self.latent_map[cols]
+        keep = pos >= 0
+        v = self.basis[:, pos[keep]] @ weights[keep]
+        n = float(np.linalg.norm(v))
+        return (v / n if n > 0 else v).astype(np.float32)
+
     def needs_refit(self) -> bool:
         """True when enough papers arrived since fitting that the vocabulary has likely drifted."""
         return len(self.ids) > self.params.refit_ratio * max(self.fitted_docs, 1)
 
 
-def _analyze(docs: Sequence[DocInput]) -> tuple[list[list[str]], list[list[str]], dict[str, str]]:
+def _analyze_chunk(
+    docs: Sequence[DocInput],
+) -> tuple[list[list[str]], list[list[str]], dict[str, str]]:
     titles, abstracts, surface = [], [], {}
     for d in docs:
-        t = phrase_terms(d.title)
-        titles.append(t)
+        titles.append(phrase_terms(d.title))
         abstracts.append(phrase_terms(d.abstract))
         for word in d.title.lower().split():
             w = word.strip(".,:;()[]'\"")
             stems = phrase_terms(w)
             if len(stems) == 1:
                 surface.setdefault(stems[0], w)
+    return titles, abstracts, surface
+
+
+def _analyze(docs: Sequence[DocInput], workers: int = 1):
+    """Terms of every title and abstract; large corpora are analysed in parallel processes."""
+    if workers <= 1 or len(docs) < 20_000:
+        return _analyze_chunk(docs)
+    size = -(-len(docs) // (workers * 4))
+    chunks = [docs[i : i + size] for i in range(0, len(docs), size)]
+    parts = Parallel(n_jobs=workers)(delayed(_analyze_chunk)(c) for c in chunks)
+    titles, abstracts, surface = [], [], {}
+    for t, a, s in parts:
+        titles += t
+        abstracts += a
+        for k, v in s.items():
+            surface.setdefault(k, v)
     return titles, abstracts, surface
 
 
@@ -136,29 +166,38 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     p = params or IndexParams()
     if not docs:
         raise ValueError("cannot index an empty corpus")
-    titles, abstracts, surface = _analyze(docs)
-    vec = CountVectorizer(analyzer=_identity, min_df=2 if len(docs) >= 50 else 1, dtype=np.float32)
-    vec.fit([t + a for t, a in zip(titles, abstracts, strict=True)])
-    ct, ca = vec.transform(titles), vec.transform(abstracts)
+    titles, abstracts, surface = _analyze(docs, p.workers)
+    vec = CountVectorizer(analyzer=_identity, dtype=np.float32)
     n = len(docs)
-    df = np.bincount((ct + ca).tocsr().indices, minlength=len(vec.vocabulary_))
+    both = vec.fit_transform(titles + abstracts).tocsr()  # one counting pass for both fields
+    df = np.bincount((both[:n] + both[n:]).indices, minlength=both.shape[1])
+    keep = np.flatnonzero(df >= (2 if n >= 50 else 1))  # document frequency per paper, not per field
+    terms = vec.get_feature_names_out()[keep]
+    vec.vocabulary_ = {t: i for i, t in enumerate(terms)}
+    ct, ca, df = both[:n][:, keep], both[n:][:, keep], df[keep]
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     avg = (float(ct.sum()) / n, float(ca.sum()) / n)
     x = _tfidf_rows(ct, ca, idf, p)
-    k = max(1, min(p.n_components, x.shape[1] - 1, n - 1))
+    latent_cols = np.sort(np.argsort(-df, kind="stable")[: p.latent_vocab])
+    xl = x[:, latent_cols]
+    k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
     svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
     rng = np.random.default_rng(p.seed)
     sample = rng.choice(n, size=min(n, p.svd_sample), replace=False)
-    svd.fit(x[np.sort(sample)])
-    components = svd.components_.astype(np.float32)
+    svd.fit(xl[np.sort(sample)])
+    basis = svd.components_.astype(np.float32)
+    latent_map = np.full(x.shape[1], -1, dtype=np.int32)
+    latent_map[latent_cols] = np.arange(len(latent_cols), dtype=np.int32)
     return PaperIndex(
         params=p,
         ids=[d.id for d in docs],
         vectorizer=vec,
         idf=idf,
         weights=_bm25f(ct, ca, idf, p, avg),
-        latent=_unit(np.asarray(x @ components.T)),
-        components=components,
+        latent=_unit(np.asarray(xl @ basis.T)),
+        basis=basis,
+        latent_cols=latent_cols,
+        latent_map=latent_map,
         avg_len=avg,
         acronyms=AcronymTable.mine(f"{d.title}. {d.abstract}" for d in docs),
         titles=[d.title for d in docs],
@@ -179,7 +218,7 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     ct, ca = index.vectorizer.transform(titles), index.vectorizer.transform(abstracts)
     p = index.params
     w = _bm25f(ct, ca, index.idf, p, index.avg_len)
-    lat = _unit(np.asarray(_tfidf_rows(ct, ca, index.idf, p) @ index.components.T))
+    lat = _unit(np.asarray(_tfidf_rows(ct, ca, index.idf, p)[:, index.latent_cols] @ index.basis.T))
     for k, v in surface.items():
         index.surface.setdefault(k, v)
     index.weights = sparse.vstack([index.weights, w]).tocsc()

@@ -64,8 +64,9 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     cols = np.array([c for c, _ in known], dtype=np.int64)
     w = np.array([w for _, w in known], dtype=np.float32)
     idf = index.idf[cols]
-    latent = _unit(index.components[:, cols] @ (w * idf))
-    return Query(text, tuple(weights), cols, w, float((w * idf).sum()), latent.astype(np.float32))
+    return Query(
+        text, tuple(weights), cols, w, float((w * idf).sum()), index.project(cols, w * idf)
+    )
 
 
 def lexical(index: PaperIndex, q: Query, floor: float = 0.25) -> np.ndarray:
@@ -180,7 +181,7 @@ def refine(
         return base
     idf = index.idf[cols]
     query = Query(base.query.text if base else "", (), cols, weights, float((weights * idf).sum()),
-                  base.query.latent if base else _unit(index.components[:, cols] @ (weights * idf)))  # fmt: skip
+                  base.query.latent if base else index.project(cols, weights * idf))  # fmt: skip
     direction = base.direction.copy() if base else query.latent.copy()
     if pos:
         direction = direction + p.fb_pos * _unit(index.latent[pos].mean(axis=0))

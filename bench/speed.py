@@ -1,0 +1,135 @@
+"""Speed and memory at 10k and 100k papers (synthetic corpus built from the evaluation abstracts).
+
+Each (size, system) runs in its own process so peak RSS is that system's alone:
+    python -m bench.speed                 # full table (10k and 100k)
+    python -m bench.speed --sizes 10000   # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from bench.common import bm25_baseline, load_eval, machine, table, tfidf_baseline
+from digest.rank.engine import Ranker
+from digest.rank.index import DocInput, build_index
+from digest.rank.profile import Profile
+
+
+def synthetic(n: int, seed: int = 3) -> tuple[list[DocInput], list[str]]:
+    """``n`` papers whose abstracts mix sentences of the evaluation abstracts; topic queries."""
+    docs, queries = load_eval()
+    rng = random.Random(seed)
+    sentences = [s for d in docs for s in re.split(r"(?<=\.)\s+", d.abstract) if len(s) > 30]
+    out = []
+    for i in range(n):
+        base = docs[i % len(docs)]
+        text = " ".join(rng.sample(sentences, rng.randint(5, 9)))
+        out.append(
+            DocInput(
+                f"p{i}",
+                f"{base.title} ({i // len(docs)})",
+                text,
+                (f"Author {i % 5000}",),
+                "Venue",
+                2026,
+            )
+        )
+    texts = [q["query"] for q in queries]
+    pool = texts + [f"{a} {b}" for a, b in zip(texts, texts[1:] + texts[:1], strict=True)]
+    return out, pool
+
+
+def percentiles(ms: list[float]) -> tuple[float, float]:
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 99))
+
+
+def ours(docs: list[DocInput], pool: list[str]) -> dict:
+    t0 = time.perf_counter()
+    index = build_index(docs)
+    build = time.perf_counter() - t0
+    lat = []
+    for q in pool[:200]:
+        ranker = Ranker(index)  # fresh: no topic cache, every search pays full price
+        t = time.perf_counter()
+        ranker.search(q, per_page=10)
+        lat.append((time.perf_counter() - t) * 1000)
+    new = [d.id for d in docs[-1000:]]
+    rng = random.Random(5)
+    one = []
+    for _ in range(100):
+        ranker = Ranker(index)
+        profile = Profile(topics=tuple(rng.sample(pool, 3)))
+        t = time.perf_counter()
+        ranker.rank(profile, new, size=5)
+        one.append((time.perf_counter() - t) * 1000)
+    shared = Ranker(index)
+    t = time.perf_counter()
+    for _ in range(10_000):
+        shared.rank(Profile(topics=tuple(rng.sample(pool, 3))), new, size=5)
+    many = time.perf_counter() - t
+    return {
+        "build_s": build,
+        "search": percentiles(lat),
+        "channel_ms": percentiles(one)[0],
+        "channels_10k_s": many,
+    }
+
+
+def baseline(kind: str, docs: list[DocInput], pool: list[str]) -> dict:
+    t0 = time.perf_counter()
+    rank = tfidf_baseline(docs)[2] if kind == "tfidf" else bm25_baseline(docs)[1]
+    build = time.perf_counter() - t0
+    lat = []
+    for q in pool[:200]:
+        t = time.perf_counter()
+        rank(q)
+        lat.append((time.perf_counter() - t) * 1000)
+    return {"build_s": build, "search": percentiles(lat)}
+
+
+def child(size: int, kind: str) -> None:
+    docs, pool = synthetic(size)
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = ours(docs, pool) if kind == "ours" else baseline(kind, docs, pool)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["corpus_rss_mb"] = base_rss / 1024
+    print(json.dumps(result))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--child", nargs=2)
+    args = ap.parse_args()
+    if args.child:
+        child(int(args.child[0]), args.child[1])
+        return
+    rows = []
+    names = {"ours": "digestbot", "tfidf": "TF-IDF", "bm25": "BM25 (bm25s)"}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        for kind in ("ours", "tfidf", "bm25"):
+            proc = subprocess.run([sys.executable, "-m", "bench.speed", "--child", str(size), kind],
+                                  capture_output=True, text=True, check=True)  # fmt: skip
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            rows.append([
+                f"{size:,}", names[kind], f"{r['build_s']:.1f}", f"{r['search'][0]:.2f}", f"{r['search'][1]:.2f}",
+                f"{r['channel_ms']:.2f}" if "channel_ms" in r else "n/a",
+                f"{r['channels_10k_s']:.1f}" if "channels_10k_s" in r else "n/a",
+                f"{r['peak_rss_mb']:.0f} (corpus {r['corpus_rss_mb']:.0f})",
+            ])  # fmt: skip
+            print(rows[-1], file=sys.stderr, flush=True)
+    print(table(f"Speed ({machine()})", ["papers", "system", "index build s", "search p50 ms", "search p99 ms",
+                "1 channel / 1,000 new ms", "10,000 channels s", "peak RSS MB"], rows))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
