@@ -84,6 +84,15 @@ class Ranker:
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
         self._states: OrderedDict[str, TopicState] = OrderedDict()
         self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
+        self._topics: list | None = None
+
+    def suggested_topics(self, k: int = 8) -> list:
+        """Topics mined from the corpus (computed once per index)."""
+        if self._topics is None:
+            from digest.rank.topics import suggest
+
+            self._topics = suggest(self.index, k)
+        return self._topics
 
     def compile(self, text: str) -> Query | None:
         """A compiled topic, cached (10,000 channels share far fewer topics)."""

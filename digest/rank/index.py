@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import CountVectorizer
 
-from digest.rank.analyzer import AcronymTable, phrase_terms
+from digest.rank.analyzer import AcronymTable
+from digest.rank.counting import count_chunk, count_corpus
 
 
 @dataclass(frozen=True)
@@ -42,10 +41,6 @@ class DocInput:
     year: int | None = None
 
 
-def _identity(terms: list[str]) -> list[str]:
-    return terms
-
-
 def fingerprint(docs: Sequence[DocInput]) -> str:
     """A key for a corpus: changes whenever a paper is added or removed."""
     h = hashlib.sha1()
@@ -61,7 +56,7 @@ class PaperIndex:
 
     params: IndexParams
     ids: list[str]
-    vectorizer: CountVectorizer
+    vocab: dict[str, int]  # term -> column
     idf: np.ndarray
     weights: sparse.csc_matrix  # BM25F-saturated term weights times idf, docs x terms
     latent: np.ndarray  # unit-length LSA vectors, docs x k, float32
@@ -81,11 +76,6 @@ class PaperIndex:
     def __post_init__(self) -> None:
         self.pos = {pid: i for i, pid in enumerate(self.ids)}
 
-    @property
-    def vocab(self) -> dict[str, int]:
-        """Term -> column."""
-        return self.vectorizer.vocabulary_
-
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -100,37 +90,6 @@ class PaperIndex:
     def needs_refit(self) -> bool:
         """True when enough papers arrived since fitting that the vocabulary has likely drifted."""
         return len(self.ids) > self.params.refit_ratio * max(self.fitted_docs, 1)
-
-
-def _analyze_chunk(
-    docs: Sequence[DocInput],
-) -> tuple[list[list[str]], list[list[str]], dict[str, str]]:
-    titles, abstracts, surface = [], [], {}
-    for d in docs:
-        titles.append(phrase_terms(d.title))
-        abstracts.append(phrase_terms(d.abstract))
-        for word in d.title.lower().split():
-            w = word.strip(".,:;()[]'\"")
-            stems = phrase_terms(w)
-            if len(stems) == 1:
-                surface.setdefault(stems[0], w)
-    return titles, abstracts, surface
-
-
-def _analyze(docs: Sequence[DocInput], workers: int = 1):
-    """Terms of every title and abstract; large corpora are analysed in parallel processes."""
-    if workers <= 1 or len(docs) < 20_000:
-        return _analyze_chunk(docs)
-    size = -(-len(docs) // (workers * 4))
-    chunks = [docs[i : i + size] for i in range(0, len(docs), size)]
-    parts = Parallel(n_jobs=workers)(delayed(_analyze_chunk)(c) for c in chunks)
-    titles, abstracts, surface = [], [], {}
-    for t, a, s in parts:
-        titles += t
-        abstracts += a
-        for k, v in s.items():
-            surface.setdefault(k, v)
-    return titles, abstracts, surface
 
 
 def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams,
@@ -166,34 +125,34 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     p = params or IndexParams()
     if not docs:
         raise ValueError("cannot index an empty corpus")
-    titles, abstracts, surface = _analyze(docs, p.workers)
-    vec = CountVectorizer(analyzer=_identity, dtype=np.float32)
     n = len(docs)
-    both = vec.fit_transform(titles + abstracts).tocsr()  # one counting pass for both fields
-    df = np.bincount((both[:n] + both[n:]).indices, minlength=both.shape[1])
-    keep = np.flatnonzero(df >= (2 if n >= 50 else 1))  # document frequency per paper, not per field
-    terms = vec.get_feature_names_out()[keep]
-    vec.vocabulary_ = {t: i for i, t in enumerate(terms)}
-    ct, ca, df = both[:n][:, keep], both[n:][:, keep], df[keep]
+    counts = count_corpus([d.title for d in docs], [d.abstract for d in docs], p.workers)
+    df = np.bincount((counts.title + counts.abstract).indices, minlength=len(counts.terms))
+    keep = np.flatnonzero(df >= (2 if n >= 50 else 1))  # a word seen in one paper only is noise
+    vocab = {counts.terms[k]: i for i, k in enumerate(keep)}
+    ct, ca, df = counts.title[:, keep], counts.abstract[:, keep], df[keep]
+    surface = counts.surface
+    del counts  # the unfiltered matrices are the largest thing built here
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     avg = (float(ct.sum()) / n, float(ca.sum()) / n)
-    x = _tfidf_rows(ct, ca, idf, p)
+    weights = _bm25f(ct, ca, idf, p, avg)
     latent_cols = np.sort(np.argsort(-df, kind="stable")[: p.latent_vocab])
-    xl = x[:, latent_cols]
+    xl = _tfidf_rows(ct[:, latent_cols], ca[:, latent_cols], idf[latent_cols], p)
+    del ct, ca  # keep peak memory down before the SVD
     k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
     svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
     rng = np.random.default_rng(p.seed)
     sample = rng.choice(n, size=min(n, p.svd_sample), replace=False)
     svd.fit(xl[np.sort(sample)])
     basis = svd.components_.astype(np.float32)
-    latent_map = np.full(x.shape[1], -1, dtype=np.int32)
+    latent_map = np.full(len(vocab), -1, dtype=np.int32)
     latent_map[latent_cols] = np.arange(len(latent_cols), dtype=np.int32)
     return PaperIndex(
         params=p,
         ids=[d.id for d in docs],
-        vectorizer=vec,
+        vocab=vocab,
         idf=idf,
-        weights=_bm25f(ct, ca, idf, p, avg),
+        weights=weights,
         latent=_unit(np.asarray(xl @ basis.T)),
         basis=basis,
         latent_cols=latent_cols,
@@ -214,11 +173,14 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     docs = [d for d in docs if d.id not in index.pos]
     if not docs:
         return index
-    titles, abstracts, surface = _analyze(docs)
-    ct, ca = index.vectorizer.transform(titles), index.vectorizer.transform(abstracts)
+    counts = count_chunk([d.title for d in docs], [d.abstract for d in docs], vocab=index.vocab)
+    ct, ca, surface = counts.title, counts.abstract, counts.surface
     p = index.params
     w = _bm25f(ct, ca, index.idf, p, index.avg_len)
-    lat = _unit(np.asarray(_tfidf_rows(ct, ca, index.idf, p)[:, index.latent_cols] @ index.basis.T))
+    cols = index.latent_cols
+    lat = _unit(
+        np.asarray(_tfidf_rows(ct[:, cols], ca[:, cols], index.idf[cols], p) @ index.basis.T)
+    )
     for k, v in surface.items():
         index.surface.setdefault(k, v)
     index.weights = sparse.vstack([index.weights, w]).tocsc()

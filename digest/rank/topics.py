@@ -1,0 +1,63 @@
+"""Suggested topics mined from the corpus: NMF clusters of the term weights, labelled by phrases."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.decomposition import NMF
+from sklearn.exceptions import ConvergenceWarning
+
+from digest.rank.index import PaperIndex
+
+
+@dataclass(frozen=True)
+class TopicSuggestion:
+    """A cluster of papers: a label to subscribe with, its top terms, and its size."""
+
+    label: str
+    terms: tuple[str, ...]
+    papers: int
+
+
+def _readable(index: PaperIndex, term: str) -> str:
+    return " ".join(index.surface.get(s, s) for s in term.split())
+
+
+def suggest(
+    index: PaperIndex, k: int = 8, sample: int = 5000, seed: int = 0
+) -> list[TopicSuggestion]:
+    """Up to ``k`` topics; the label is the strongest phrase of each cluster."""
+    n = len(index)
+    k = max(1, min(k, n // 3))
+    if n < 6:
+        return []
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n, size=min(n, sample), replace=False))
+    # Terms that are neither rare nor everywhere say the most about a cluster.
+    cols = index.latent_cols[
+        (index.idf[index.latent_cols] > 1.5) & (index.idf[index.latent_cols] < 7.5)
+    ]
+    if len(cols) < k:
+        return []
+    x = index.weights[rows][:, cols]
+    model = NMF(n_components=k, init="nndsvda", random_state=seed, max_iter=300)
+    with (
+        warnings.catch_warnings()
+    ):  # an unconverged NMF still gives usable clusters for suggestions
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        membership = model.fit_transform(x).argmax(axis=1)
+    inv = {c: t for t, c in index.vocab.items()}
+    out = []
+    for j, comp in enumerate(model.components_):
+        top = [inv[int(cols[i])] for i in np.argsort(-comp)[:10] if comp[i] > 0]
+        if not top:
+            continue
+        phrase = next((t for t in top[:5] if " " in t), None)
+        label = (
+            _readable(index, phrase) if phrase else " / ".join(_readable(index, t) for t in top[:2])
+        )
+        terms = tuple(dict.fromkeys(_readable(index, t) for t in top if t != phrase))[:6]
+        out.append(TopicSuggestion(label, terms, int((membership == j).sum() * n / len(rows))))
+    return sorted(out, key=lambda t: -t.papers)
