@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from digest.store.channels import ChannelRepo
+from digest.store.deliveries import DeliveryRepo
 from digest.store.engine import make_engine, upgrade
 from digest.store.papers import PaperRepo, UpsertCounts
 
@@ -18,6 +19,7 @@ class Store:
         self.engine = engine
         self.papers = PaperRepo(engine)
         self.channels = ChannelRepo(engine)
+        self.deliveries = DeliveryRepo(engine)
 
     @classmethod
     def open(cls, url: str, migrate: bool = True) -> Store:

@@ -1,0 +1,231 @@
+"""Channel use cases the command core calls: subscriptions, settings, feedback, previews, stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+
+from digest.compose import Digest, compose
+from digest.errors import DigestError, NotFoundError
+from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
+from digest.rank.profile import Profile
+from digest.schedule import parse_time, parse_timezone, parse_weekdays
+from digest.service import DigestService
+
+MAX_TOPIC_CHARS = 200
+MAX_SUBSCRIPTIONS = 50
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a channel has received and how its members reacted."""
+
+    digests: int
+    papers: int
+    up: int
+    down: int
+    per_interest: dict[str, int]
+
+
+def clean_topic(text: str) -> str:
+    """A subscription text: single-spaced, non-empty, bounded."""
+    topic = " ".join(text.split())
+    if not topic:
+        raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
+    if len(topic) > MAX_TOPIC_CHARS:
+        raise DigestError(
+            f"Topics are at most {MAX_TOPIC_CHARS} characters; that one has {len(topic)}."
+        )
+    return topic
+
+
+class ChannelService:
+    """Per-channel use cases over the store and the shared ranker."""
+
+    def __init__(self, papers: DigestService, default_timezone: str = "UTC") -> None:
+        self.papers = papers
+        self.store = papers.store
+        self.default_timezone = default_timezone
+
+    def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
+        """The channel for ``ref``, created on first use."""
+        return self.store.channels.ensure(
+            ref, name=name, timezone=self.default_timezone, owner_user=owner
+        )
+
+    def find(self, ref: ChannelRef) -> Channel:
+        """An existing channel or a NotFoundError."""
+        channel = self.store.channels.get(ref)
+        if channel is None:
+            raise NotFoundError(f"No channel {ref}.")
+        return channel
+
+    def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
+        """A channel's profile lines in order (the numbers users see start at 1)."""
+        return self.store.channels.subscriptions(self.channel(ref).id)
+
+    def profile(self, channel: Channel) -> Profile:
+        """Everything the ranker needs to know about a channel's interests and votes."""
+        subs = self.store.channels.subscriptions(channel.id)
+        by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
+        votes = tuple(
+            (pid, 1 if v > 0 else -1)
+            for pid, v in self.store.channels.feedback_totals(channel.id).items()
+            if v
+        )
+        return Profile(
+            topics=by[SubscriptionKind.TOPIC],
+            authors=by[SubscriptionKind.AUTHOR],
+            excludes=by[SubscriptionKind.EXCLUDE],
+            likes=by[SubscriptionKind.LIKE],
+            votes=votes,
+        )
+
+    def add(
+        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
+    ) -> str:
+        """Add a topic, author, exclusion or liked paper; returns a confirmation."""
+        text = clean_topic(text)
+        channel = self.channel(ref)
+        if kind is SubscriptionKind.LIKE:
+            text = self.papers.paper(text).id
+        if len(self.store.channels.subscriptions(channel.id)) >= MAX_SUBSCRIPTIONS:
+            raise DigestError(
+                f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
+            )
+        if not self.store.channels.add_subscription(channel.id, kind, text, user):
+            return f"Already following {kind.value} {text!r}."
+        note = self._coverage_note(kind, text)
+        return f"Now following {kind.value} {text!r}.{note}"
+
+    def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
+        if kind is not SubscriptionKind.TOPIC:
+            return ""
+        result = self.papers.search(text, per_page=1).result
+        if not result.total:
+            return " No stored paper matches it yet; digests will include it when one arrives."
+        return f" {result.total} stored papers match it."
+
+    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
+        """Remove by number (as in `list`), by exact text, or `all`."""
+        channel = self.channel(ref)
+        subs = self.store.channels.subscriptions(channel.id)
+        key = " ".join(selector.split()).lower()
+        if key == "all":
+            chosen = subs
+        elif key.isdigit():
+            n = int(key)
+            if not 1 <= n <= len(subs):
+                raise DigestError(
+                    f"There is no subscription number {n}; `list` shows 1 to {len(subs)}."
+                )
+            chosen = [subs[n - 1]]
+        else:
+            chosen = [
+                s
+                for s in subs
+                if s.text.lower() == key or f"{s.kind.value}:{s.text}".lower() == key
+            ]
+            if not chosen:
+                raise DigestError(
+                    f"This channel does not follow {selector.strip()[:60]!r}; `list` shows what it does."
+                )
+        removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
+        return f"Stopped following {removed} item{'s' if removed != 1 else ''}."
+
+    def set_schedule(
+        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
+    ) -> Channel:
+        """Change when digests arrive."""
+        fields = {"digest_time": parse_time(at)}
+        if tz:
+            fields["timezone"] = parse_timezone(tz)
+        if days:
+            fields["weekdays"] = parse_weekdays(days)
+        return self.store.channels.update(self.channel(ref).id, **fields)
+
+    def set_size(self, ref: ChannelRef, text: str) -> Channel:
+        """Papers per digest, 1 to 25."""
+        if not text.strip().isdigit() or not 1 <= int(text) <= 25:
+            raise DigestError(
+                f"Digest size must be a whole number from 1 to 25, got {text.strip()[:20]!r}."
+            )
+        return self.store.channels.update(self.channel(ref).id, digest_size=int(text))
+
+    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
+        """Minimum score for a paper to be posted, 0 to 1."""
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0.0 <= value <= 1.0:
+            raise DigestError(
+                f"Threshold must be a number from 0 to 1 (e.g. 0.3), got {text.strip()[:20]!r}."
+            )
+        return self.store.channels.update(self.channel(ref).id, threshold=value)
+
+    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
+        """Pause or resume digests; the reason is shown by `list` and `digestbot channels`."""
+        return self.store.channels.update(
+            self.channel(ref).id, paused=paused, paused_reason=reason if paused else None
+        )
+
+    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
+        """Boolean channel options: quiet (no message on empty days), admin_only."""
+        fields = {"quiet": "quiet_when_empty", "admin-only": "admin_only"}
+        if name not in fields:
+            raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
+        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
+
+    def vote(self, ref: ChannelRef, user: str, paper_id: str, value: int) -> int:
+        """Record 👍 (+1) or 👎 (-1); the same vote again withdraws it. Returns the vote in force."""
+        paper = self.papers.paper(paper_id)
+        return self.store.channels.set_feedback(self.channel(ref).id, user, paper.id, value)
+
+    def candidates(self, channel: Channel) -> list[str]:
+        """Papers new since the channel's last digest, never one it was already sent or voted on."""
+        since = self.store.deliveries.last_claimed_at(channel.id)
+        fresh = self.store.papers.ids_since(since)
+        seen = self.store.deliveries.delivered_paper_ids(channel.id)
+        seen |= set(self.store.channels.feedback_totals(channel.id))
+        return [pid for pid in fresh if pid not in seen]
+
+    def preview(self, ref: ChannelRef, day: date) -> Digest:
+        """The digest the channel would get now, without claiming or sending anything."""
+        channel = self.channel(ref)
+        ids = self.candidates(channel)
+        return compose(
+            channel,
+            self.profile(channel),
+            self.papers.ranker(),
+            ids,
+            day,
+            self.store.papers.get_many(ids),
+        )
+
+    def stats(self, ref: ChannelRef) -> Stats:
+        """Digest, paper and vote counts, and how many delivered papers each interest brought."""
+        channel = self.channel(ref)
+        items = self.store.deliveries.items(channel.id)
+        votes = Counter(v.value for v in self.store.channels.feedback(channel.id))
+        per = Counter(why.split(":")[0].removeprefix("matches ").strip("'") for _, why in items)
+        return Stats(
+            self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)
+        )
+
+    def bibtex(self, ref: ChannelRef, which: str = "liked") -> str:
+        """BibTeX for the channel's 👍 papers (``liked``) or every paper it was sent (``all``)."""
+        from digest.bibtex import export
+
+        channel = self.channel(ref)
+        if which == "liked":
+            ids = [
+                pid for pid, v in self.store.channels.feedback_totals(channel.id).items() if v > 0
+            ]
+        elif which == "all":
+            ids = [pid for pid, _ in self.store.deliveries.items(channel.id)]
+        else:
+            raise DigestError("Export `liked` or `all`, e.g. `export bibtex liked`.")
+        papers = self.store.papers.get_many(ids)
+        return export([papers[i] for i in ids if i in papers])

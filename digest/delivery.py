@@ -1,0 +1,94 @@
+"""Exactly-once digest delivery, as steps around the platform post (which the chat side performs).
+
+claim (composed items reserved, unique per channel and day) -> sending -> posted.
+A crash leaves a stale claim: one never sent is sent; one that was sending is first looked
+up on the platform (by its delivery key) and only re-sent if the platform has no trace of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from digest.channels import ChannelService
+from digest.compose import Digest, DigestItem, compose, interests
+from digest.models import Channel
+from digest.store.deliveries import CLAIMED, EMPTY, POSTED, SENDING, Delivery, ItemClaim
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A digest this worker owns and must now post."""
+
+    delivery: Delivery
+    digest: Digest
+
+    @property
+    def key(self) -> str:
+        """Stable idempotency key for the platform (same across retries and processes)."""
+        return f"digest-{self.delivery.channel_id}-{self.delivery.digest_date.isoformat()}"
+
+
+class Deliveries:
+    """The delivery protocol over the store; platform-free."""
+
+    def __init__(self, channels: ChannelService, worker: str) -> None:
+        self.channels = channels
+        self.store = channels.store
+        self.worker = worker
+
+    def claim(self, channel: Channel, day: date) -> Claim | None:
+        """Compose and reserve today's digest; None if another worker (or an earlier run) has it."""
+        if self.store.deliveries.for_day(channel.id, day) is not None:
+            return None
+        profile = self.channels.profile(channel)
+        ids = self.channels.candidates(channel)
+        papers = self.store.papers.get_many(ids)
+        digest = compose(channel, profile, self.channels.papers.ranker(), ids, day, papers)
+        items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
+        delivery = self.store.deliveries.claim(
+            channel.id, day, self.worker, items, digest.near_misses
+        )
+        return Claim(delivery, digest) if delivery is not None else None
+
+    def begin(self, claim: Claim) -> bool:
+        """Mark the claim as being sent; False if this worker no longer owns it."""
+        if claim.delivery.status == SENDING:
+            return True
+        return self.store.deliveries.transition(claim.delivery.id, self.worker, CLAIMED, SENDING)
+
+    def finish(
+        self, claim: Claim, message_ref: str, item_refs: dict[str, str] | None = None
+    ) -> bool:
+        """Record the platform's message reference; the digest is now posted."""
+        for paper_id, ref in (item_refs or {}).items():
+            self.store.deliveries.set_item_ref(claim.delivery.id, paper_id, ref)
+        return self.store.deliveries.transition(
+            claim.delivery.id, self.worker, SENDING, POSTED, message_ref
+        )
+
+    def skip_empty(self, claim: Claim) -> bool:
+        """An empty day that the channel wants kept silent: nothing to post."""
+        return claim.delivery.status == EMPTY
+
+    def stale(self, older_than: timedelta) -> list[Claim]:
+        """Unfinished claims left by a crashed worker, now owned by this one."""
+        out = []
+        cutoff = datetime.now().astimezone() - older_than
+        for d in self.store.deliveries.unfinished(older_than):
+            if self.store.deliveries.take_over(d.id, self.worker, cutoff):
+                fresh = self.store.deliveries.get(d.id)
+                out.append(Claim(fresh, self.rebuild(fresh)))
+        return out
+
+    def rebuild(self, d: Delivery) -> Digest:
+        """The digest of a stored claim, exactly as it was composed (same papers, order, reasons)."""
+        channel = self.store.channels.by_id(d.channel_id)
+        papers = self.store.papers.get_many(i.paper_id for i in d.items)
+        items = tuple(
+            DigestItem(i.rank, papers[i.paper_id], i.score, i.why)
+            for i in d.items
+            if i.paper_id in papers
+        )
+        profile = self.channels.profile(channel)
+        return Digest(channel, d.digest_date, interests(profile), items, near_misses=d.near_misses)

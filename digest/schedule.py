@@ -1,0 +1,90 @@
+"""Digest schedules: parsing user input and finding due times across timezones and DST. No I/O."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from digest.errors import DigestError
+
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
+
+
+def parse_time(text: str) -> str:
+    """'9', '9:30', '09:30', '21h' -> 'HH:MM'."""
+    m = re.fullmatch(r"(\d{1,2})(?:[:h.](\d{2}))?h?", text.strip().lower())
+    if not m or int(m.group(1)) > 23 or int(m.group(2) or 0) > 59:
+        raise DigestError(f"Time must look like 09:30 (24-hour clock), got {text[:20]!r}.")
+    return f"{int(m.group(1)):02d}:{int(m.group(2) or 0):02d}"
+
+
+def parse_timezone(text: str) -> str:
+    """A valid IANA timezone name."""
+    name = text.strip()
+    if name.upper() == "UTC":
+        return "UTC"
+    try:
+        if not re.fullmatch(r"[A-Za-z_]+(/[A-Za-z0-9_+\-]+){0,2}", name):
+            raise ValueError(name)
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise DigestError(
+            f"Unknown timezone {name[:40]!r}. Try e.g. Europe/Berlin or America/New_York."
+        ) from None
+    return name
+
+
+def parse_weekdays(text: str) -> str:
+    """'daily', 'weekdays', 'weekends' or a list like 'mon,wed,fri' -> 'mon,wed,fri'."""
+    key = text.strip().lower()
+    if key in PRESETS:
+        return ",".join(PRESETS[key])
+    days = [d.strip()[:3] for d in re.split(r"[,\s]+", key) if d.strip()]
+    if not days or any(d not in DAYS for d in days):
+        raise DigestError(
+            f"Days must be daily, weekdays, weekends or a list like mon,wed,fri; got {text[:30]!r}."
+        )
+    return ",".join(d for d in DAYS if d in days)
+
+
+def _at(day: date, hhmm: str, tz: ZoneInfo) -> datetime:
+    """The wall-clock time on ``day`` in ``tz`` (a time skipped by DST resolves forward)."""
+    hour, minute = map(int, hhmm.split(":"))
+    local = datetime.combine(day, time(hour, minute), tzinfo=tz)
+    # Round-trip through UTC: a non-existent local time (spring forward) lands after the gap.
+    return local.astimezone(ZoneInfo("UTC")).astimezone(tz)
+
+
+def last_due(now: datetime, hhmm: str, weekdays: str, tz_name: str) -> datetime | None:
+    """The most recent scheduled time at or before ``now`` (within the last 8 days)."""
+    tz = ZoneInfo(tz_name)
+    days = set(weekdays.split(","))
+    local_now = now.astimezone(tz)
+    for back in range(8):
+        day = local_now.date() - timedelta(days=back)
+        if DAYS[day.weekday()] in days:
+            due = _at(day, hhmm, tz)
+            if due <= local_now:
+                return due
+    return None
+
+
+def next_due(now: datetime, hhmm: str, weekdays: str, tz_name: str) -> datetime | None:
+    """The next scheduled time strictly after ``now``."""
+    tz = ZoneInfo(tz_name)
+    days = set(weekdays.split(","))
+    local_now = now.astimezone(tz)
+    for ahead in range(8):
+        day = local_now.date() + timedelta(days=ahead)
+        if DAYS[day.weekday()] in days:
+            due = _at(day, hhmm, tz)
+            if due > local_now:
+                return due
+    return None
+
+
+def local_day(now: datetime, tz_name: str) -> date:
+    """Today's date in the channel's timezone (the digest's date)."""
+    return now.astimezone(ZoneInfo(tz_name)).date()
