@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import socket
+import sys
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cached_property
+from typing import TextIO
 
-from digest.service import DigestService
-
+from bot.adapters.console import ConsoleAdapter
+from bot.commands import Commands
 from bot.config import Settings
+from bot.ports import Adapter
+from bot.runner import DigestRunner
+from bot.scheduler import DigestScheduler
+from digest.channels import ChannelService
+from digest.delivery import Deliveries
 from digest.ingest.pipeline import SourceConfig
+from digest.service import DigestService
 from digest.store import Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,6 +49,53 @@ class App:
             openreview_base_url=s.openreview_base_url,
         )
         return DigestService(self.store, index_dir=s.resolved_index_dir(), sources=sources)
+
+    @cached_property
+    def channels(self) -> ChannelService:
+        """Channel use cases."""
+        return ChannelService(self.service, self.settings.default_timezone)
+
+    @cached_property
+    def commands(self) -> Commands:
+        """The `/papers` command core shared by every adapter."""
+        return Commands(self.channels)
+
+    @cached_property
+    def worker(self) -> str:
+        """This process's name in delivery claims."""
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+    def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
+        """The console always; Slack and Discord when their tokens are set (see their issues)."""
+        transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
+        return {"console": ConsoleAdapter(out or sys.stdout, transcript)}
+
+    def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
+        """Delivery runner over the given adapters."""
+        return DigestRunner(Deliveries(self.channels, self.worker), adapters)
+
+    def scheduler(self, runner: DigestRunner) -> DigestScheduler:
+        """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
+        return DigestScheduler(
+            self.store,
+            runner,
+            grace=timedelta(hours=self.settings.catchup_grace_hours),
+            ingest=self._scheduled_ingest if self._sources() else None,
+        )
+
+    def _sources(self) -> list[str]:
+        s = self.settings
+        return [f"arxiv:{q}" for q in s.arxiv_queries] + [
+            f"openreview:{v}" for v in s.openreview_venues
+        ]
+
+    async def _scheduled_ingest(self) -> None:
+        for source in self._sources():
+            try:
+                report = await asyncio.to_thread(self.service.ingest, source)
+                log.info("ingest %s: %d new", source, report.added)
+            except Exception as exc:  # noqa: BLE001 - one failing source must not stop the others
+                log.warning("ingest %s failed: %s", source, exc)
 
     def close(self) -> None:
         """Release database connections."""

@@ -7,8 +7,9 @@ up on the platform (by its delivery key) and only re-sent if the platform has no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from digest.channels import ChannelService
 from digest.compose import Digest, DigestItem, compose, interests
@@ -71,12 +72,17 @@ class Deliveries:
         """An empty day that the channel wants kept silent: nothing to post."""
         return claim.delivery.status == EMPTY
 
-    def stale(self, older_than: timedelta) -> list[Claim]:
-        """Unfinished claims left by a crashed worker, now owned by this one."""
+    def stale(
+        self, older_than: timedelta, is_dead: Callable[[str], bool] = lambda worker: False
+    ) -> list[Claim]:
+        """Unfinished claims whose owner went quiet for ``older_than`` or is dead; now owned by us."""
         out = []
-        cutoff = datetime.now().astimezone() - older_than
-        for d in self.store.deliveries.unfinished(older_than):
-            if self.store.deliveries.take_over(d.id, self.worker, cutoff):
+        cutoff = datetime.now(UTC) - older_than
+        for d in self.store.deliveries.unfinished():
+            if d.claimed_by == self.worker:
+                continue  # our own, in progress
+            dead = d.claimed_by if is_dead(d.claimed_by) else None
+            if self.store.deliveries.take_over(d.id, self.worker, cutoff, dead_owner=dead):
                 fresh = self.store.deliveries.get(d.id)
                 out.append(Claim(fresh, self.rebuild(fresh)))
         return out
@@ -92,3 +98,7 @@ class Deliveries:
         )
         profile = self.channels.profile(channel)
         return Digest(channel, d.digest_date, interests(profile), items, near_misses=d.near_misses)
+
+    def release(self, claim: Claim) -> None:
+        """Drop a claim that can never be posted (the channel is gone or forbids us)."""
+        self.store.deliveries.delete(claim.delivery.id)

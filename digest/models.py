@@ -104,7 +104,7 @@ class Channel:
     digest_time: str = "09:00"
     weekdays: str = "mon,tue,wed,thu,fri"
     digest_size: int = 5
-    threshold: float = 0.05
+    threshold: float = 0.3
     paused: bool = False
     paused_reason: str | None = None
     quiet_when_empty: bool = False

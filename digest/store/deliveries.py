@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -143,14 +143,22 @@ class DeliveryRepo:
             session.commit()
             return changed
 
-    def take_over(self, delivery_id: int, worker: str, stale_before: datetime) -> bool:
-        """Become owner of an unfinished delivery whose owner went quiet; exactly one caller wins."""
+    def take_over(
+        self, delivery_id: int, worker: str, stale_before: datetime, dead_owner: str | None = None
+    ) -> bool:
+        """Become owner of an unfinished delivery whose owner went quiet (or is known dead).
+
+        A conditional UPDATE: when several workers try, exactly one sees rowcount 1.
+        """
+        owner_gone = DeliveryRow.claimed_at < stale_before
+        if dead_owner is not None:
+            owner_gone = owner_gone | (DeliveryRow.claimed_by == dead_owner)
         stmt = (
             update(DeliveryRow)
             .where(
                 DeliveryRow.id == delivery_id,
                 DeliveryRow.status.in_([CLAIMED, SENDING]),
-                DeliveryRow.claimed_at < stale_before,
+                owner_gone,
             )
             .values(claimed_by=worker, claimed_at=datetime.now(UTC))
         )
@@ -159,12 +167,9 @@ class DeliveryRepo:
             session.commit()
             return won
 
-    def unfinished(self, older_than: timedelta = timedelta(0)) -> list[Delivery]:
-        """Claimed or sending deliveries not touched for ``older_than`` (crash leftovers)."""
-        cutoff = datetime.now(UTC) - older_than
-        stmt = select(DeliveryRow.id).where(
-            DeliveryRow.status.in_([CLAIMED, SENDING]), DeliveryRow.claimed_at <= cutoff
-        )
+    def unfinished(self) -> list[Delivery]:
+        """Claimed or sending deliveries (in progress elsewhere, or crash leftovers)."""
+        stmt = select(DeliveryRow.id).where(DeliveryRow.status.in_([CLAIMED, SENDING]))
         with Session(self.engine) as session:
             ids = list(session.scalars(stmt))
         return [d for d in (self.get(i) for i in ids) if d is not None]
@@ -231,3 +236,15 @@ class DeliveryRepo:
         )
         with Session(self.engine) as session:
             return session.scalar(stmt) or 0
+
+    def delete(self, delivery_id: int) -> None:
+        """Remove a claim and its reserved papers."""
+        with Session(self.engine) as session:
+            row = session.get(DeliveryRow, delivery_id)
+            if row is not None:
+                for item in session.scalars(
+                    select(DeliveryItemRow).where(DeliveryItemRow.delivery_id == delivery_id)
+                ):
+                    session.delete(item)
+                session.delete(row)
+                session.commit()

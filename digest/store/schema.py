@@ -76,7 +76,7 @@ class ChannelRow(Base):
     digest_time: Mapped[str] = mapped_column(String(5), default="09:00")
     weekdays: Mapped[str] = mapped_column(String(32), default="mon,tue,wed,thu,fri")
     digest_size: Mapped[int] = mapped_column(Integer, default=5)
-    threshold: Mapped[float] = mapped_column(Float, default=0.05)
+    threshold: Mapped[float] = mapped_column(Float, default=0.3)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     paused_reason: Mapped[str | None] = mapped_column(Text)
     quiet_when_empty: Mapped[bool] = mapped_column(Boolean, default=False)

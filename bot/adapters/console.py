@@ -1,0 +1,111 @@
+"""Console adapter: a full peer of Slack and Discord that renders replies as text in a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TextIO
+
+from bot.commands.replies import Card, Reply
+from bot.ports import Posted
+from digest.models import ChannelRef
+
+WIDTH = 100
+
+
+def render_card(c: Card) -> str:
+    """A paper as a few indented lines."""
+    head = f"{c.rank}. " if c.rank is not None else "• "
+    lines = [f"{head}{c.title}"]
+    meta = " · ".join(x for x in (c.authors, c.venue, c.paper_id) if x)
+    lines.append(f"   {meta}")
+    lines += textwrap.wrap(c.snippet, WIDTH, initial_indent="   ", subsequent_indent="   ")
+    if c.why:
+        lines.append(f"   why: {c.why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
+    links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link"]
+    if links:
+        lines.append("   " + " · ".join(links))
+    if any(a.kind == "up" for a in c.actions):
+        lines.append(
+            f"   feedback: /papers up {c.paper_id} · /papers down {c.paper_id} · /papers similar {c.paper_id}"
+        )
+    return "\n".join(lines)
+
+
+def render(reply: Reply) -> str:
+    """A reply as plain text; buttons become the commands that do the same thing."""
+    parts = []
+    if reply.title:
+        parts.append(reply.title)
+    if reply.text:
+        parts.append(("⚠ " if reply.error else "") + reply.text)
+    parts += [render_card(c) for c in reply.cards]
+    pages = [f"{a.label}: /papers {a.value}" for a in reply.actions if a.kind == "page"]
+    if pages:
+        parts.append(" · ".join(pages))
+    if reply.attachment:
+        name, content = reply.attachment
+        parts.append(f"--- {name} ---\n{content}")
+    if reply.footer:
+        parts.append(reply.footer)
+    return "\n".join(parts)
+
+
+class ConsoleAdapter:
+    """Posts to a text stream; a transcript file is the console's message history."""
+
+    platform = "console"
+
+    def __init__(self, out: TextIO | None = None, transcript: Path | None = None) -> None:
+        self.out = out or sys.stdout
+        self.transcript = transcript
+
+    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
+        """Print a digest under a header naming its channel, and note it in the transcript."""
+        text = f"\n=== #{ref.channel_id} ===\n{render(reply)}\n"
+        self.out.write(text)
+        self.out.flush()
+        if self.transcript:
+            self.transcript.parent.mkdir(parents=True, exist_ok=True)
+            with self.transcript.open("a", encoding="utf-8") as f:
+                f.write(f"[{key}]\n")
+        return Posted(
+            message_ref=f"console:{key}",
+            item_refs={c.paper_id: f"console:{key}:{c.paper_id}" for c in reply.cards},
+        )
+
+    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
+        """A digest counts as posted if the transcript has its key."""
+        if self.transcript and self.transcript.exists():
+            lines = self.transcript.read_text(encoding="utf-8").splitlines()
+            return Posted(message_ref=f"console:{key}") if f"[{key}]" in lines else None
+        return None
+
+    async def send(self, ref: ChannelRef, reply: Reply) -> None:
+        """Print an ordinary message."""
+        self.out.write(render(reply) + "\n")
+        self.out.flush()
+
+
+async def repl(
+    handle: Callable[[str], Awaitable[str]], prompt: str = "papers> ", stdin: TextIO | None = None
+) -> None:
+    """Read commands until EOF or `exit`; each line is answered by ``handle``."""
+    stdin = stdin or sys.stdin
+    interactive = stdin.isatty()
+    while True:
+        if interactive:
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+        line = await asyncio.to_thread(stdin.readline)
+        if not line:  # EOF
+            return
+        line = line.strip()
+        if line in ("exit", "quit", "/exit", "/quit"):
+            return
+        if line:
+            sys.stdout.write(await handle(line) + "\n")
+            sys.stdout.flush()

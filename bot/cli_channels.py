@@ -1,0 +1,205 @@
+"""`digestbot` commands for channels and the bot itself: run, subscribe, digest, feedback, cmd, channels."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import UTC, date, datetime
+from typing import Annotated
+
+import typer
+
+from bot.adapters.console import render, repl
+from bot.app import App
+from bot.cli import DbOption, app, out, wired
+from bot.commands import Context
+from bot.commands.replies import Reply
+from digest import BUNDLED_PAPERS
+from digest.errors import DigestError
+from digest.models import ChannelRef, SubscriptionKind
+from digest.schedule import local_day, next_due
+
+log = logging.getLogger(__name__)
+DEMO_CHANNEL = ChannelRef("console", "lab")
+DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
+
+
+def _ref(text: str) -> ChannelRef:
+    return ChannelRef.parse(text)
+
+
+def _day(text: str | None, tz: str) -> date:
+    if text is None:
+        return local_day(datetime.now(UTC), tz)
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise DigestError(f"--date must look like 2026-12-01, got {text[:20]!r}.") from None
+
+
+async def _apply(application: App, runner, reply: Reply, ctx: Context) -> str:
+    """Render a reply and carry out what it asks of the runner (post a digest now)."""
+    text = render(reply)
+    if reply.deliver_now is not None:
+        channel = application.channels.channel(reply.deliver_now)
+        outcome = await runner.run_now(reply.deliver_now, local_day(ctx.now, channel.timezone))
+        text += f"\n({outcome})"
+    return text
+
+
+@app.command("cmd")
+def cmd_cmd(
+    channel: str,
+    text: str,
+    user: Annotated[str, typer.Option("--user")] = "cli",
+    db: DbOption = None,
+) -> None:
+    """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
+    application = wired(db)
+    ref = _ref(channel)
+    ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
+    reply = application.commands.handle(text, ctx)
+    runner = application.runner(application.adapters(out.file))
+    print(asyncio.run(_apply(application, runner, reply, ctx)))
+
+
+@app.command("subscribe")
+def subscribe_cmd(channel: str, topic: str, db: DbOption = None) -> None:
+    """Follow a topic in a channel (`author:NAME` and `like:ID` work too)."""
+    application = wired(db)
+    kind, sep, rest = topic.partition(":")
+    kinds = {
+        "author": SubscriptionKind.AUTHOR,
+        "like": SubscriptionKind.LIKE,
+        "exclude": SubscriptionKind.EXCLUDE,
+    }
+    if sep and kind.lower() in kinds:
+        print(application.channels.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
+    else:
+        print(application.channels.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
+
+
+@app.command("feedback")
+def feedback_cmd(
+    channel: str,
+    paper_id: str,
+    vote: str,
+    user: Annotated[str, typer.Option("--user")] = "cli",
+    db: DbOption = None,
+) -> None:
+    """Record 👍 (`up`) or 👎 (`down`) on a paper for a channel; the same vote again withdraws it."""
+    if vote not in ("up", "down"):
+        raise DigestError(f"Vote must be up or down, got {vote[:10]!r}.")
+    now = wired(db).channels.vote(_ref(channel), user, paper_id, 1 if vote == "up" else -1)
+    print({1: "👍 recorded", -1: "👎 recorded", 0: "vote withdrawn"}[now])
+
+
+@app.command("digest")
+def digest_cmd(
+    channel: str,
+    day: Annotated[
+        str | None,
+        typer.Option("--date", help="The digest's date, YYYY-MM-DD (default: today there)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show it without claiming or posting.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Build (and unless --dry-run, deliver) a channel's digest."""
+    application = wired(db)
+    ref = _ref(channel)
+    ch = application.channels.channel(ref)
+    when = _day(day, ch.timezone)
+    if dry_run or as_json:
+        d = application.channels.preview(ref, when)
+        if as_json:
+            items = [
+                {"id": i.paper.id, "title": i.paper.title, "score": i.score, "why": i.why}
+                for i in d.items
+            ]
+            print(json.dumps({"channel": str(ref), "date": when.isoformat(), "papers": items,
+                              "near_misses": d.near_misses, "more": d.more}, ensure_ascii=False))  # fmt: skip
+            if dry_run:
+                return
+        else:
+            from bot.commands.replies import digest_reply
+
+            print(render(digest_reply(d)))
+            return
+    runner = application.runner(application.adapters(out.file))
+    outcome = asyncio.run(runner.run_channel(ch.id, when))
+    if not as_json:
+        print(f"{ref} {when}: {outcome}")
+
+
+@app.command("channels")
+def channels_cmd(db: DbOption = None) -> None:
+    """Every channel: schedule, next and last digest, paused reason."""
+    application = wired(db)
+    now = datetime.now(UTC)
+    for ch in application.store.channels.all():
+        last = application.store.deliveries.last(ch.id)
+        due = next_due(now, ch.digest_time, ch.weekdays, ch.timezone)
+        state = (
+            f"PAUSED ({ch.paused_reason})"
+            if ch.paused
+            else (f"next {due:%Y-%m-%d %H:%M %Z}" if due else "no days")
+        )
+        last_text = f"last {last.digest_date} ({last.status})" if last else "no digest yet"
+        topics = len(application.store.channels.subscriptions(ch.id))
+        print(
+            f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscriptions  {last_text}  {state}"
+        )
+
+
+def _first_run(application: App) -> None:
+    """The embedded default: bundled papers and a demo console channel, so `run` shows a digest."""
+    if application.store.papers.count() == 0:
+        report = application.service.ingest(str(BUNDLED_PAPERS))
+        print(f"Loaded {report.added} bundled NeurIPS 2026 papers.")
+    if not application.store.channels.all():
+        for topic in DEMO_TOPICS:
+            application.channels.add(DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot")
+        print(f"Created channel {DEMO_CHANNEL} following: {', '.join(DEMO_TOPICS)}.")
+
+
+async def _serve(application: App) -> None:
+    adapters = application.adapters(out.file)
+    runner = application.runner(adapters)
+    scheduler = application.scheduler(runner)
+    await runner.recover()
+    scheduler.start()
+    now = datetime.now(UTC)
+    for ch in application.store.channels.all():  # a console channel's first digest is shown at once
+        if (
+            ch.ref.platform == "console"
+            and application.store.deliveries.last(ch.id) is None
+            and not ch.paused
+        ):
+            await runner.run_channel(ch.id, local_day(now, ch.timezone))
+    for ref, outcome in (await scheduler.catch_up()).items():
+        log.info("catch-up %s: %s", ref, outcome)
+
+    async def handle(line: str) -> str:
+        ctx = Context(ref=DEMO_CHANNEL, user="you", dm=ChannelRef("console", "@you"))
+        reply = application.commands.handle(line, ctx)
+        if reply.schedule_changed is not None:
+            scheduler.sync()
+        return await _apply(application, runner, reply, ctx)
+
+    print("Type /papers help (or exit). Digests print here when they are due.")
+    try:
+        await repl(handle)
+    finally:
+        scheduler.shutdown()
+
+
+@app.command("run")
+def run_cmd(db: DbOption = None) -> None:
+    """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
+    application = wired(db)
+    _first_run(application)
+    asyncio.run(_serve(application))

@@ -1,0 +1,154 @@
+"""The `/papers` command core: one parser and handler registry used unchanged by every platform."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from bot.commands.replies import Reply, error
+from digest.channels import ChannelService
+from digest.errors import DigestError
+from digest.models import ChannelRef
+
+log = logging.getLogger(__name__)
+MAX_COMMAND_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Context:
+    """Who typed the command, where, and what the platform says about them."""
+
+    ref: ChannelRef
+    user: str
+    is_admin: bool = True
+    dm: ChannelRef | None = None  # the user's direct-message channel, for `me` commands
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    personal: bool = False
+
+
+@dataclass(frozen=True)
+class Args:
+    """The text after the subcommand: raw, as words, and any key:value filters."""
+
+    raw: str
+    words: tuple[str, ...]
+    filters: dict[str, str]
+
+    @classmethod
+    def parse(cls, raw: str) -> Args:
+        raw = raw.strip()
+        try:
+            parts = shlex.split(raw)
+        except ValueError:  # an unbalanced quote: fall back to plain words
+            parts = raw.split()
+        filters, words = {}, []
+        for part in parts:
+            key, sep, value = part.partition(":")
+            if sep and key.lower() in ("venue", "year", "author") and value:
+                filters[key.lower()] = value
+            else:
+                words.append(part)
+        return cls(raw, tuple(words), filters)
+
+    @property
+    def text(self) -> str:
+        """The words without filters, single-spaced."""
+        return " ".join(self.words)
+
+
+Handler = Callable[["Commands", Context, Args], Reply]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A subcommand: its handler, usage line, help text, and whether it changes channel settings."""
+
+    name: str
+    handler: Handler
+    usage: str
+    help: str
+    changes_channel: bool = False
+
+
+REGISTRY: dict[str, Spec] = {}
+ALIASES = {
+    "sub": "subscribe",
+    "unsub": "unsubscribe",
+    "ls": "list",
+    "show": "paper",
+    "like": "up",
+    "dislike": "down",
+}
+
+
+def command(
+    name: str, usage: str, help: str, changes_channel: bool = False
+) -> Callable[[Handler], Handler]:
+    """Register a subcommand handler."""
+
+    def wrap(fn: Handler) -> Handler:
+        REGISTRY[name] = Spec(name, fn, usage, help, changes_channel)
+        return fn
+
+    return wrap
+
+
+class Commands:
+    """Parses `/papers ...` text and runs the matching handler; every outcome is a Reply."""
+
+    def __init__(self, channels: ChannelService) -> None:
+        self.channels = channels
+        self.papers = channels.papers
+
+    def handle(self, text: str, ctx: Context) -> Reply:
+        """Run one command. Never raises: errors become short ephemeral replies."""
+        try:
+            return self._dispatch(text, ctx)
+        except DigestError as exc:
+            return error(str(exc))
+        except Exception:  # noqa: BLE001 - a bug must not crash the bot or leak a traceback to chat
+            log.exception(
+                "command failed (platform=%s channel=%s)", ctx.ref.platform, ctx.ref.channel_id
+            )
+            return error(
+                "Something went wrong on our side; the error was logged. Please try again."
+            )
+
+    def _dispatch(self, text: str, ctx: Context) -> Reply:
+        text = (text or "").replace("\x00", "").strip()
+        if len(text) > MAX_COMMAND_CHARS:
+            return error(
+                f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."
+            )
+        if text.lower().startswith("/papers"):
+            text = text[len("/papers") :].strip()
+        name, _, rest = text.partition(" ")
+        name = name.lower()
+        if name == "me":
+            if ctx.dm is None:
+                return error("Personal digests are not available here.")
+            ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
+            name, _, rest = rest.strip().partition(" ")
+            name = name.lower()
+        name = ALIASES.get(name, name or "help")
+        spec = REGISTRY.get(name)
+        if spec is None:
+            return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
+        if spec.changes_channel and not ctx.is_admin and self.channels.channel(ctx.ref).admin_only:
+            return error(
+                "Only channel admins can change this channel's digest here. "
+                "Use `/papers me ...` to set up your own digest."
+            )
+        return spec.handler(self, ctx, Args.parse(rest))
+
+
+def help_reply() -> Reply:
+    """Every subcommand with its usage."""
+    lines = [f"`/papers {s.usage}` — {s.help}" for s in REGISTRY.values()]
+    lines.append(
+        "`/papers me <command>` — the same commands for your personal digest by direct message."
+    )
+    return Reply(text="\n".join(lines), title="digestbot commands")

@@ -1,0 +1,170 @@
+"""`/papers` subcommands about a channel: subscriptions, schedule, settings, digests, export, stats."""
+
+from __future__ import annotations
+
+from bot.commands.core import Args, Commands, Context, command
+from bot.commands.replies import Reply, digest_reply, error
+from digest.models import SubscriptionKind
+from digest.schedule import local_day, next_due
+
+
+def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
+    """`author:Name`, `like:ID` or a topic."""
+    prefix, sep, rest = text.partition(":")
+    kinds = {
+        "author": SubscriptionKind.AUTHOR,
+        "like": SubscriptionKind.LIKE,
+        "exclude": SubscriptionKind.EXCLUDE,
+    }
+    if sep and prefix.lower().strip() in kinds:
+        return kinds[prefix.lower().strip()], rest
+    return SubscriptionKind.TOPIC, text
+
+
+def _changed(ctx: Context, text: str) -> Reply:
+    return Reply(text=text, schedule_changed=ctx.ref)
+
+
+@command(
+    "subscribe",
+    "subscribe <topic> | author:<name> | like:<paper id>",
+    "follow a topic, an author or papers like one",
+    True,
+)
+def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    kind, text = _subscribe_kind(args.raw)
+    return _changed(ctx, cmds.channels.add(ctx.ref, kind, text, ctx.user))
+
+
+@command("exclude", "exclude <term>", "never post papers that mention a term", True)
+def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
+
+
+@command("unsubscribe", "unsubscribe <topic | number | all>", "stop following something", True)
+def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.raw:
+        return error("Unsubscribe from what? `/papers list` numbers what this channel follows.")
+    return _changed(ctx, cmds.channels.unsubscribe(ctx.ref, args.raw))
+
+
+@command("list", "list", "what this channel follows, its schedule and settings")
+def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    channel = cmds.channels.channel(ctx.ref)
+    subs = cmds.channels.subscriptions(ctx.ref)
+    lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
+        "Nothing yet: `/papers subscribe <topic>`."
+    ]
+    due = next_due(ctx.now, channel.digest_time, channel.weekdays, channel.timezone)
+    state = f"⏸ paused: {channel.paused_reason or 'by request'}" if channel.paused else "active"
+    lines += [
+        "",
+        f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
+        f"Next digest: {due:%a %d %b %H:%M %Z}"
+        if due and not channel.paused
+        else "Next digest: none scheduled",
+        f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
+        f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
+        f"admins only: {'on' if channel.admin_only else 'off'}",
+    ]
+    who = (
+        "Your personal digest"
+        if ctx.personal
+        else f"Channel {channel.name or channel.ref.channel_id}"
+    )
+    return Reply(text="\n".join(lines), title=who)
+
+
+@command("digest", "digest now|preview", "post today's digest now, or preview it just for you")
+def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    mode = args.words[0].lower() if args.words else "preview"
+    if mode not in ("now", "preview"):
+        return error("Use `/papers digest now` or `/papers digest preview`.")
+    channel = cmds.channels.channel(ctx.ref)
+    if cmds.channels.profile(channel).is_empty():
+        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+    if mode == "now":
+        return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
+    return digest_reply(cmds.channels.preview(ctx.ref, local_day(ctx.now, channel.timezone)))
+
+
+@command(
+    "schedule",
+    "schedule <HH:MM> [timezone] [daily|weekdays|mon,wed,fri]",
+    "when digests arrive",
+    True,
+)
+def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.words:
+        return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
+    at, rest = args.words[0], list(args.words[1:])
+    tz = next((w for w in rest if "/" in w or w.upper() == "UTC"), None)
+    days = next((w for w in rest if w is not tz), None)
+    if len(rest) > 2 or (rest and tz is None and days is None):
+        return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
+    if rest and tz is None and len(rest) == 2:
+        return error(f"Unknown timezone {rest[0][:40]!r}. Try e.g. Europe/Berlin.")
+    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
+    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+
+
+@command("size", "size <n>", "papers per digest (1-25)", True)
+def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    ch = cmds.channels.set_size(ctx.ref, args.raw or "?")
+    return Reply(text=f"Digests now hold up to {ch.digest_size} papers.")
+
+
+@command("threshold", "threshold <0-1>", "how strong a match must be to be posted", True)
+def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    ch = cmds.channels.set_threshold(ctx.ref, args.raw or "?")
+    return Reply(text=f"Papers now need a score of at least {ch.threshold:.2f}.")
+
+
+@command("pause", "pause", "stop digests until resumed", True)
+def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    cmds.channels.set_paused(ctx.ref, True, f"paused by {ctx.user}")
+    return _changed(ctx, "Digests paused. `/papers resume` restarts them.")
+
+
+@command("resume", "resume", "restart digests", True)
+def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    cmds.channels.set_paused(ctx.ref, False)
+    return _changed(ctx, "Digests resumed.")
+
+
+@command(
+    "option",
+    "option quiet|admin-only on|off",
+    "stay silent on empty days; restrict settings to admins",
+    True,
+)
+def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if len(args.words) != 2 or args.words[1].lower() not in ("on", "off"):
+        return error("Use `/papers option quiet on` or `/papers option admin-only off`.")
+    cmds.channels.set_option(ctx.ref, args.words[0].lower(), args.words[1].lower() == "on")
+    return Reply(text=f"Option {args.words[0].lower()} is now {args.words[1].lower()}.")
+
+
+@command("export", "export bibtex [liked|all]", "BibTeX of 👍 papers or of every paper posted here")
+def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    words = [w.lower() for w in args.words]
+    if not words or words[0] != "bibtex" or len(words) > 2:
+        return error("Use `/papers export bibtex liked` or `/papers export bibtex all`.")
+    which = words[1] if len(words) == 2 else "liked"
+    bib = cmds.channels.bibtex(ctx.ref, which)
+    if not bib:
+        return error("Nothing to export yet." if which == "all" else "No 👍 papers here yet.")
+    return Reply(
+        text=f"{bib.count('@')} BibTeX entries attached.",
+        attachment=(f"digestbot-{which}.bib", bib),
+    )
+
+
+@command("stats", "stats", "digests, papers and 👍/👎 so far, per interest")
+def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    s = cmds.channels.stats(ctx.ref)
+    lines = [f"{s.digests} digests, {s.papers} papers posted, {s.up} 👍, {s.down} 👎."]
+    lines += [
+        f"• {k}: {v} papers" for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
+    ]
+    return Reply(text="\n".join(lines), title="Channel stats")

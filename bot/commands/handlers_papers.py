@@ -1,0 +1,148 @@
+"""`/papers` subcommands about papers: help, search, paper, similar, why, topics, feedback."""
+
+from __future__ import annotations
+
+from bot.commands.core import Args, Commands, Context, command, help_reply
+from bot.commands.replies import Action, Reply, card, error
+from digest.errors import DigestError
+from digest.rank.engine import Filters
+
+PER_PAGE = 5
+
+
+def _filters(args: Args) -> Filters:
+    year = args.filters.get("year")
+    if year is not None and not (year.isdigit() and len(year) == 4):
+        raise DigestError(f"year: must be a four-digit year, got {year[:10]!r}.")
+    return Filters(
+        venue=args.filters.get("venue"),
+        year=int(year) if year else None,
+        author=args.filters.get("author"),
+    )
+
+
+def _page_arg(args: Args) -> tuple[int, Args]:
+    """A trailing `page:N` (from the Prev/Next buttons) and the rest."""
+    words = list(args.words)
+    page = 1
+    if words and words[-1].lower().startswith("page:") and words[-1][5:].isdigit():
+        page = max(1, int(words.pop()[5:]))
+    return page, Args(args.raw, tuple(words), args.filters)
+
+
+@command("help", "help", "this list")
+def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    return help_reply()
+
+
+@command(
+    "search", "search <query> [venue:X] [year:YYYY] [author:NAME]", "search every stored paper"
+)
+def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    page, args = _page_arg(args)
+    if not args.text:
+        return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
+    view = cmds.papers.search(args.text, _filters(args), page, PER_PAGE)
+    r = view.result
+    if not r.hits:
+        return error(r.message or f"No papers match {args.text[:60]!r} yet.")
+    first = (r.page - 1) * r.per_page
+    cards = tuple(
+        card(view.papers[h.paper_id], h.why, first + i, h.score) for i, h in enumerate(r.hits, 1)
+    )
+    filters = " ".join(f"{k}:{v}" for k, v in args.filters.items())
+    base = f"{args.text} {filters}".strip()
+    actions = []
+    if r.page > 1:
+        actions.append(Action("page", "◀ Prev", f"search {base} page:{r.page - 1}"))
+    if r.page < r.pages:
+        actions.append(Action("page", "Next ▶", f"search {base} page:{r.page + 1}"))
+    return Reply(
+        text=f"{r.total} papers match; page {r.page} of {r.pages}.",
+        title=f"🔎 {args.text[:80]}",
+        cards=cards,
+        actions=tuple(actions),
+    )
+
+
+@command("paper", "paper <id>", "one paper in full")
+def paper_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.words:
+        return error("Which paper? e.g. `/papers paper 2401.01234`")
+    p = cmds.papers.paper(args.words[0])
+    c = card(p, feedback=True)
+    full = Reply(text=p.abstract[:2900], title=p.title, cards=(c,))
+    return full
+
+
+@command("similar", "similar <id>", "papers like this one")
+def similar_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.words:
+        return error("Similar to which paper? e.g. `/papers similar 2401.01234`")
+    paper, hits, papers = cmds.papers.similar(args.words[0], k=PER_PAGE)
+    if not hits:
+        return error(f"Nothing close to {paper.title[:80]!r} yet.")
+    cards = tuple(
+        card(papers[h.paper_id], h.why, i, h.score)
+        for i, h in enumerate(hits, 1)
+        if h.paper_id in papers
+    )
+    return Reply(
+        text=f"Papers most like {paper.title[:120]!r}:", title="More like this", cards=cards
+    )
+
+
+@command("why", "why <id>", "why a paper would (or would not) reach this channel")
+def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.words:
+        return error("Why which paper? e.g. `/papers why 2401.01234`")
+    paper = cmds.papers.paper(args.words[0])
+    channel = cmds.channels.channel(ctx.ref)
+    profile = cmds.channels.profile(channel)
+    ranker = cmds.papers.ranker()
+    if profile.is_empty() or ranker is None:
+        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+    picks = ranker.rank(profile, [paper.id], size=1, threshold=0.0)
+    if not picks.hits:
+        return Reply(text=f"{paper.title!r} is excluded by this channel's `exclude` terms.")
+    hit = picks.hits[0]
+    verdict = "above" if hit.score >= channel.threshold else "below"
+    return Reply(
+        text=f"Score {hit.score:.2f}, {verdict} this channel's threshold {channel.threshold:.2f}.\nWhy: {hit.why}",
+        title=paper.title,
+    )
+
+
+@command("topics", "topics", "suggested topics mined from the stored papers")
+def topics_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    ranker = cmds.papers.ranker()
+    if ranker is None:
+        return error("No papers stored yet.")
+    lines = [f"• *{t.label}* — {', '.join(t.terms)}" for t in ranker.suggested_topics()]
+    return Reply(
+        text="\n".join(lines) + "\nFollow one with `/papers subscribe <topic>`.",
+        title="Suggested topics",
+    )
+
+
+def _vote(cmds: Commands, ctx: Context, args: Args, value: int) -> Reply:
+    if not args.words:
+        return error("Vote on which paper? e.g. `/papers up 2401.01234`")
+    paper = cmds.papers.paper(args.words[0])
+    now = cmds.channels.vote(ctx.ref, ctx.user, paper.id, value)
+    if now == 0:
+        return Reply(text=f"Vote withdrawn for {paper.title[:100]!r}.")
+    mark = "👍" if now > 0 else "👎"
+    return Reply(
+        text=f"{mark} noted for {paper.title[:100]!r}; future digests here will learn from it."
+    )
+
+
+@command("up", "up <id>", "👍 a paper (the digest buttons do the same)")
+def up_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    return _vote(cmds, ctx, args, 1)
+
+
+@command("down", "down <id>", "👎 a paper")
+def down_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    return _vote(cmds, ctx, args, -1)

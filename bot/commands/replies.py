@@ -1,0 +1,130 @@
+"""Platform-neutral replies: what a command or digest says; adapters only decide how it looks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from digest.compose import Digest
+from digest.models import ChannelRef, Paper
+from digest.text import sentences
+
+SNIPPET_CHARS = 280
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button: feedback, 'more like this', a page turn, or a link."""
+
+    kind: str  # up | down | more | page | link
+    label: str
+    value: str = ""
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Card:
+    """A paper as shown in chat."""
+
+    paper_id: str
+    title: str
+    url: str | None
+    authors: str
+    venue: str
+    snippet: str
+    why: str = ""
+    rank: int | None = None
+    score: float | None = None
+    actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the bot answers; ``ephemeral`` replies are shown only to the person who asked."""
+
+    text: str
+    title: str | None = None
+    cards: tuple[Card, ...] = ()
+    footer: str | None = None
+    actions: tuple[Action, ...] = ()
+    ephemeral: bool = True
+    error: bool = False
+    attachment: tuple[str, str] | None = None  # (file name, content), e.g. a .bib export
+    deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
+    schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+def error(text: str) -> Reply:
+    """A short ephemeral error."""
+    return Reply(text=text, error=True)
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """The start of an abstract, cut on a word boundary."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def _body(p: Paper) -> str:
+    """The abstract, minus its first sentence when that sentence already serves as the title."""
+    if p.title_derived:
+        rest = sentences(p.abstract)[1:]
+        if rest:
+            return " ".join(rest)
+    return p.abstract
+
+
+def paper_url(p: Paper) -> str | None:
+    """The best single link for a paper's title."""
+    return p.links.abs or p.links.forum or p.links.pdf
+
+
+def link_actions(p: Paper) -> tuple[Action, ...]:
+    """Link buttons for the places a paper can be read."""
+    named = (
+        ("PDF", p.links.pdf),
+        ("arXiv", p.links.abs),
+        ("OpenReview", p.links.forum),
+        ("Code", p.links.code),
+    )
+    return tuple(Action("link", label, url=url) for label, url in named if url)
+
+
+def card(
+    p: Paper,
+    why: str = "",
+    rank: int | None = None,
+    score: float | None = None,
+    feedback: bool = False,
+) -> Card:
+    """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
+    authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
+    buttons = (
+        Action("up", "👍", p.id),
+        Action("down", "👎", p.id),
+        Action("more", "More like this", p.id),
+    )
+    return Card(
+        paper_id=p.id,
+        title=p.title,
+        url=paper_url(p),
+        authors=authors,
+        venue=p.venue or "",
+        snippet=snippet(_body(p)),
+        why=why,
+        rank=rank,
+        score=score,
+        actions=(buttons if feedback else ()) + link_actions(p),
+    )
+
+
+def digest_reply(d: Digest) -> Reply:
+    """A digest as a public reply: header, counts, one card per paper."""
+    follows = ", ".join(d.interests) or "nothing yet"
+    return Reply(
+        text=d.summary(),
+        title=f"📚 {d.title()}",
+        cards=tuple(card(i.paper, i.why, i.rank, i.score, feedback=True) for i in d.items),
+        footer=f"Following: {follows}",
+        ephemeral=False,
+    )

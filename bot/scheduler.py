@@ -1,0 +1,110 @@
+"""APScheduler 3.x jobs: one cron job per channel in its timezone, ingest jobs, catch-up and recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from bot.runner import DigestRunner
+from digest.models import Channel
+from digest.schedule import last_due, local_day
+from digest.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def digest_trigger(channel: Channel) -> CronTrigger:
+    """Fire at the channel's local time on its weekdays (APScheduler handles DST in the zone)."""
+    hour, minute = channel.digest_time.split(":")
+    return CronTrigger(day_of_week=channel.weekdays, hour=int(hour), minute=int(minute),
+                       timezone=ZoneInfo(channel.timezone))  # fmt: skip
+
+
+class DigestScheduler:
+    """Keeps one job per active channel in step with the store; several processes may share it."""
+
+    def __init__(
+        self,
+        store: Store,
+        runner: DigestRunner,
+        grace: timedelta = timedelta(hours=12),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        ingest: Callable[[], Awaitable[None]] | None = None,
+        ingest_every: timedelta = timedelta(hours=6),
+    ) -> None:
+        self.store, self.runner, self.grace, self.clock = store, runner, grace, clock
+        self.ingest, self.ingest_every = ingest, ingest_every
+        self.scheduler = AsyncIOScheduler(timezone=UTC)
+
+    def job_id(self, channel: Channel) -> str:
+        """Stable per channel, so re-syncing replaces instead of duplicating."""
+        return f"digest:{channel.id}"
+
+    def sync(self) -> int:
+        """Add, replace or remove channel jobs to match the store; returns how many are active."""
+        active = 0
+        for channel in self.store.channels.all():
+            jid = self.job_id(channel)
+            if channel.paused or channel.ref.platform not in self.runner.adapters:
+                if self.scheduler.get_job(jid):
+                    self.scheduler.remove_job(jid)
+                continue
+            self.scheduler.add_job(
+                self.fire,
+                digest_trigger(channel),
+                id=jid,
+                args=[channel.id],
+                replace_existing=True,
+                coalesce=True,  # after a stall, one run, not one per missed tick
+                misfire_grace_time=int(self.grace.total_seconds()),
+                max_instances=1,
+            )
+            active += 1
+        return active
+
+    async def fire(self, channel_id: int) -> str:
+        """A channel's scheduled tick: deliver today's (local) digest."""
+        channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
+        if channel is None:
+            return "gone"
+        outcome = await self.runner.run_channel(
+            channel_id, local_day(self.clock(), channel.timezone)
+        )
+        log.info("digest for %s: %s", channel.ref, outcome)
+        return outcome
+
+    async def catch_up(self) -> dict[str, str]:
+        """After downtime: each channel's most recent missed digest, once, if within the grace window."""
+        now = self.clock()
+        done = {}
+        for channel in await asyncio.to_thread(self.store.channels.all):
+            if channel.paused or channel.ref.platform not in self.runner.adapters:
+                continue
+            due = last_due(now, channel.digest_time, channel.weekdays, channel.timezone)
+            if due is None or now - due > self.grace:
+                continue
+            done[str(channel.ref)] = await self.runner.run_channel(channel.id, due.date())
+        return done
+
+    def start(self, resync_every: timedelta = timedelta(minutes=1)) -> None:
+        """Start in the running event loop, with periodic resync, recovery and ingest jobs."""
+        self.sync()
+        self.scheduler.add_job(self.sync, "interval", seconds=resync_every.total_seconds(), id="sync",
+                               replace_existing=True)  # fmt: skip
+        self.scheduler.add_job(self.runner.recover, "interval", minutes=5, args=[timedelta(minutes=10)],
+                               id="recover", replace_existing=True)  # fmt: skip
+        if self.ingest is not None:
+            self.scheduler.add_job(self.ingest, "interval", seconds=self.ingest_every.total_seconds(),
+                                   id="ingest", replace_existing=True, next_run_time=self.clock())  # fmt: skip
+        self.scheduler.start()
+
+    def shutdown(self) -> None:
+        """Stop without waiting for running jobs."""
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
