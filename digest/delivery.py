@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from digest.channels import ChannelService
 from digest.compose import Digest, DigestItem, compose, interests
 from digest.models import Channel
-from digest.store.deliveries import CLAIMED, EMPTY, POSTED, SENDING, Delivery, ItemClaim
+from digest.store.deliveries import CLAIMED, POSTED, SENDING, Delivery, ItemClaim
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Deliveries:
         digest = compose(channel, profile, self.channels.papers.ranker(), ids, day, papers)
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
-            channel.id, day, self.worker, items, digest.near_misses
+            channel.id, day, self.worker, items, digest.near_misses, quiet=channel.quiet_when_empty
         )
         return Claim(delivery, digest) if delivery is not None else None
 
@@ -67,10 +67,6 @@ class Deliveries:
         return self.store.deliveries.transition(
             claim.delivery.id, self.worker, SENDING, POSTED, message_ref
         )
-
-    def skip_empty(self, claim: Claim) -> bool:
-        """An empty day that the channel wants kept silent: nothing to post."""
-        return claim.delivery.status == EMPTY
 
     def stale(
         self, older_than: timedelta, is_dead: Callable[[str], bool] = lambda worker: False

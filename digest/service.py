@@ -40,15 +40,11 @@ class DigestService:
         return ingest(self.store, source, fmt, self.sources, progress)
 
     def ranker(self) -> Ranker | None:
-        """The ranker over every stored paper (refreshed when papers were added)."""
+        """The ranker over every stored paper; a new index (papers were added) gets a new ranker."""
         index = self.indexes.current()
         if index is None:
             self._ranker = None
-        elif (
-            self._ranker is None
-            or self._ranker.index is not index
-            or len(self._ranker.index) != len(index)
-        ):
+        elif self._ranker is None or self._ranker.index is not index:
             self._ranker = Ranker(index)
         return self._ranker
 

@@ -89,3 +89,21 @@ def env_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def make_app(db_url: str, folder: Path, records=None):
+    """A wired application on ``db_url`` with the synthetic corpus stored."""
+    from bot.app import build
+    from bot.config import Settings
+
+    application = build(db_url, Settings(index_dir=str(folder / "index"), database_url=db_url))
+    application.store.papers.upsert(records if records is not None else synthetic_records())
+    return application
+
+
+@pytest.fixture
+def app(tmp_path: Path):
+    """A wired application on SQLite with the synthetic corpus."""
+    application = make_app(f"sqlite:///{tmp_path / 'app.db'}", tmp_path)
+    yield application
+    application.close()

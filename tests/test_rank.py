@@ -188,9 +188,10 @@ def test_added_documents_are_searchable_without_refit():
         "Message passing for molecule graphs",
         "Graph neural networks with message passing.",
     )
-    add_documents(index, [new])
-    assert index.fitted_docs == len(recs) and not index.needs_refit()
-    assert "new-1" in top_ids(Ranker(index), "message passing molecule", k=3)
+    grown = add_documents(index, [new])
+    assert len(index) == len(recs) and "new-1" not in index.pos  # the old index is untouched
+    assert grown.fitted_docs == len(recs) and len(grown) == len(recs) + 1 and not grown.needs_refit()
+    assert "new-1" in top_ids(Ranker(grown), "message passing molecule", k=3)
 
 
 def test_index_cache_is_reused_and_extended(sqlite_store, tmp_path, monkeypatch):

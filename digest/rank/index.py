@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
@@ -169,27 +169,28 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
 
 
 def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
-    """Append papers using the fitted vocabulary and latent basis (no refit)."""
+    """A new index with ``docs`` appended, using the fitted vocabulary and latent basis (no refit).
+
+    The old index is left untouched, so rankers holding per-topic caches for it stay consistent.
+    """
     docs = [d for d in docs if d.id not in index.pos]
     if not docs:
         return index
     counts = count_chunk([d.title for d in docs], [d.abstract for d in docs], vocab=index.vocab)
-    ct, ca, surface = counts.title, counts.abstract, counts.surface
+    ct, ca = counts.title, counts.abstract
     p = index.params
-    w = _bm25f(ct, ca, index.idf, p, index.avg_len)
     cols = index.latent_cols
     lat = _unit(
         np.asarray(_tfidf_rows(ct[:, cols], ca[:, cols], index.idf[cols], p) @ index.basis.T)
     )
-    for k, v in surface.items():
-        index.surface.setdefault(k, v)
-    index.weights = sparse.vstack([index.weights, w]).tocsc()
-    index.latent = np.vstack([index.latent, lat])
-    index.titles += [d.title for d in docs]
-    index.authors += [tuple(a.lower() for a in d.authors) for d in docs]
-    index.venues += [(d.venue or "").lower() for d in docs]
-    index.years = np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32)
-    start = len(index.ids)
-    index.ids += [d.id for d in docs]
-    index.pos.update({d.id: start + i for i, d in enumerate(docs)})
-    return index
+    return replace(
+        index,
+        ids=index.ids + [d.id for d in docs],
+        weights=sparse.vstack([index.weights, _bm25f(ct, ca, index.idf, p, index.avg_len)]).tocsc(),
+        latent=np.vstack([index.latent, lat]),
+        titles=index.titles + [d.title for d in docs],
+        authors=index.authors + [tuple(a.lower() for a in d.authors) for d in docs],
+        venues=index.venues + [(d.venue or "").lower() for d in docs],
+        years=np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32),
+        surface={**counts.surface, **index.surface},
+    )

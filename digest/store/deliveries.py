@@ -68,15 +68,24 @@ class DeliveryRepo:
         self.engine = engine
 
     def claim(
-        self, channel_id: int, day: date, worker: str, items: list[ItemClaim], near_misses: int = 0
+        self,
+        channel_id: int,
+        day: date,
+        worker: str,
+        items: list[ItemClaim],
+        near_misses: int = 0,
+        quiet: bool = False,
     ) -> Delivery | None:
-        """Reserve (channel, day) and its papers in one transaction; None if already claimed."""
+        """Reserve (channel, day) and its papers in one transaction; None if already claimed.
+
+        An empty digest is still claimed: the day is covered, and a non-quiet channel is told so.
+        """
         now = datetime.now(UTC)
         with Session(self.engine) as session:
             row = DeliveryRow(
                 channel_id=channel_id,
                 digest_date=day,
-                status=CLAIMED if items else EMPTY,
+                status=EMPTY if quiet and not items else CLAIMED,  # a quiet empty day is done
                 claimed_by=worker,
                 claimed_at=now,
                 near_misses=near_misses,

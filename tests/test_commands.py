@@ -1,0 +1,173 @@
+"""The /papers command core: every subcommand answers with a Reply, errors are short and ephemeral."""
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.commands import Context
+from bot.commands.core import REGISTRY
+from digest.models import ChannelRef
+
+LAB = ChannelRef("console", "lab")
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+
+
+def ctx(user="ann", admin=True, ref=LAB):
+    return Context(
+        ref=ref, user=user, is_admin=admin, dm=ChannelRef("console", f"@{user}"), now=NOW
+    )
+
+
+def say(app, text, **kw):
+    return app.commands.handle(text, ctx(**kw))
+
+
+def test_help_lists_every_subcommand(app):
+    reply = say(app, "/papers help")
+    for name in REGISTRY:
+        assert f"/papers {name}" in reply.text
+    assert "/papers me" in reply.text
+    assert say(app, "").text == reply.text  # bare /papers is help
+
+
+def test_subscribe_list_unsubscribe_by_number_text_and_all(app):
+    assert (
+        "Now following topic 'graph neural networks'"
+        in say(app, "subscribe graph neural networks").text
+    )
+    assert "Already following" in say(app, "subscribe  graph   neural networks ").text
+    say(app, "subscribe author:Grace Hopper")
+    say(app, "exclude heterophily")
+    listing = say(app, "list").text
+    assert "1. topic: graph neural networks" in listing and "2. author: Grace Hopper" in listing
+    assert "3. exclude: heterophily" in listing and "Schedule: 09:00 UTC" in listing
+    assert say(app, "unsubscribe 2").text == "Stopped following 1 item."
+    assert say(app, "unsubscribe exclude:heterophily").text == "Stopped following 1 item."
+    assert say(app, "unsubscribe 7").error
+    assert say(app, "unsubscribe quantum chemistry").error
+    assert say(app, "unsubscribe all").text == "Stopped following 1 item."
+    assert "Nothing yet" in say(app, "list").text
+
+
+def test_like_subscription_needs_a_real_paper(app):
+    assert say(app, "subscribe like:syn-rl-0").text.startswith("Now following like 'syn-rl-0'")
+    bad = say(app, "subscribe like:no-such-paper")
+    assert bad.error and "No paper with id" in bad.text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("schedule 25:00", "Time must look like 09:30"),
+        ("schedule 09:00 Mars/Base", "Unknown timezone 'Mars/Base'. Try e.g. Europe/Berlin"),
+        ("schedule 09:00 Europe/Berlin someday", "Days must be daily, weekdays"),
+        ("schedule", "When?"),
+        ("size 0", "from 1 to 25"),
+        ("size lots", "from 1 to 25"),
+        ("threshold 2", "from 0 to 1"),
+        ("threshold nan", "from 0 to 1"),
+        ("subscribe", "Say what to follow"),
+        ("subscribe " + "x" * 300, "at most 200 characters"),
+        ("frobnicate", "Unknown command 'frobnicate'"),
+        ("search", "Search for what?"),
+        ("search graphs year:20x6", "four-digit year"),
+        ("paper", "Which paper?"),
+        ("paper nope", "No paper with id 'nope'"),
+        ("why syn-rl-0", "follows nothing yet"),
+        ("digest later", "digest now"),
+        ("export csv", "export bibtex"),
+        ("option loud on", "Unknown option"),
+    ],
+)
+def test_bad_input_gets_a_short_ephemeral_error(app, text, message):
+    reply = say(app, text)
+    assert reply.error and reply.ephemeral and message in reply.text
+    assert len(reply.text) < 200
+
+
+def test_schedule_size_threshold_pause_resume(app):
+    reply = say(app, "schedule 7:30 Europe/Berlin mon,wed,fri")
+    assert (
+        reply.text == "Digests at 07:30 Europe/Berlin on mon,wed,fri."
+        and reply.schedule_changed == LAB
+    )
+    assert say(app, "schedule 18:00 weekends").text == "Digests at 18:00 Europe/Berlin on sat,sun."
+    say(app, "size 3")
+    say(app, "threshold 0.45")
+    say(app, "pause")
+    listing = say(app, "list").text
+    assert "Size 3 · threshold 0.45" in listing and "paused: paused by ann" in listing
+    say(app, "resume")
+    assert "(active)" in say(app, "list").text
+
+
+def test_admin_only_channels_refuse_settings_from_members(app):
+    say(app, "option admin-only on")
+    refused = say(app, "subscribe diffusion models", admin=False)
+    assert refused.error and "Only channel admins" in refused.text
+    assert not say(app, "search diffusion models", admin=False).error  # reading is open to all
+    assert not say(app, "me subscribe diffusion models", admin=False).error  # own digest is theirs
+    assert not say(app, "subscribe diffusion models", admin=True).error
+
+
+def test_me_commands_use_the_users_direct_message_channel(app):
+    say(app, "me subscribe federated learning", user="bo")
+    assert "Your personal digest" in say(app, "me list", user="bo").title
+    assert "federated learning" in say(app, "me list", user="bo").text
+    assert "federated learning" not in say(app, "list", user="bo").text
+    assert app.store.channels.get(ChannelRef("console", "@bo")) is not None
+
+
+def test_search_pages_and_filters(app):
+    first = say(app, "search graph neural networks")
+    assert len(first.cards) == 5 and not first.error
+    nxt = next(a for a in first.actions if a.label.startswith("Next"))
+    second = say(app, nxt.value)
+    assert {c.paper_id for c in first.cards}.isdisjoint({c.paper_id for c in second.cards})
+    assert any(a.label.startswith("◀") for a in second.actions)
+    filtered = say(app, 'search graph neural networks author:"Grace Hopper"')
+    assert filtered.cards and all("Grace Hopper" in c.authors for c in filtered.cards)
+
+
+def test_paper_similar_why_topics_votes_export_stats(app):
+    assert say(app, "paper syn-sae-1").title.startswith("On ")
+    sim = say(app, "similar syn-sae-1")
+    assert sum(c.paper_id.startswith("syn-sae") for c in sim.cards) >= 4
+    say(app, "subscribe sparse autoencoders")
+    why = say(app, "why syn-sae-1").text
+    assert "above this channel's threshold" in why and "matches 'sparse autoencoders'" in why
+    assert "below" in say(app, "why syn-fl-1").text
+    assert say(app, "topics").text.count("•") >= 3
+    assert say(app, "up syn-sae-1").text.startswith("👍 noted")
+    assert say(app, "up syn-sae-1").text.startswith("Vote withdrawn")
+    say(app, "like syn-sae-2")
+    bib = say(app, "export bibtex liked")
+    assert bib.attachment[0] == "digestbot-liked.bib" and "@inproceedings{" in bib.attachment[1]
+    assert "SynthConf 2025" in bib.attachment[1]
+    assert say(app, "stats").text.startswith("0 digests, 0 papers posted, 1 👍, 0 👎")
+
+
+def test_digest_preview_is_ephemeral_and_now_asks_the_runner(app):
+    assert say(app, "digest now").error  # nothing followed yet
+    say(app, "subscribe diffusion models")
+    preview = say(app, "digest preview")
+    assert preview.title.startswith("📚 Papers for Tue 01 Dec 2026") and len(preview.cards) == 5
+    assert all(c.paper_id.startswith("syn-diffusion") for c in preview.cards)
+    assert any(a.kind == "up" for a in preview.cards[0].actions)
+    now = say(app, "digest now")
+    assert now.deliver_now == LAB and not now.error
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.one_of(
+    st.text(max_size=300),
+    st.builds(lambda c, t: f"/papers {c} {t}", st.sampled_from(sorted(REGISTRY) + ["me", "me list"]), st.text(max_size=120)),
+))  # fmt: skip
+def test_any_command_text_gets_a_reply_and_nothing_raises(app, text):
+    reply = app.commands.handle(text, ctx())
+    assert reply.text or reply.cards
+    assert "Something went wrong" not in reply.text  # that would be a bug caught by the safety net
