@@ -12,9 +12,9 @@ import typer
 
 from bot.adapters.console import render, repl
 from bot.app import App
-from bot.cli import DbOption, app, out, wired
+from bot.cli import DbOption, app, err, out, wired
 from bot.commands import Context
-from bot.commands.replies import Reply
+from bot.commands.replies import Reply, digest_reply
 from digest import BUNDLED_PAPERS
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
@@ -102,37 +102,44 @@ def digest_cmd(
         str | None,
         typer.Option("--date", help="The digest's date, YYYY-MM-DD (default: today there)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the papers as JSON (id, title, score, why).")
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show it without claiming or posting.")
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Build (and unless --dry-run, deliver) a channel's digest."""
+    """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
     application = wired(db)
     ref = _ref(channel)
     ch = application.channels.channel(ref)
     when = _day(day, ch.timezone)
-    if dry_run or as_json:
+    if dry_run:
         d = application.channels.preview(ref, when)
-        if as_json:
-            items = [
-                {"id": i.paper.id, "title": i.paper.title, "score": i.score, "why": i.why}
-                for i in d.items
-            ]
-            print(json.dumps({"channel": str(ref), "date": when.isoformat(), "papers": items,
-                              "near_misses": d.near_misses, "more": d.more}, ensure_ascii=False))  # fmt: skip
-            if dry_run:
-                return
-        else:
-            from bot.commands.replies import digest_reply
-
-            print(render(digest_reply(d)))
-            return
-    runner = application.runner(application.adapters(out.file))
+        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
+        print(_digest_json(ref, when, "preview", items) if as_json else render(digest_reply(d)))
+        return
+    # With --json the console rendering goes to stderr so stdout stays parseable.
+    runner = application.runner(application.adapters(err.file if as_json else out.file))
     outcome = asyncio.run(runner.run_channel(ch.id, when))
     if not as_json:
         print(f"{ref} {when}: {outcome}")
+        return
+    delivery = application.store.deliveries.for_day(ch.id, when)
+    items = list(delivery.items) if delivery else []
+    titles = application.store.papers.get_many(i.paper_id for i in items)
+    rows = [
+        (i.paper_id, titles[i.paper_id].title if i.paper_id in titles else "", i.score, i.why)
+        for i in items
+    ]
+    print(_digest_json(ref, when, outcome, rows))
+
+
+def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) -> str:
+    papers = [{"id": i, "title": t, "score": s, "why": w} for i, t, s, w in items]
+    return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
+                      ensure_ascii=False)  # fmt: skip
 
 
 @app.command("channels")

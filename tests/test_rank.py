@@ -190,7 +190,9 @@ def test_added_documents_are_searchable_without_refit():
     )
     grown = add_documents(index, [new])
     assert len(index) == len(recs) and "new-1" not in index.pos  # the old index is untouched
-    assert grown.fitted_docs == len(recs) and len(grown) == len(recs) + 1 and not grown.needs_refit()
+    assert (
+        grown.fitted_docs == len(recs) and len(grown) == len(recs) + 1 and not grown.needs_refit()
+    )
     assert "new-1" in top_ids(Ranker(grown), "message passing molecule", k=3)
 
 

@@ -1,0 +1,91 @@
+"""A scripted end-to-end session through the CLI and the console adapter."""
+
+import dataclasses
+import json
+
+from bot.cli import main
+from bot.commands.core import REGISTRY
+from tests.corpus import synthetic_records
+
+
+def write_jsonl(path, records):
+    with path.open("w", encoding="utf-8") as f:
+        for r in records:
+            row = dataclasses.asdict(r)
+            f.write(json.dumps({"id": row["id"], "title": row["title"], "abstract": row["abstract"],
+                                "authors": row["authors"], "venue": row["venue"]}) + "\n")  # fmt: skip
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
+    day1 = [r for r in synthetic_records(per_topic=20)]
+    write_jsonl(env_isolated / "day1.jsonl", day1)
+    assert run(capsys, "ingest", "day1.jsonl")[0] == 0
+
+    code, out, _ = run(capsys, "subscribe", "console:lab", "graph neural networks")
+    assert code == 0 and "Now following topic 'graph neural networks'" in out
+    code, out, _ = run(capsys, "digest", "console:lab", "--date", "2026-12-01", "--json")
+    first = json.loads(out)
+    assert code == 0 and first["outcome"] == "posted 5 papers"
+    ids1 = [p["id"] for p in first["papers"]]
+    assert all(i.startswith("syn-gnn") for i in ids1) and all(p["why"] for p in first["papers"])
+
+    # The same day again posts nothing; the channel list shows the digest.
+    assert json.loads(run(capsys, "digest", "console:lab", "--date", "2026-12-01", "--json")[1])["outcome"] == "already delivered"
+    assert "last 2026-12-01 (posted)" in run(capsys, "channels")[1]
+
+    # Feedback: the channel likes heterophily papers and dislikes molecule ones.
+    for pid in ids1:
+        vote = "up" if "gnnhet" in pid else "down"
+        assert run(capsys, "feedback", "console:lab", pid, vote, "--user", "ann")[0] == 0
+
+    # Day 2: new GNN papers of both kinds arrive.
+    fresh = [r for r in synthetic_records(per_topic=26) if int(r.id.rsplit("-", 1)[1]) >= 20 or "gnnhet" in r.id or "gnnmol" in r.id]
+    fresh = [r for r in fresh if r.id not in ids1]
+    write_jsonl(env_isolated / "day2.jsonl", fresh)
+    run(capsys, "ingest", "day2.jsonl")
+    code, out, _ = run(capsys, "digest", "console:lab", "--date", "2026-12-02", "--json")
+    ids2 = [p["id"] for p in json.loads(out)["papers"]]
+    assert code == 0 and ids2 and not set(ids1) & set(ids2)  # differs, repeats nothing
+
+
+def test_cmd_runs_chat_commands_like_a_platform(env_isolated, capsys):
+    write_jsonl(env_isolated / "p.jsonl", synthetic_records(per_topic=8))
+    run(capsys, "ingest", "p.jsonl")
+    code, out, _ = run(capsys, "cmd", "console:lab", "/papers help")
+    assert code == 0 and all(f"/papers {name}" in out for name in REGISTRY)
+    run(capsys, "cmd", "console:lab", "/papers subscribe federated learning")
+    code, out, _ = run(capsys, "cmd", "console:lab", "/papers digest now")
+    assert "=== #lab ===" in out and "Papers for" in out and "(posted" in out
+    code, out, _ = run(capsys, "cmd", "console:lab", "/papers digest now")
+    assert "(already delivered)" in out
+    code, out, _ = run(capsys, "cmd", "console:lab", "/papers schedule 09:00 Mars/Base")
+    assert code == 0 and "Unknown timezone 'Mars/Base'" in out
+
+
+def test_run_on_an_empty_machine_prints_a_real_digest(env_isolated, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("/papers list\n"))
+    code, out, _ = run(capsys, "run")
+    assert code == 0
+    assert "Loaded 19 bundled NeurIPS 2026 papers." in out
+    assert "=== #lab ===" in out and "why: matches" in out
+    assert "TRACE: Temporal Reconstruction Attack" in out or "Sparse autoencoders" in out
+    assert "1. topic: sparse autoencoders" in out  # the /papers list typed at the prompt
+    code, out, _ = run(capsys, "run")  # second start: today's digest is not posted again
+    assert code == 0 and "=== #lab ===" not in out
+
+
+def test_channel_argument_errors(env_isolated, capsys):
+    code, _, err = run(capsys, "subscribe", "lab", "graphs")
+    assert code == 2 and err.startswith("error: Channel must look like platform:id")
+    code, _, err = run(capsys, "digest", "console:lab", "--date", "tomorrow")
+    assert code == 2 and "--date must look like" in err
+    code, _, err = run(capsys, "feedback", "console:lab", "x", "sideways")
+    assert code == 2 and "up or down" in err

@@ -1,0 +1,120 @@
+"""Scheduling on a controlled clock: timezones, weekday rules, DST, downtime catch-up, real ticks."""
+
+import asyncio
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+import time_machine
+
+from bot.runner import DigestRunner
+from bot.scheduler import DigestScheduler, digest_trigger
+from digest.delivery import Deliveries
+from digest.models import ChannelRef, SubscriptionKind
+from digest.schedule import last_due, next_due
+from tests.fakes import RecordingAdapter
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def fires(channel, start: datetime, n: int) -> list[datetime]:
+    trigger, out, prev = digest_trigger(channel), [], None
+    now = start
+    for _ in range(n):
+        nxt = trigger.get_next_fire_time(prev, now)
+        out.append(nxt)
+        prev, now = nxt, nxt + timedelta(seconds=1)
+    return out
+
+
+@pytest.fixture
+def lab(app):
+    ref = ChannelRef("console", "lab")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.set_schedule(ref, "09:00", "Europe/Berlin", "weekdays")
+    return app.store.channels.get(ref)
+
+
+def test_cron_follows_local_time_across_the_dst_change(lab):
+    # Europe/Berlin leaves summer time on Sunday 2026-10-25.
+    times = fires(lab, datetime(2026, 10, 22, 12, 0, tzinfo=UTC), 4)
+    local = [t.astimezone(BERLIN) for t in times]
+    assert [t.strftime("%a %H:%M") for t in local] == [
+        "Fri 09:00",
+        "Mon 09:00",
+        "Tue 09:00",
+        "Wed 09:00",
+    ]
+    assert [t.astimezone(UTC).hour for t in times] == [7, 8, 8, 8]  # UTC+2 before, UTC+1 after
+
+
+def test_weekday_rules_and_spring_forward_gap(app):
+    ref = ChannelRef("console", "night")
+    app.channels.set_schedule(
+        ref, "02:30", "Europe/Berlin", "sun"
+    )  # 02:30 does not exist on 2026-03-29
+    ch = app.store.channels.get(ref)
+    due = next_due(
+        datetime(2026, 3, 28, 12, 0, tzinfo=UTC), ch.digest_time, ch.weekdays, ch.timezone
+    )
+    assert due.astimezone(UTC) == datetime(
+        2026, 3, 29, 1, 30, tzinfo=UTC
+    )  # lands just after the gap
+    assert [
+        f.astimezone(BERLIN).weekday() for f in fires(ch, datetime(2026, 4, 1, tzinfo=UTC), 3)
+    ] == [6, 6, 6]
+
+
+def test_last_due_skips_days_off():
+    monday_morning = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)  # Monday 07:00 in Berlin
+    due = last_due(monday_morning, "09:00", "mon,tue,wed,thu,fri", "Europe/Berlin")
+    assert due.astimezone(BERLIN).strftime("%a %d %H:%M") == "Fri 27 09:00"
+
+
+def make(app, clock, grace_hours=12):
+    adapter = RecordingAdapter()
+    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    return DigestScheduler(
+        app.store, runner, grace=timedelta(hours=grace_hours), clock=lambda: clock
+    ), adapter
+
+
+def test_catch_up_delivers_the_latest_missed_digest_once(app, lab):
+    # Down since Thursday; back on Friday at 11:00 Berlin: Thursday's and Friday's ticks were missed.
+    back = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    sched, adapter = make(app, back)
+    assert asyncio.run(sched.catch_up()) == {"console:lab": "posted 5 papers"}
+    assert asyncio.run(sched.catch_up()) == {"console:lab": "already delivered"}
+    assert adapter.keys() == [f"digest-{lab.id}-2026-12-04"]
+
+
+def test_catch_up_respects_the_grace_window(app, lab):
+    sched, adapter = make(app, datetime(2026, 12, 4, 22, 0, tzinfo=UTC), grace_hours=6)  # 14 h late
+    assert asyncio.run(sched.catch_up()) == {}
+    assert adapter.posts == []
+
+
+def test_paused_channels_and_platforms_without_adapter_get_no_job(app, lab):
+    app.channels.add(ChannelRef("slack", "C1"), SubscriptionKind.TOPIC, "graphs")
+    sched, _ = make(app, datetime(2026, 12, 4, tzinfo=UTC))
+    assert sched.sync() == 1 and sched.scheduler.get_job(f"digest:{lab.id}")
+    app.channels.set_paused(lab.ref, True)
+    assert sched.sync() == 0 and sched.scheduler.get_job(f"digest:{lab.id}") is None
+
+
+def test_a_real_tick_fires_the_digest_at_local_time(app, lab):
+    async def scenario():
+        sched, adapter = make(app, datetime(2026, 12, 3, 7, 59, 59, tzinfo=UTC))
+        sched.clock = lambda: datetime.now(UTC)
+        sched.start()
+        for _ in range(60):
+            if adapter.posts:
+                break
+            await asyncio.sleep(0.05)
+        sched.shutdown()
+        return adapter
+
+    # 08:59:59.5 Berlin on a Thursday; the 09:00 job fires half a second later.
+    with time_machine.travel(datetime(2026, 12, 3, 7, 59, 59, 500000, tzinfo=UTC), tick=True):
+        adapter = asyncio.run(scenario())
+    assert adapter.keys() == [f"digest-{lab.id}-{date(2026, 12, 3).isoformat()}"]
