@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 def worker_is_dead(worker: str) -> bool:
     """True for a worker id (host:pid) of this host whose process no longer exists."""
     host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+    if host != socket.gethostname() or not pid.isascii() or not pid.isdigit():
         return False
     try:
         os.kill(int(pid), 0)

@@ -12,6 +12,7 @@ from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 from digest.schedule import parse_time, parse_timezone, parse_weekdays
 from digest.service import DigestService
+from digest.text import is_number
 
 MAX_TOPIC_CHARS = 200
 MAX_SUBSCRIPTIONS = 50
@@ -114,7 +115,7 @@ class ChannelService:
         key = " ".join(selector.split()).lower()
         if key == "all":
             chosen = subs
-        elif key.isdigit():
+        elif is_number(key):
             n = int(key)
             if not 1 <= n <= len(subs):
                 raise DigestError(
@@ -147,7 +148,7 @@ class ChannelService:
 
     def set_size(self, ref: ChannelRef, text: str) -> Channel:
         """Papers per digest, 1 to 25."""
-        if not text.strip().isdigit() or not 1 <= int(text) <= 25:
+        if not is_number(text.strip()) or not 1 <= int(text) <= 25:
             raise DigestError(
                 f"Digest size must be a whole number from 1 to 25, got {text.strip()[:20]!r}."
             )

@@ -90,6 +90,11 @@ def clean_text(raw: str) -> str:
     return text
 
 
+def is_number(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts '²' and other characters int() rejects."""
+    return bool(re.fullmatch(r"[0-9]+", text))
+
+
 def normalize_title(title: str) -> str:
     """A key under which the same paper from two sources collides (case, accents, punctuation)."""
     text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()

@@ -79,6 +79,9 @@ def test_like_subscription_needs_a_real_paper(app):
         ("digest later", "digest now"),
         ("export csv", "export bibtex"),
         ("option loud on", "Unknown option"),
+        ("size ²", "from 1 to 25"),  # found by the fuzzer: '²'.isdigit() is True, int('²') fails
+        ("unsubscribe ²", "does not follow '²'"),
+        ("/PAPERSSIZE 3", "Unknown command '/paperssize'"),
     ],
 )
 def test_bad_input_gets_a_short_ephemeral_error(app, text, message):

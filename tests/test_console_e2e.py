@@ -36,7 +36,12 @@ def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
     assert all(i.startswith("syn-gnn") for i in ids1) and all(p["why"] for p in first["papers"])
 
     # The same day again posts nothing; the channel list shows the digest.
-    assert json.loads(run(capsys, "digest", "console:lab", "--date", "2026-12-01", "--json")[1])["outcome"] == "already delivered"
+    assert (
+        json.loads(run(capsys, "digest", "console:lab", "--date", "2026-12-01", "--json")[1])[
+            "outcome"
+        ]
+        == "already delivered"
+    )
     assert "last 2026-12-01 (posted)" in run(capsys, "channels")[1]
 
     # Feedback: the channel likes heterophily papers and dislikes molecule ones.
@@ -45,7 +50,11 @@ def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
         assert run(capsys, "feedback", "console:lab", pid, vote, "--user", "ann")[0] == 0
 
     # Day 2: new GNN papers of both kinds arrive.
-    fresh = [r for r in synthetic_records(per_topic=26) if int(r.id.rsplit("-", 1)[1]) >= 20 or "gnnhet" in r.id or "gnnmol" in r.id]
+    fresh = [
+        r
+        for r in synthetic_records(per_topic=26)
+        if int(r.id.rsplit("-", 1)[1]) >= 20 or "gnnhet" in r.id or "gnnmol" in r.id
+    ]
     fresh = [r for r in fresh if r.id not in ids1]
     write_jsonl(env_isolated / "day2.jsonl", fresh)
     run(capsys, "ingest", "day2.jsonl")

@@ -123,8 +123,9 @@ class Commands:
             return error(
                 f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."
             )
-        if text.lower().startswith("/papers"):
-            text = text[len("/papers") :].strip()
+        first, _, after = text.partition(" ")
+        if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
+            text = after.strip()
         name, _, rest = text.partition(" ")
         name = name.lower()
         if name == "me":

@@ -6,13 +6,14 @@ from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.errors import DigestError
 from digest.rank.engine import Filters
+from digest.text import is_number
 
 PER_PAGE = 5
 
 
 def _filters(args: Args) -> Filters:
     year = args.filters.get("year")
-    if year is not None and not (year.isdigit() and len(year) == 4):
+    if year is not None and (not is_number(year) or len(year) != 4):
         raise DigestError(f"year: must be a four-digit year, got {year[:10]!r}.")
     return Filters(
         venue=args.filters.get("venue"),
@@ -25,7 +26,7 @@ def _page_arg(args: Args) -> tuple[int, Args]:
     """A trailing `page:N` (from the Prev/Next buttons) and the rest."""
     words = list(args.words)
     page = 1
-    if words and words[-1].lower().startswith("page:") and words[-1][5:].isdigit():
+    if words and words[-1].lower().startswith("page:") and is_number(words[-1][5:]):
         page = max(1, int(words.pop()[5:]))
     return page, Args(args.raw, tuple(words), args.filters)
 
