@@ -103,7 +103,9 @@ def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: Ind
 
     tf = (norm(ct, avg[0]) * p.title_weight + norm(ca, avg[1])).tocsr()
     tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1)
-    return (tf @ sparse.diags(idf)).tocsc().astype(np.float32)
+    weights = (tf @ sparse.diags(idf)).tocsc().astype(np.float32)
+    weights.sort_indices()  # the scorer binary-searches rows within a column
+    return weights
 
 
 def _tfidf_rows(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams):
@@ -168,6 +170,12 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     )
 
 
+def _stack(old: sparse.csc_matrix, new: sparse.csc_matrix) -> sparse.csc_matrix:
+    stacked = sparse.vstack([old, new]).tocsc()
+    stacked.sort_indices()
+    return stacked
+
+
 def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     """A new index with ``docs`` appended, using the fitted vocabulary and latent basis (no refit).
 
@@ -186,7 +194,7 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     return replace(
         index,
         ids=index.ids + [d.id for d in docs],
-        weights=sparse.vstack([index.weights, _bm25f(ct, ca, index.idf, p, index.avg_len)]).tocsc(),
+        weights=_stack(index.weights, _bm25f(ct, ca, index.idf, p, index.avg_len)),
         latent=np.vstack([index.latent, lat]),
         titles=index.titles + [d.title for d in docs],
         authors=index.authors + [tuple(a.lower() for a in d.authors) for d in docs],

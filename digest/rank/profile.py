@@ -30,6 +30,8 @@ class Profile:
 def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) -> list[str | None]:
     """The followed author (as typed) for each row, or None."""
     wanted = [(n, n.lower().strip()) for n in names if n.strip()]
+    if not wanted:
+        return [None] * len(rows)
     out: list[str | None] = []
     for r in rows:
         authors = index.authors[r]
@@ -41,14 +43,17 @@ def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) 
 def excluded_rows(index: PaperIndex, rows: np.ndarray, terms: tuple[str, ...]) -> np.ndarray:
     """True for rows whose title/abstract contain any exclude term (as a phrase when multi-word)."""
     mask = np.zeros(len(rows), dtype=bool)
-    sub = index.weights[rows]
+    w = index.weights
     for term in terms:
         parts = phrase_terms(term)
         phrases = [t for t in parts if " " in t] or parts
-        cols = [index.vocab[t] for t in phrases if t in index.vocab]
-        if len(cols) == len(phrases) and cols:
-            present = np.asarray((sub[:, cols] > 0).sum(axis=1)).ravel() == len(cols)
-            mask |= present
+        cols = [index.vocab.get(t) for t in phrases]
+        if not phrases or None in cols:
+            continue  # a word the corpus never uses excludes nothing
+        present = np.ones(len(rows), dtype=bool)
+        for c in cols:  # every phrase of the term must occur
+            present &= np.isin(rows, w.indices[w.indptr[c] : w.indptr[c + 1]])
+        mask |= present
     return mask
 
 

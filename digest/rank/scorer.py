@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from digest.rank.analyzer import phrase_terms
 from digest.rank.index import PaperIndex
@@ -75,17 +76,32 @@ def lexical(index: PaperIndex, q: Query, floor: float = 0.25) -> np.ndarray:
     Calibrating per topic keeps several topics of one channel comparable; the floor (a
     fraction of a perfect match) stops a topic that matches nothing well from looking strong.
     """
-    raw = np.asarray(index.weights[:, q.cols] @ q.weights).ravel()
+    raw = column_scores(index.weights, q.cols, q.weights)
     return raw / max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9)
+
+
+def column_scores(m: sparse.csc_matrix, cols: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``m[:, cols] @ weights`` straight from the CSC arrays (no sliced matrix is allocated)."""
+    starts, ends = m.indptr[cols], m.indptr[cols + 1]
+    if not len(cols) or not (ends - starts).any():
+        return np.zeros(m.shape[0], dtype=np.float32)
+    rows = np.concatenate([m.indices[s:e] for s, e in zip(starts, ends, strict=True)])
+    vals = np.concatenate([m.data[s:e] * w for s, e, w in zip(starts, ends, weights, strict=True)])
+    return np.bincount(rows, weights=vals, minlength=m.shape[0]).astype(np.float32)
+
+
+def cell(m: sparse.csc_matrix, row: int, col: int) -> float:
+    """``m[row, col]`` by binary search within the column (CSC row indexing is slow)."""
+    s, e = m.indptr[col], m.indptr[col + 1]
+    i = s + np.searchsorted(m.indices[s:e], row)
+    return float(m.data[i]) if i < e and m.indices[i] == row else 0.0
 
 
 def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParams) -> np.ndarray:
     """The query's latent vector moved towards its best lexical matches (Rocchio-style PRF)."""
     if p.prf_docs <= 0 or not lex.any():
         return q.latent
-    m = min(p.prf_docs, len(lex))
-    top = np.argpartition(-lex, m - 1)[:m]
-    top = top[lex[top] > 0]
+    top = top_rows(lex, p.prf_docs)
     centroid = _unit((lex[top, None] * index.latent[top]).sum(axis=0))
     return _unit(q.latent + p.prf_beta * centroid).astype(np.float32)
 
@@ -129,12 +145,31 @@ def _candidates(lex: np.ndarray, k: int) -> np.ndarray:
     """Rows of the ``k`` best lexical matches (every row when the corpus is small)."""
     if len(lex) <= k:
         return np.arange(len(lex))
-    return np.argpartition(-lex, k - 1)[:k]
+    return top_rows(lex, k)
+
+
+def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """Rows of the ``k`` highest positive scores, unordered; selects among non-zeros only."""
+    if k <= 16:  # a few argmax passes beat a partition of the whole array
+        work, out = scores.copy(), []
+        for _ in range(min(k, len(work))):
+            i = int(np.argmax(work))
+            if work[i] <= 0:
+                break
+            out.append(i)
+            work[i] = -np.inf
+        return np.array(out, dtype=np.int64)
+    nz = np.flatnonzero(scores)
+    if len(nz) <= k:
+        return nz
+    return nz[np.argpartition(-scores[nz], k - 1)[:k]]
 
 
 def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list[str]:
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
-    contrib = np.asarray(index.weights[row, q.cols].todense()).ravel() * q.weights
+    contrib = (
+        np.array([cell(index.weights, row, int(c)) for c in q.cols], dtype=np.float32) * q.weights
+    )
     order = np.argsort(-contrib)
     vocab = index.vocab
     inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
