@@ -17,7 +17,9 @@ from bot import app as composition
 from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
 from digest.ingest.pipeline import IngestReport
-from digest.rank.engine import Filters
+from digest.models import Paper
+from digest.rank.engine import Filters, Hit
+from digest.service import SearchView
 
 app = typer.Typer(
     add_completion=False,
@@ -112,7 +114,7 @@ def papers_show(paper_id: str, db: DbOption = None) -> None:
     out.print(paper_detail(wired(db).service.paper(paper_id)), markup=False)
 
 
-def _hit_json(hit, papers) -> dict:
+def _hit_json(hit: Hit, papers: dict[str, Paper]) -> dict:
     paper = papers.get(hit.paper_id)
     return {
         "id": hit.paper_id,
@@ -174,19 +176,23 @@ def search_cmd(
                 )
             )
             continue
-        if view.result.message:
-            out.print(view.result.message, markup=False)
-        for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
-            out.print(
-                f"{rank:>3}. {paper_line(view.papers[hit.paper_id])}  [{hit.score:.2f}]",
-                markup=False,
-            )
-            out.print(f"     why: {hit.why}", markup=False)
-        if view.result.total:
-            out.print(
-                f"page {view.result.page}/{view.result.pages} · {view.result.total} matches",
-                markup=False,
-            )
+        _print_page(view, page, limit)
+
+
+def _print_page(view: SearchView, page: int, limit: int) -> None:
+    """One page of search results as numbered lines with their reasons."""
+    if view.result.message:
+        out.print(view.result.message, markup=False)
+    for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
+        out.print(
+            f"{rank:>3}. {paper_line(view.papers[hit.paper_id])}  [{hit.score:.2f}]", markup=False
+        )
+        out.print(f"     why: {hit.why}", markup=False)
+    if view.result.total:
+        out.print(
+            f"page {view.result.page}/{view.result.pages} · {view.result.total} matches",
+            markup=False,
+        )
 
 
 @db_app.command("upgrade")

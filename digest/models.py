@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
 
+from digest.errors import DigestError
+
 
 @dataclass(frozen=True, slots=True)
 class Links:
@@ -82,8 +84,6 @@ class ChannelRef:
         """Parse ``platform:id`` (e.g. ``console:lab``)."""
         platform, sep, rest = text.partition(":")
         if not sep or not platform or not rest:
-            from digest.errors import DigestError
-
             raise DigestError(
                 f"Channel must look like platform:id (e.g. console:lab), got {text!r}."
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from digest.compose import Digest
 from digest.models import ChannelRef, Paper
@@ -51,7 +51,6 @@ class Reply:
     attachment: tuple[str, str] | None = None  # (file name, content), e.g. a .bib export
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
     schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
-    meta: dict[str, str] = field(default_factory=dict)
 
 
 def error(text: str) -> Reply:

@@ -11,7 +11,7 @@ import feedparser
 
 from digest.errors import IngestError
 from digest.ingest.parse import Parsed, make_record
-from digest.models import Links, ParseProblem
+from digest.models import Links, PaperRecord, ParseProblem
 from digest.text import arxiv_base_id
 
 
@@ -39,38 +39,43 @@ def parse_arxiv_feed(data: bytes) -> Parsed:
         )
     out = Parsed()
     for n, entry in enumerate(feed.entries, 1):
-        abs_url = entry.get("id") or entry.get("link") or ""
-        base = arxiv_base_id(abs_url)
+        base = arxiv_base_id(entry.get("id") or entry.get("link") or "")
         if entry.get("title", "").strip().lower() == "error" or not base:
-            out.problems.append(ParseProblem(n, f"entry without an arXiv id: {abs_url[:80]!r}"))
-            continue
-        summary = entry.get("summary", "")
-        # The RSS feed prefixes the abstract with "arXiv:ID Announce Type: new Abstract:".
-        summary = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s+Abstract:\s*", "", summary)
-        authors = [a.get("name", "") for a in entry.get("authors", [])] or entry.get("author", "")
-        pdf = next(
-            (lk.href for lk in entry.get("links", []) if lk.get("type") == "application/pdf"), None
-        )
-        try:
-            out.records.append(
-                make_record(
-                    source="arxiv",
-                    id=base,
-                    title=entry.get("title", ""),
-                    abstract=summary,
-                    authors=authors,
-                    keywords=[t.get("term") for t in entry.get("tags", []) if t.get("term")],
-                    links=Links(
-                        pdf=pdf or f"https://arxiv.org/pdf/{base}",
-                        abs=f"https://arxiv.org/abs/{base}",
-                    ),
-                    published=_entry_date(entry),
-                    year=(_entry_date(entry) or date.min).year if _entry_date(entry) else None,
-                )
+            out.problems.append(
+                ParseProblem(n, f"entry without an arXiv id: {entry.get('id', '')[:80]!r}")
             )
+            continue
+        try:
+            out.records.append(_arxiv_record(entry, base))
         except ValueError as exc:
             out.problems.append(ParseProblem(n, str(exc)))
     return out
+
+
+def _arxiv_record(entry: Any, base: str) -> PaperRecord:
+    """One feed entry as a record (Atom and RSS spell authors, links and dates differently)."""
+    # The RSS feed prefixes the abstract with "arXiv:ID Announce Type: new Abstract:".
+    summary = re.sub(
+        r"^arXiv:\S+\s+Announce Type:\s*\S+\s+Abstract:\s*", "", entry.get("summary", "")
+    )
+    authors = [a.get("name", "") for a in entry.get("authors", [])] or entry.get("author", "")
+    pdf = next(
+        (lk.href for lk in entry.get("links", []) if lk.get("type") == "application/pdf"), None
+    )
+    published = _entry_date(entry)
+    return make_record(
+        source="arxiv",
+        id=base,
+        title=entry.get("title", ""),
+        abstract=summary,
+        authors=authors,
+        keywords=[t.get("term") for t in entry.get("tags", []) if t.get("term")],
+        links=Links(
+            pdf=pdf or f"https://arxiv.org/pdf/{base}", abs=f"https://arxiv.org/abs/{base}"
+        ),
+        published=published,
+        year=published.year if published else None,
+    )
 
 
 def _value(content: dict[str, Any], key: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,13 +42,19 @@ def _rows(texts: list[str], vocab: dict[str, int], grow: bool) -> tuple[array, a
 
 
 def surface_forms(titles: list[str]) -> dict[str, str]:
-    surface: dict[str, str] = {}
+    """Readable word for each stem: its most frequent plain form in titles ('diffusion')."""
+    seen: Counter[tuple[str, str]] = Counter()
     for title in titles:
         for word in title.lower().split():
-            w = word.strip(".,:;()[]'\"")
+            w = word.strip(".,:;()[]'\"!?")
+            if not w.isalnum():
+                continue  # 'q-dm' or '3d-cnn' would read oddly in an explanation
             stems = phrase_terms(w)
             if len(stems) == 1:
-                surface.setdefault(stems[0], w)
+                seen[(stems[0], w)] += 1
+    surface: dict[str, str] = {}
+    for (stem, word), _ in seen.most_common():
+        surface.setdefault(stem, word)
     return surface
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from digest.rank import profile as prof
+from digest.rank.diversity import mmr
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
@@ -281,29 +282,3 @@ class Ranker:
                 nearest = liked[int(np.argmax(sims))]
                 parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")
         return "; ".join(parts) or "related to your interests"
-
-
-def mmr(
-    latent: np.ndarray,
-    rows: np.ndarray,
-    scores: np.ndarray,
-    eligible: np.ndarray,
-    size: int,
-    diversity: float,
-) -> list[int]:
-    """Maximal marginal relevance: trade score for novelty against papers already chosen."""
-    if size <= 0 or not len(eligible):
-        return []
-    pool = eligible[np.argsort(-scores[eligible], kind="stable")][: max(size * 20, 50)]
-    vecs = latent[rows[pool]]
-    chosen: list[int] = []
-    max_sim = np.zeros(len(pool), dtype=np.float32)
-    available = np.ones(len(pool), dtype=bool)
-    for _ in range(min(size, len(pool))):
-        value = (1 - diversity) * scores[pool] - diversity * max_sim
-        value[~available] = -np.inf
-        pick = int(np.argmax(value))
-        chosen.append(int(pool[pick]))
-        available[pick] = False
-        max_sim = np.maximum(max_sim, vecs @ vecs[pick])
-    return chosen

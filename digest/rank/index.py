@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -39,15 +38,6 @@ class DocInput:
     authors: tuple[str, ...] = ()
     venue: str | None = None
     year: int | None = None
-
-
-def fingerprint(docs: Sequence[DocInput]) -> str:
-    """A key for a corpus: changes whenever a paper is added or removed."""
-    h = hashlib.sha1()
-    for d in docs:
-        h.update(d.id.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -122,6 +112,16 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return (m / np.maximum(n, 1e-9)).astype(np.float32)
 
 
+def _fit_basis(xl: sparse.csr_matrix, p: IndexParams) -> np.ndarray:
+    """The LSA basis, fitted on a sample of papers (enough to find the main directions)."""
+    n = xl.shape[0]
+    k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
+    svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
+    sample = np.random.default_rng(p.seed).choice(n, size=min(n, p.svd_sample), replace=False)
+    svd.fit(xl[np.sort(sample)])
+    return svd.components_.astype(np.float32)
+
+
 def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> PaperIndex:
     """Fit an index over ``docs`` (vocabulary, idf, LSA, acronyms)."""
     p = params or IndexParams()
@@ -141,12 +141,7 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     latent_cols = np.sort(np.argsort(-df, kind="stable")[: p.latent_vocab])
     xl = _tfidf_rows(ct[:, latent_cols], ca[:, latent_cols], idf[latent_cols], p)
     del ct, ca  # keep peak memory down before the SVD
-    k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
-    svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
-    rng = np.random.default_rng(p.seed)
-    sample = rng.choice(n, size=min(n, p.svd_sample), replace=False)
-    svd.fit(xl[np.sort(sample)])
-    basis = svd.components_.astype(np.float32)
+    basis = _fit_basis(xl, p)
     latent_map = np.full(len(vocab), -1, dtype=np.int32)
     latent_map[latent_cols] = np.arange(len(latent_cols), dtype=np.int32)
     return PaperIndex(

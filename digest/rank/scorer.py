@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -173,6 +174,12 @@ def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list
     order = np.argsort(-contrib)
     vocab = index.vocab
     inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
+    # Show stems in the user's own words where they typed them, else the corpus's usual form.
+    words = {}
+    for word in re.findall(r"[^\W_]+", q.text.lower()):
+        stems = phrase_terms(word)
+        if len(stems) == 1:
+            words.setdefault(stems[0], word)
     out = []
     for i in order[: limit * 2]:
         if contrib[i] <= 0:
@@ -180,9 +187,9 @@ def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list
         term = inv.get(int(q.cols[i]))
         if term is None:
             continue
-        words = " ".join(index.surface.get(s, s) for s in term.split())
-        if not any(words in o or o in words for o in out):
-            out.append(words)
+        shown = " ".join(words.get(s) or index.surface.get(s, s) for s in term.split())
+        if not any(shown in o or o in shown for o in out):
+            out.append(shown)
     return out[:limit]
 
 

@@ -218,14 +218,6 @@ class DeliveryRepo:
             session.execute(stmt)
             session.commit()
 
-    def paper_for_message(self, channel_id: int, message_ref: str) -> str | None:
-        """The paper a platform message shows, for reaction feedback."""
-        stmt = select(DeliveryItemRow.paper_id).where(
-            DeliveryItemRow.channel_id == channel_id, DeliveryItemRow.message_ref == message_ref
-        )
-        with Session(self.engine) as session:
-            return session.scalar(stmt)
-
     def items(self, channel_id: int) -> list[tuple[str, str]]:
         """(paper id, why) of every paper sent to a channel, oldest first."""
         stmt = (
