@@ -15,7 +15,7 @@ from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
 from digest.store import Store
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 7  # bump when PaperIndex or the analyzer changes shape
+FORMAT_VERSION = 8  # bump when PaperIndex or the analyzer changes shape
 
 
 def doc_input(p: Paper) -> DocInput:

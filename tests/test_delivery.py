@@ -160,3 +160,41 @@ def test_two_workers_on_one_database_never_double_post(db_url, tmp_path):
         assert len(papers) == len(set(papers))  # no paper twice to one channel
     a.close()
     b.close()
+
+
+def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url, tmp_path):
+    """Two bot processes restart after downtime at the same moment and both run catch-up."""
+    from datetime import UTC, datetime
+
+    from bot.scheduler import DigestScheduler
+
+    a = make_app(db_url, tmp_path / "a")
+    b = make_app(db_url, tmp_path / "b", records=[])
+    channels = [channel_with_topic(a, f"s{i}", "graph neural networks") for i in range(8)]
+    for ch in channels:
+        a.channels.set_schedule(ch.ref, "09:00", "Europe/Berlin", "daily")
+    back = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)  # 10:30 in Berlin, 90 minutes late
+    adapters = [RecordingAdapter(), RecordingAdapter()]
+    schedulers = [
+        DigestScheduler(app.store, runner(app, f"host-{n}:1", ad), clock=lambda: back)
+        for n, (app, ad) in enumerate(zip((a, b), adapters, strict=True))
+    ]
+    results = [None, None]
+
+    def work(i):
+        results[i] = asyncio.run(schedulers[i].catch_up())
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    keys = adapters[0].keys() + adapters[1].keys()
+    assert sorted(keys) == sorted(f"digest-{ch.id}-2026-12-04" for ch in channels)
+    outcomes = list(results[0].values()) + list(results[1].values())
+    assert (
+        outcomes.count("already delivered") == 8
+        and sum(o.startswith("posted") for o in outcomes) == 8
+    )
+    a.close()
+    b.close()

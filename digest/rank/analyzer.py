@@ -81,6 +81,9 @@ class AcronymTable:
     def __init__(self, pairs: dict[str, str] | None = None) -> None:
         self.short_to_long: dict[str, str] = pairs or {}
         self.long_to_short: dict[str, str] = {v: k for k, v in self.short_to_long.items()}
+        self.by_first: dict[str, list[str]] = defaultdict(list)  # long forms by their first word
+        for long_form in self.long_to_short:
+            self.by_first[long_form.split()[0]].append(long_form)
 
     @classmethod
     def mine(cls, texts: Iterable[str], min_count: int = 2) -> AcronymTable:
@@ -113,10 +116,14 @@ class AcronymTable:
                 long_toks = self.short_to_long[tok].split()
                 extra.extend(f"{a} {b}" for a, b in zip(long_toks, long_toks[1:], strict=False))
         joined = f" {' '.join(query_tokens)} "
-        found = [lf for lf in self.long_to_short if f" {lf} " in joined]
-        for (
+        found = [
             lf
-        ) in found:  # only the longest: 'neural network' inside 'graph neural network' is not NN
-            if not any(lf != other and lf in other for other in found):
-                extra.append(self.long_to_short[lf])
+            for tok in set(query_tokens)
+            for lf in self.by_first.get(tok, ())
+            if f" {lf} " in joined
+        ]
+        # Only the longest: 'neural network' inside 'graph neural network' is not NN.
+        extra += [
+            self.long_to_short[lf] for lf in found if not any(lf != o and lf in o for o in found)
+        ]
         return extra

@@ -200,16 +200,19 @@ class Ranker:
                 self._refined.popitem(last=False)
         return self._refined[key]
 
-    def score_profile(self, p: prof.Profile, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """Best interest score per candidate row, and which interest gave it."""
+    def score_profile(
+        self, p: prof.Profile, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Best interest score per candidate row, which interest gave it (index into labels), labels."""
         best = np.zeros(len(rows), dtype=np.float32)
-        source = [""] * len(rows)
+        source = np.full(len(rows), -1, dtype=np.int32)
+        labels: list[str] = []
 
         def take(scores: np.ndarray, label: str) -> None:
-            better = np.flatnonzero(scores > best)
+            better = scores > best
             best[better] = scores[better]
-            for i in better:
-                source[i] = label
+            source[better] = len(labels)
+            labels.append(label)
 
         for topic in p.topics:
             st = self.refined(topic, p.votes) if p.votes else self.state(topic)
@@ -221,10 +224,14 @@ class Ranker:
                 take(score(self.index, st, rows, self.params)[1], "votes:")
         for pid in p.likes:
             take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
-        for i, name in enumerate(prof.author_matches(self.index, rows, p.authors)):
-            if name and best[i] < prof.AUTHOR_SCORE:
-                best[i], source[i] = prof.AUTHOR_SCORE, f"author:{name}"
-        return best, source
+        if p.authors:
+            names = prof.author_matches(self.index, rows, p.authors)
+            for name in set(filter(None, names)):
+                take(
+                    np.array([prof.AUTHOR_SCORE if n == name else 0.0 for n in names]),
+                    f"author:{name}",
+                )
+        return best, source, labels
 
     def rank(
         self,
@@ -235,12 +242,12 @@ class Ranker:
         diversity: float = 0.3,
     ) -> Picks:
         """The best ``size`` candidates above ``threshold``, diversified (MMR), each with a why."""
-        rows = np.array(
-            [self.index.pos[i] for i in candidate_ids if i in self.index.pos], dtype=np.int64
-        )
+        pos = self.index.pos
+        rows = np.fromiter((pos.get(i, -1) for i in candidate_ids), np.int64, len(candidate_ids))
+        rows = rows[rows >= 0]
         if not len(rows) or p.is_empty():
             return Picks((), considered=len(rows))
-        final, source = self.score_profile(p, rows)
+        final, source, labels = self.score_profile(p, rows)
         excluded = prof.excluded_rows(self.index, rows, p.excludes) if p.excludes else None
         if excluded is not None:
             final = np.where(excluded, -1.0, final)
@@ -251,7 +258,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(final[i]), 4),
-                self._why(p, rows[i], source[i]),
+                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else ""),
             )
             for i in chosen
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
@@ -41,6 +41,7 @@ class Query:
     weights: np.ndarray
     ideal: float
     latent: np.ndarray
+    shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -66,9 +67,13 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     cols = np.array([c for c, _ in known], dtype=np.int64)
     w = np.array([w for _, w in known], dtype=np.float32)
     idf = index.idf[cols]
-    return Query(
-        text, tuple(weights), cols, w, float((w * idf).sum()), index.project(cols, w * idf)
-    )
+    shown: dict[str, str] = {}
+    for word in re.findall(r"[^\W_]+", text.lower()):
+        stems = phrase_terms(word)
+        if len(stems) == 1:
+            shown.setdefault(stems[0], word)
+    ideal = float((w * idf).sum())
+    return Query(text, tuple(weights), cols, w, ideal, index.project(cols, w * idf), shown)
 
 
 def lexical(index: PaperIndex, q: Query, floor: float = 0.25) -> np.ndarray:
@@ -174,12 +179,6 @@ def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list
     order = np.argsort(-contrib)
     vocab = index.vocab
     inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
-    # Show stems in the user's own words where they typed them, else the corpus's usual form.
-    words = {}
-    for word in re.findall(r"[^\W_]+", q.text.lower()):
-        stems = phrase_terms(word)
-        if len(stems) == 1:
-            words.setdefault(stems[0], word)
     out = []
     for i in order[: limit * 2]:
         if contrib[i] <= 0:
@@ -187,7 +186,8 @@ def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list
         term = inv.get(int(q.cols[i]))
         if term is None:
             continue
-        shown = " ".join(words.get(s) or index.surface.get(s, s) for s in term.split())
+        # In the user's own words where they typed them, else the corpus's usual form.
+        shown = " ".join(q.shown.get(s) or index.surface.get(s, s) for s in term.split())
         if not any(shown in o or o in shown for o in out):
             out.append(shown)
     return out[:limit]
