@@ -46,13 +46,11 @@ class Digest:
 
     def summary(self) -> str:
         """One line of counts under the header."""
+        near_text = f"{self.near_misses} near miss{'es' if self.near_misses != 1 else ''}"
         if self.empty:
-            return (
-                f"No new papers matched today ({self.considered} new considered, "
-                f"{self.near_misses} near misses)."
-            )
+            return f"No new papers matched today ({self.considered} new considered, {near_text})."
         extra = f", {self.more} more above your threshold" if self.more else ""
-        near = f", {self.near_misses} near misses" if self.near_misses else ""
+        near = f", {near_text}" if self.near_misses else ""
         return f"{len(self.items)} of {self.considered} new papers{extra}{near}."
 
 
