@@ -174,7 +174,7 @@ class ChannelService:
 
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
         """Boolean channel options: quiet (no message on empty days), admin_only."""
-        fields = {"quiet": "quiet_when_empty", "admin-only": "admin_only"}
+        fields = {"quiet": "quiet_when_empty", "admin-only": "admin_only", "threads": "threaded"}
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})

@@ -108,6 +108,7 @@ class Channel:
     paused: bool = False
     paused_reason: str | None = None
     quiet_when_empty: bool = False
+    threaded: bool = False  # post each paper as a reply under the digest's header
     admin_only: bool = False
     owner_user: str | None = None
 

@@ -134,8 +134,8 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only on|off",
-    "stay silent on empty days; restrict settings to admins",
+    "option quiet|admin-only|threads on|off",
+    "silence empty days; restrict settings to admins; one thread reply per paper",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:

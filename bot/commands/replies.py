@@ -51,6 +51,7 @@ class Reply:
     attachment: tuple[str, str] | None = None  # (file name, content), e.g. a .bib export
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
     schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
+    threaded: bool = False  # a digest whose papers go as replies under its header
 
 
 def error(text: str) -> Reply:
@@ -126,4 +127,5 @@ def digest_reply(d: Digest) -> Reply:
         cards=tuple(card(i.paper, i.why, i.rank, i.score, feedback=True) for i in d.items),
         footer=f"Following: {follows}",
         ephemeral=False,
+        threaded=d.channel.threaded,
     )

@@ -22,6 +22,7 @@ SETTINGS = {
     "paused",
     "paused_reason",
     "quiet_when_empty",
+    "threaded",
     "admin_only",
     "owner_user",
 }
@@ -41,6 +42,7 @@ def to_channel(row: ChannelRow) -> Channel:
         paused=row.paused,
         paused_reason=row.paused_reason,
         quiet_when_empty=row.quiet_when_empty,
+        threaded=row.threaded,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
     )

@@ -1,0 +1,153 @@
+"""Block Kit rendering of neutral replies, within every Slack limit and safe for any input text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from bot.commands.replies import Action, Card, Reply
+
+MAX_BLOCKS = 50
+MAX_SECTION = 3000
+MAX_HEADER = 150
+MAX_BUTTON_TEXT = 75
+MAX_ID = 255
+MAX_VALUE = 2000
+MAX_FALLBACK = 3000
+BLOCKS_PER_CARD = 3  # section, context, actions
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    """One chat.postMessage worth of content."""
+
+    text: str
+    blocks: list[dict]
+    paper_ids: tuple[str, ...] = ()
+
+
+def cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escape(text: str) -> str:
+    """Slack's control characters as entities: no mention, channel ping or link can be injected."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain(text: str) -> str:
+    """Text for mrkdwn that can neither mention nor format: escaped, markup characters neutralised."""
+    return re.sub(r"([*_~`])", "\\1\u200b", escape(text))
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) links, with the characters that would end a Slack link percent-encoded."""
+    if not url or not re.match(r"https?://", url):
+        return None
+    return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")
+
+
+def _text(kind: str, text: str) -> dict:
+    return {"type": kind, "text": text or " "}
+
+
+def _button(a: Action, paper_id: str) -> dict:
+    button = {"type": "button", "text": _text("plain_text", cut(a.label, MAX_BUTTON_TEXT))}
+    if a.kind == "link":
+        button["url"] = safe_url(a.url)
+        button["action_id"] = cut(f"link_{a.label.lower()}_{paper_id}", MAX_ID)
+    else:
+        button["action_id"] = {"up": "vote_up", "down": "vote_down", "more": "more_like"}.get(
+            a.kind, a.kind
+        )
+        button["value"] = cut(a.value, MAX_VALUE)
+    return button
+
+
+def card_blocks(c: Card) -> list[dict]:
+    """A paper: linked title with authors and venue, snippet, why, then its buttons."""
+    title = plain(c.title)
+    url = safe_url(c.url)
+    head = f"*<{url}|{title}>*" if url else f"*{title}*"
+    rank = f"{c.rank}. " if c.rank is not None else ""
+    meta = " · ".join(plain(x) for x in (c.authors, c.venue) if x)
+    body = (
+        f"{rank}{head}\n{meta}\n{plain(c.snippet)}" if meta else f"{rank}{head}\n{plain(c.snippet)}"
+    )
+    block_id = cut(f"paper:{c.paper_id}", MAX_ID)
+    blocks = [
+        {"type": "section", "block_id": block_id, "text": _text("mrkdwn", cut(body, MAX_SECTION))}
+    ]
+    why = f"why: {c.why}" + (f" ({c.score:.2f})" if c.score is not None else "") if c.why else ""
+    if why:
+        blocks.append(
+            {"type": "context", "elements": [_text("mrkdwn", cut(plain(why), MAX_SECTION))]}
+        )
+    buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or safe_url(a.url)]
+    if buttons:
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": cut(f"act:{c.paper_id}", MAX_ID),
+                "elements": buttons[:25],
+            }
+        )
+    return blocks
+
+
+def _head_blocks(reply: Reply) -> list[dict]:
+    blocks = []
+    if reply.title:
+        blocks.append({"type": "header", "text": _text("plain_text", cut(reply.title, MAX_HEADER))})
+    if reply.text:
+        blocks.append(
+            {"type": "section", "text": _text("mrkdwn", cut(plain(reply.text), MAX_SECTION))}
+        )
+    return blocks
+
+
+def fallback(reply: Reply) -> str:
+    """The notification / screen-reader text every message must carry."""
+    parts = [reply.title or "", reply.text or ""] + [f"• {c.title}" for c in reply.cards[:10]]
+    return cut(escape("\n".join(p for p in parts if p)), MAX_FALLBACK) or "digestbot"
+
+
+def render(reply: Reply) -> list[SlackMessage]:
+    """A reply as one or more messages of at most 50 blocks each (long digests are split)."""
+    head = _head_blocks(reply)
+    tail = []
+    pages = [a for a in reply.actions if a.kind == "page"]
+    if pages:
+        tail.append(
+            {"type": "actions", "block_id": "pages", "elements": [_button(a, "") for a in pages]}
+        )
+    if reply.footer:
+        tail.append(
+            {
+                "type": "context",
+                "elements": [_text("mrkdwn", cut(plain(reply.footer), MAX_SECTION))],
+            }
+        )
+    messages, current, ids = [], list(head), []
+    for c in reply.cards:
+        blocks = card_blocks(c)
+        if len(current) + len(blocks) > MAX_BLOCKS - len(tail):
+            messages.append(SlackMessage(fallback(reply), current, tuple(ids)))
+            current, ids = [], []
+        current += blocks
+        ids.append(c.paper_id)
+    current += tail
+    messages.append(SlackMessage(fallback(reply), current, tuple(ids)))
+    return messages
+
+
+def render_items(reply: Reply) -> tuple[SlackMessage, list[SlackMessage]]:
+    """Threaded digests: a parent message (header, counts, footer) and one message per paper."""
+    parent = Reply(text=reply.text, title=reply.title, footer=reply.footer, ephemeral=False)
+    items = [
+        SlackMessage(cut(escape(c.title), MAX_FALLBACK), card_blocks(c), (c.paper_id,))
+        for c in reply.cards
+    ]
+    return render(parent)[0], items
