@@ -1,0 +1,109 @@
+"""A local fake of the Slack Web API: records every call, answers like Slack, fails on demand."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class FakeSlack:
+    """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+        self.messages: dict[str, list[dict]] = defaultdict(list)
+        self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
+        self.admins: set[str] = set()
+        self._ts = 1000
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                self.do_POST()
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode()
+                parts = urlsplit(self.path)
+                args = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    args.update(json.loads(raw or "{}"))
+                else:
+                    args.update({k: v[0] for k, v in parse_qs(raw).items()})
+                for key in ("blocks", "metadata"):
+                    if isinstance(args.get(key), str):
+                        args[key] = json.loads(args[key])
+                status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/api/"
+
+    def answer(self, method: str, args: dict) -> tuple[int, dict, dict]:
+        with self._lock:
+            self.calls.append((method, args))
+            queue = self.fail.get((method, str(args.get("channel", ""))))
+            if queue:
+                return queue.pop(0)
+            return 200, {}, self._ok(method, args)
+
+    def _ok(self, method: str, args: dict) -> dict:
+        if method == "chat.postMessage":
+            self._ts += 1
+            ts = f"{self._ts}.000100"
+            msg = {
+                "ts": ts,
+                **{k: args.get(k) for k in ("text", "blocks", "thread_ts", "metadata")},
+            }
+            self.messages[args["channel"]].append(msg)
+            return {"ok": True, "channel": args["channel"], "ts": ts, "message": msg}
+        if method == "chat.update":
+            return {"ok": True, "channel": args["channel"], "ts": args["ts"]}
+        if method == "conversations.history":
+            history = list(reversed(self.messages.get(args["channel"], [])))
+            return {"ok": True, "messages": [m for m in history if not m.get("thread_ts")]}
+        if method == "conversations.open":
+            return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))}}
+        if method == "users.info":
+            user = args.get("user", "")
+            return {
+                "ok": True,
+                "user": {"id": user, "is_admin": user in self.admins, "is_owner": False},
+            }
+        if method == "auth.test":
+            return {"ok": True, "team_id": "T1", "user_id": "UBOT", "bot_id": "B1", "team": "Lab"}
+        if method == "views.publish":
+            return {"ok": True, "view": {"id": "V1"}}
+        return {"ok": True}
+
+    def posts(self, channel: str | None = None) -> list[dict]:
+        return [
+            a
+            for m, a in self.calls
+            if m == "chat.postMessage" and (channel is None or a["channel"] == channel)
+        ]
+
+    def __enter__(self) -> FakeSlack:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,151 @@
+"""Slack digests through the runner and a local fake Web API: Block Kit, retries, errors, recovery."""
+
+import asyncio
+from datetime import date, timedelta
+
+import pytest
+
+from bot.adapters.slack.poster import SlackPoster
+from bot.commands.replies import digest_reply
+from bot.runner import DigestRunner
+from digest.delivery import Deliveries
+from digest.models import ChannelRef, SubscriptionKind
+from tests.fake_slack import FakeSlack
+from tests.slack_limits import check
+
+DAY = date(2026, 12, 1)
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        yield fake
+
+
+def poster(slack, tokens=None):
+    async def lookup(team):
+        return (tokens or {"T1": "xoxb-test"}).get(team)
+
+    return SlackPoster(lookup, base_url=slack.url, min_interval=0, backoff=0.01)
+
+
+def channel(app, cid="C1", topic="diffusion models", team="T1"):
+    ref = ChannelRef("slack", cid, team)
+    app.channels.add(ref, SubscriptionKind.TOPIC, topic)
+    return app.store.channels.get(ref)
+
+
+def runner(app, slack, worker="w1", tokens=None):
+    return DigestRunner(Deliveries(app.channels, worker), {"slack": poster(slack, tokens)})
+
+
+def blocks_message(args):
+    from bot.adapters.slack.blocks import SlackMessage
+
+    return SlackMessage(args["text"], args["blocks"])
+
+
+def test_scheduled_digest_arrives_as_valid_block_kit(app, slack):
+    ch = channel(app)
+    assert asyncio.run(runner(app, slack).run_channel(ch.id, DAY)) == "posted 5 papers"
+    (post,) = slack.posts("C1")
+    check(
+        blocks_message(post),
+        {
+            b["text"]["text"].split("<")[1].split("|")[0]
+            for b in post["blocks"]
+            if b["type"] == "section" and "<http" in b["text"]["text"]
+        },
+    )
+    assert (
+        post["unfurl_links"] in (False, "0", "false")
+        and post["metadata"]["event_type"] == "digestbot_digest"
+    )
+    assert post["blocks"][0]["text"]["text"].startswith("📚 Papers for Tue 01 Dec 2026")
+    assert sum(b["type"] == "actions" for b in post["blocks"]) == 5
+    assert (
+        app.store.deliveries.for_day(ch.id, DAY).message_ref
+        == f"C1:{slack.messages['C1'][0]['ts']}"
+    )
+
+
+def test_threaded_digest_posts_a_header_and_one_reply_per_paper(app, slack):
+    ch = channel(app)
+    app.channels.set_option(ch.ref, "threads", True)
+    asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
+    header, *items = slack.posts("C1")
+    assert len(items) == 5 and all(i["thread_ts"] == slack.messages["C1"][0]["ts"] for i in items)
+    delivery = app.store.deliveries.for_day(ch.id, DAY)
+    assert delivery.status == "posted"
+
+
+def test_rate_limit_and_server_error_are_retried_without_double_posting(app, slack):
+    ch = channel(app)
+    slack.fail[("chat.postMessage", "C1")] = [
+        (429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}),
+        (500, {}, {"ok": False, "error": "internal_error"}),
+    ]
+    assert asyncio.run(runner(app, slack).run_channel(ch.id, DAY)) == "posted 5 papers"
+    attempts = [a for m, a in slack.calls if m == "chat.postMessage"]
+    assert len(attempts) == 3 and len(slack.posts("C1")) == 3 and len(slack.messages["C1"]) == 1
+
+
+@pytest.mark.parametrize(
+    "error", ["channel_not_found", "not_in_channel", "is_archived", "token_revoked"]
+)
+def test_permanent_errors_pause_only_that_channel(app, slack, error):
+    bad, good = channel(app, "CBAD"), channel(app, "CGOOD")
+    slack.fail[("chat.postMessage", "CBAD")] = [(200, {}, {"ok": False, "error": error})]
+    r = runner(app, slack)
+    assert "channel paused" in asyncio.run(r.run_channel(bad.id, DAY))
+    assert asyncio.run(r.run_channel(good.id, DAY)) == "posted 5 papers"
+    bad = app.store.channels.by_id(bad.id)
+    assert bad.paused and bad.paused_reason == error
+    assert "paused: " + error in app.commands.handle("list", _ctx(bad.ref)).text
+
+
+def test_transient_failure_then_recovery_posts_once(app, slack):
+    ch = channel(app)
+    slack.fail[("chat.postMessage", "C1")] = [(500, {}, {"ok": False, "error": "fatal_error"})] * 5
+    assert "will retry" in asyncio.run(runner(app, slack, "host:1").run_channel(ch.id, DAY))
+    assert asyncio.run(runner(app, slack, "host:2").recover(stale_after=timedelta(0))) == [
+        "posted 5 papers"
+    ]
+    assert len(slack.messages["C1"]) == 1
+
+
+def test_crash_after_posting_is_found_by_its_metadata_and_not_reposted(app, slack):
+    ch = channel(app)
+    dead = Deliveries(app.channels, "host:1")
+    claim = dead.claim(ch, DAY)
+    dead.begin(claim)
+    asyncio.run(
+        poster(slack).post_digest(ch.ref, digest_reply(claim.digest), claim.key)
+    )  # then crash
+    assert asyncio.run(runner(app, slack, "host:2").recover(stale_after=timedelta(0))) == [
+        "recorded"
+    ]
+    assert len(slack.messages["C1"]) == 1
+
+
+def test_personal_digest_goes_to_the_users_dm(app, slack):
+    ch = channel(app, "@U42")
+    asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
+    assert ("conversations.open", {"users": "U42"}) in [
+        (m, {"users": a.get("users")}) for m, a in slack.calls
+    ]
+    assert slack.posts("DU42")
+
+
+def test_uninstalled_workspace_pauses_its_channel(app, slack):
+    ch = channel(app, team="T9")
+    assert "channel paused" in asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
+    assert (
+        app.store.channels.by_id(ch.id).paused_reason == "no Slack installation for this workspace"
+    )
+
+
+def _ctx(ref):
+    from bot.commands import Context
+
+    return Context(ref=ref, user="U1")
