@@ -10,11 +10,14 @@ import sys
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.adapters.console import ConsoleAdapter
 from bot.commands import Commands
 from bot.config import Settings
+
+if TYPE_CHECKING:
+    from bot.adapters.slack.app import SlackRuntime
 from bot.ports import Adapter
 from bot.runner import DigestRunner
 from bot.scheduler import DigestScheduler
@@ -65,10 +68,30 @@ class App:
         """This process's name in delivery claims."""
         return f"{socket.gethostname()}:{os.getpid()}"
 
+    @cached_property
+    def slack(self) -> SlackRuntime | None:
+        """The Slack app and poster, or None when no Slack token is configured."""
+        cfg = self.settings.slack()
+        if not cfg.enabled:
+            return None
+        from bot.adapters.slack.app import build_slack  # Slack code loads only when it is used
+        from bot.adapters.slack.listeners import SlackDeps
+
+        return build_slack(cfg, self.store.engine, SlackDeps(self.commands, self.channels))
+
     def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
-        """The console always; Slack and Discord when their tokens are set (see their issues)."""
+        """The console always; Slack when its tokens are set."""
         transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
-        return {"console": ConsoleAdapter(out or sys.stdout, transcript)}
+        adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
+        if self.slack is not None:
+            adapters["slack"] = self.slack.poster
+        return adapters
+
+    def connect(self, runner: DigestRunner, scheduler: DigestScheduler) -> None:
+        """Give the platform listeners the runner (digest now) and the scheduler (schedule changes)."""
+        if self.slack is not None:
+            deps = self.slack.deps
+            deps.runner, deps.on_schedule_change = runner, scheduler.sync
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
+import sys
 from datetime import UTC, date, datetime
 from typing import Annotated
 
@@ -177,8 +179,11 @@ async def _serve(application: App) -> None:
     adapters = application.adapters(out.file)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
+    application.connect(runner, scheduler)
     await runner.recover()
     scheduler.start()
+    if application.slack is not None:
+        await application.slack.start()
     now = datetime.now(UTC)
     for ch in application.store.channels.all():  # a console channel's first digest is shown at once
         if (
@@ -197,11 +202,24 @@ async def _serve(application: App) -> None:
             scheduler.sync()
         return await _apply(application, runner, reply, ctx)
 
-    print("Type /papers help (or exit). Digests print here when they are due.")
     try:
-        await repl(handle)
+        if application.slack is not None and not sys.stdin.isatty():
+            await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
+        else:
+            print("Type /papers help (or exit). Digests print here when they are due.")
+            await repl(handle)
     finally:
         scheduler.shutdown()
+        if application.slack is not None:
+            await application.slack.stop()
+
+
+async def _until_stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
 
 @app.command("run")

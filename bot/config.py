@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from platformdirs import user_data_dir
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from bot.adapters.slack.app import SlackConfig
 
 
 def default_database_url() -> str:
@@ -35,11 +39,32 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
+    slack_api_url: str | None = None  # only for tests and proxies; Slack's own URL otherwise
+    slack_host: str = "0.0.0.0"
+    slack_port: int = 3000
     discord_token: SecretStr | None = None
 
     def resolved_database_url(self) -> str:
         """The configured URL, or the per-user SQLite default."""
         return self.database_url or default_database_url()
+
+    def slack(self) -> SlackConfig:
+        """The Slack settings as plain values (secrets revealed only here, to build clients)."""
+        from bot.adapters.slack.app import SlackConfig
+
+        def reveal(v: SecretStr | None) -> str | None:
+            return v.get_secret_value() if v is not None else None
+
+        return SlackConfig(
+            bot_token=reveal(self.slack_bot_token),
+            app_token=reveal(self.slack_app_token),
+            signing_secret=reveal(self.slack_signing_secret),
+            client_id=self.slack_client_id,
+            client_secret=reveal(self.slack_client_secret),
+            api_url=self.slack_api_url,
+            host=self.slack_host,
+            port=self.slack_port,
+        )
 
     def resolved_index_dir(self) -> Path:
         """Where fitted ranking indexes are cached."""

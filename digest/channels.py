@@ -184,6 +184,24 @@ class ChannelService:
         paper = self.papers.paper(paper_id)
         return self.store.channels.set_feedback(self.channel(ref).id, user, paper.id, value)
 
+    def react(self, ref: ChannelRef, user: str, message_ref: str, value: int) -> str | None:
+        """A 👍/👎 reaction on a digest item (value 0: reaction removed); returns the paper id, if any."""
+        channel = self.store.channels.get(ref)
+        paper_id = (
+            self.store.deliveries.paper_for_message(channel.id, message_ref) if channel else None
+        )
+        if paper_id is not None:
+            self.store.channels.put_feedback(channel.id, user, paper_id, value)
+        return paper_id
+
+    def vote_counts(self, ref: ChannelRef, paper_id: str) -> tuple[int, int]:
+        """(👍, 👎) counts for a paper in a channel."""
+        channel = self.channel(ref)
+        votes = [
+            v.value for v in self.store.channels.feedback(channel.id) if v.paper_id == paper_id
+        ]
+        return votes.count(1), votes.count(-1)
+
     def candidates(self, channel: Channel) -> list[str]:
         """Papers new since the channel's last digest, never one it was already sent or voted on."""
         since = self.store.deliveries.last_claimed_at(channel.id)

@@ -89,9 +89,19 @@ class FakeSlack:
             }
         if method == "auth.test":
             return {"ok": True, "team_id": "T1", "user_id": "UBOT", "bot_id": "B1", "team": "Lab"}
+        if method == "oauth.v2.access":
+            return {
+                "ok": True, "app_id": "A1", "authed_user": {"id": "U1"}, "scope": "commands,chat:write",
+                "token_type": "bot", "access_token": "xoxb-installed", "bot_user_id": "UBOT",
+                "team": {"id": "T7", "name": "Lab"}, "enterprise": None, "is_enterprise_install": False,
+            }  # fmt: skip
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V1"}}
         return {"ok": True}
+
+    def responses(self) -> list[dict]:
+        """What listeners sent to response URLs (we hand out {url}respond/...)."""
+        return [a for m, a in self.calls if m.startswith("resp-")]
 
     def posts(self, channel: str | None = None) -> list[dict]:
         return [

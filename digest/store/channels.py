@@ -192,6 +192,27 @@ class ChannelRepo:
             session.commit()
             return value
 
+    def put_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> None:
+        """Set a vote idempotently (0 clears it): safe when a platform retries the same event."""
+        with Session(self.engine) as session:
+            stmt = select(FeedbackRow).where(
+                FeedbackRow.channel_id == channel_id,
+                FeedbackRow.user == user,
+                FeedbackRow.paper_id == paper_id,
+            )
+            row = session.scalars(stmt).first()
+            if value == 0 and row is not None:
+                session.delete(row)
+            elif value and row is not None:
+                row.value = value
+            elif value:
+                session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
+                                        created_at=datetime.now(UTC)))  # fmt: skip
+            try:
+                session.commit()
+            except IntegrityError:  # the same event processed concurrently: already recorded
+                session.rollback()
+
     def feedback(self, channel_id: int) -> list[FeedbackVote]:
         """Every vote cast in a channel."""
         stmt = select(FeedbackRow).where(FeedbackRow.channel_id == channel_id)

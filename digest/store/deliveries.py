@@ -218,6 +218,14 @@ class DeliveryRepo:
             session.execute(stmt)
             session.commit()
 
+    def paper_for_message(self, channel_id: int, message_ref: str) -> str | None:
+        """The paper a platform message shows (thread replies map to one paper each)."""
+        stmt = select(DeliveryItemRow.paper_id).where(
+            DeliveryItemRow.channel_id == channel_id, DeliveryItemRow.message_ref == message_ref
+        )
+        with Session(self.engine) as session:
+            return session.scalars(stmt).first()
+
     def items(self, channel_id: int) -> list[tuple[str, str]]:
         """(paper id, why) of every paper sent to a channel, oldest first."""
         stmt = (

@@ -1,0 +1,129 @@
+"""Builds and runs the Slack side: a Bolt AsyncApp (single token or multi-workspace OAuth) in
+Socket Mode or HTTP mode, and the poster the runner uses, sharing one installation store."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from sqlalchemy import Engine
+
+from bot.adapters.slack.events import register_home, register_lifecycle, register_reactions
+from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
+from bot.adapters.slack.poster import SlackPoster, make_client
+from bot.adapters.slack.stores import InstallationStore, StateStore
+
+log = logging.getLogger(__name__)
+BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history"]  # fmt: skip
+
+
+@dataclass
+class SlackConfig:
+    """The Slack part of the settings, as plain strings."""
+
+    bot_token: str | None = None
+    app_token: str | None = None
+    signing_secret: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    api_url: str | None = None  # tests point this at a local fake Web API
+    host: str = "0.0.0.0"
+    port: int = 3000
+    scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
+
+    @property
+    def enabled(self) -> bool:
+        """Slack starts only when a bot token or OAuth credentials are set."""
+        return bool(self.bot_token or (self.client_id and self.client_secret))
+
+    @property
+    def socket_mode(self) -> bool:
+        return bool(self.app_token)
+
+
+@dataclass
+class SlackRuntime:
+    """The running Slack connection: Bolt app, poster, and how it receives requests."""
+
+    app: AsyncApp
+    poster: SlackPoster
+    config: SlackConfig
+    deps: SlackDeps
+    store: InstallationStore | None = None
+    _runner: web.AppRunner | None = None
+    _socket: AsyncSocketModeHandler | None = None
+
+    def web_app(self) -> web.Application:
+        """The aiohttp application serving /slack/events (and /slack/install, /slack/oauth_redirect)."""
+        return self.app.server(path="/slack/events", port=self.config.port).web_app
+
+    async def start(self) -> None:
+        """Connect by Socket Mode, or listen for HTTP requests on the configured port."""
+        if self.config.socket_mode:
+            self._socket = AsyncSocketModeHandler(self.app, self.config.app_token)
+            await self._socket.connect_async()
+            log.info("Slack connected (Socket Mode)")
+            return
+        self._runner = web.AppRunner(self.web_app())
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.config.host, self.config.port).start()
+        log.info("Slack listening on %s:%s", self.config.host, self.config.port)
+
+    async def stop(self) -> None:
+        """Disconnect cleanly."""
+        if self._socket is not None:
+            await self._socket.close_async()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
+    """The Bolt app with every listener registered, and a poster using the same tokens."""
+    store = None
+    if cfg.client_id and cfg.client_secret:
+        store = InstallationStore(cfg.client_id, engine)
+        oauth = AsyncOAuthSettings(
+            client_id=cfg.client_id,
+            client_secret=cfg.client_secret,
+            scopes=cfg.scopes,
+            installation_store=store,
+            state_store=StateStore(engine),
+        )
+        app = AsyncApp(
+            signing_secret=cfg.signing_secret,
+            oauth_settings=oauth,
+            client=make_client(None, cfg.api_url),
+        )
+
+        async def tokens(team: str) -> str | None:
+            bot = await store.async_find_bot(enterprise_id=None, team_id=team)
+            return bot.bot_token if bot else None
+
+        async def forget(team: str) -> None:
+            await store.async_delete_all(enterprise_id=None, team_id=team)
+
+        deps.on_uninstall = forget
+    else:
+        app = AsyncApp(
+            token=cfg.bot_token,
+            signing_secret=cfg.signing_secret or "",
+            client=make_client(cfg.bot_token, cfg.api_url),
+            request_verification_enabled=not cfg.socket_mode,  # Socket Mode has no HTTP to sign
+        )
+
+        async def tokens(team: str) -> str | None:
+            return cfg.bot_token
+
+    for register in (
+        register_commands,
+        register_actions,
+        register_reactions,
+        register_home,
+        register_lifecycle,
+    ):
+        register(app, deps)
+    return SlackRuntime(app, SlackPoster(tokens, cfg.api_url), cfg, deps, store)

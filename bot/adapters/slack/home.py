@@ -1,0 +1,66 @@
+"""The App Home tab: a user's manageable channels and personal digest, with quick actions."""
+
+from __future__ import annotations
+
+from bot.adapters.slack.blocks import MAX_BLOCKS, MAX_SECTION, cut, plain
+from digest.channels import ChannelService
+from digest.models import Channel
+
+
+def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
+    subs = channels.store.channels.subscriptions(ch.id)
+    last = channels.store.deliveries.last(ch.id)
+    where = (
+        "Your personal digest (DM)"
+        if ch.ref.channel_id.startswith("@")
+        else f"<#{ch.ref.channel_id}>"
+    )
+    follows = ", ".join(f"{s.kind.value}: {s.text}" for s in subs[:8]) or "nothing yet"
+    state = f"⏸ paused: {ch.paused_reason or 'by request'}" if ch.paused else "active"
+    lines = [
+        f"*{where}* — {plain(state)}",
+        f"Follows: {plain(follows)}",
+        f"Digest at {ch.digest_time} {plain(ch.timezone)} on {ch.weekdays}, up to {ch.digest_size} papers",
+        f"Last digest: {last.digest_date} ({last.status})" if last else "No digest yet",
+    ]
+    toggle = ("home_resume", "Resume") if ch.paused else ("home_pause", "Pause")
+    buttons = [
+        {"type": "button", "action_id": toggle[0], "text": {"type": "plain_text", "text": toggle[1]}, "value": str(ch.id)},
+        {"type": "button", "action_id": "home_preview", "text": {"type": "plain_text", "text": "Preview"}, "value": str(ch.id)},
+    ]  # fmt: skip
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": cut("\n".join(lines), MAX_SECTION)}},
+        {"type": "actions", "block_id": f"home:{ch.id}", "elements": buttons},
+        {"type": "divider"},
+    ]
+
+
+def home_view(channels: ChannelService, team: str, user: str) -> dict:
+    """The Home tab for ``user`` in workspace ``team``."""
+    mine = [
+        c
+        for c in channels.store.channels.all()
+        if c.ref.platform == "slack" and c.ref.workspace == team
+    ]
+    mine = [
+        c for c in mine if not c.ref.channel_id.startswith("@") or c.ref.channel_id == f"@{user}"
+    ]
+    mine = [c for c in mine if not c.admin_only or c.owner_user in (None, user)]
+    blocks: list[dict] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "digestbot"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": "Daily research-paper digests. "
+                                     "In any channel: `/papers subscribe <topic>`; for yourself: `/papers me subscribe <topic>`."}},
+        {"type": "divider"},
+    ]  # fmt: skip
+    for ch in mine:
+        if len(blocks) + 3 > MAX_BLOCKS - 1:
+            blocks.append(
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": "…and more channels."}]}
+            )
+            break
+        blocks += _channel_blocks(channels, ch)
+    if not mine:
+        blocks.append(
+            {"type": "section", "text": {"type": "mrkdwn", "text": "No digests here yet."}}
+        )
+    return {"type": "home", "blocks": blocks}

@@ -1,0 +1,228 @@
+"""The Bolt app driven through its HTTP endpoints by real signed requests, against a fake Slack API."""
+
+import asyncio
+import json
+import time
+from datetime import date
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+from bot.adapters.slack.app import SlackConfig, build_slack
+from bot.adapters.slack.listeners import SlackDeps
+from bot.runner import DigestRunner
+from digest.delivery import Deliveries
+from digest.models import ChannelRef
+from tests.corpus import synthetic_records
+from tests.fake_slack import FakeSlack
+
+SECRET = "test-signing-secret"
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        yield fake
+
+
+class Harness:
+    """A running Bolt app on a local port, with helpers to send signed Slack requests."""
+
+    def __init__(self, app, slack, oauth=False):
+        self.app, self.slack = app, slack
+        cfg = SlackConfig(bot_token=None if oauth else "xoxb-test", signing_secret=SECRET, api_url=slack.url,
+                          client_id="111.222" if oauth else None, client_secret="shh" if oauth else None)  # fmt: skip
+        self.deps = SlackDeps(app.commands, app.channels)
+        self.runtime = build_slack(cfg, app.store.engine, self.deps)
+        self.runtime.poster.min_interval = 0
+        self.deps.runner = DigestRunner(
+            Deliveries(app.channels, "w1"), {"slack": self.runtime.poster}
+        )
+        self.n = 0
+
+    async def __aenter__(self):
+        self.runner = web.AppRunner(self.runtime.web_app())
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+        self.http = httpx.AsyncClient(base_url=self.base, timeout=10)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.http.aclose()
+        await self.runner.cleanup()
+
+    async def post(
+        self, body: str, content_type: str, ts: int | None = None, sign=True, headers=None
+    ):
+        ts = ts or int(time.time())
+        sig = (
+            SignatureVerifier(SECRET).generate_signature(timestamp=str(ts), body=body)
+            if sign
+            else "v0=bad"
+        )
+        h = {
+            "X-Slack-Request-Timestamp": str(ts),
+            "X-Slack-Signature": sig,
+            "Content-Type": content_type,
+        }
+        return await self.http.post("/slack/events", content=body, headers={**h, **(headers or {})})
+
+    async def command(self, text: str, user="U1", channel="C1", **kw):
+        self.n += 1
+        form = {"command": "/papers", "text": text, "team_id": "T1", "channel_id": channel, "user_id": user,
+                "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": "x"}  # fmt: skip
+        return await self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
+
+    async def action(self, action: dict, message: dict | None = None, channel="C1", user="U1"):
+        payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "channel": {"id": channel},
+                   "actions": [action], "response_url": f"{self.slack.url}resp-act", "trigger_id": "x",
+                   "container": {"type": "message", "is_ephemeral": message is None}, "api_app_id": "A1"}  # fmt: skip
+        if message:
+            payload["message"] = message
+        return await self.post(
+            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
+        )
+
+    async def event(self, event: dict, headers=None, event_id="Ev1"):
+        body = json.dumps({"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": event,
+                           "event_id": event_id, "event_time": int(time.time())})  # fmt: skip
+        return await self.post(body, "application/json", headers=headers)
+
+    async def responses(self, n: int, timeout: float = 5.0) -> list[dict]:
+        for _ in range(int(timeout / 0.05)):
+            if len(self.slack.responses()) >= n:
+                break
+            await asyncio.sleep(0.05)
+        return self.slack.responses()
+
+
+async def test_bad_signature_and_stale_timestamp_get_401(app, slack):
+    async with Harness(app, slack) as h:
+        assert (await h.command("help", sign=False)).status_code == 401
+        assert (await h.command("help", ts=int(time.time()) - 600)).status_code == 401
+        assert (await h.command("help")).status_code == 200
+
+
+async def test_subscribe_round_trip_over_signed_http(app, slack):
+    async with Harness(app, slack) as h:
+        assert (await h.command("subscribe diffusion models")).status_code == 200
+        (resp,) = await h.responses(1)
+        assert resp[
+            "response_type"
+        ] == "ephemeral" and "Now following topic 'diffusion models'" in json.dumps(resp)
+        await h.command("list --public")
+        listing = (await h.responses(2))[-1]
+        assert listing["response_type"] == "in_channel" and "diffusion models" in json.dumps(
+            listing
+        )
+    ref = ChannelRef("slack", "C1", "T1")
+    assert [s.text for s in app.channels.subscriptions(ref)] == ["diffusion models"]
+
+
+async def test_a_slow_core_still_acks_within_three_seconds(app, slack, monkeypatch):
+    async with Harness(app, slack) as h:
+        real = h.deps.commands.handle
+
+        def slow(text, ctx):
+            time.sleep(4)
+            return real(text, ctx)
+
+        monkeypatch.setattr(h.deps.commands, "handle", slow)
+        started = time.monotonic()
+        assert (await h.command("help")).status_code == 200
+        assert time.monotonic() - started < 3
+        assert await h.responses(1, timeout=8)
+
+
+async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_digest(app, slack):
+    async with Harness(app, slack) as h:
+        await h.command("subscribe graph neural networks")
+        ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
+        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+        posted = slack.messages["C1"][0]
+        liked = [
+            b["block_id"].removeprefix("act:") for b in posted["blocks"] if b["type"] == "actions"
+        ][0]
+        up = {"action_id": "vote_up", "value": liked, "type": "button", "block_id": f"act:{liked}"}
+        await h.action(up, message=posted)
+        for _ in range(40):
+            if any(m == "chat.update" for m, _ in slack.calls):
+                break
+            await asyncio.sleep(0.05)
+        update = next(a for m, a in slack.calls if m == "chat.update")
+        assert "👍 1" in json.dumps(update["blocks"], ensure_ascii=False)
+        assert app.channels.vote_counts(ch.ref, liked) == (1, 0)
+        profile = app.channels.profile(ch)
+        assert profile.votes == ((liked, 1),)
+        fresh = [r for r in synthetic_records(per_topic=34) if r.id.startswith("syn-gnn-3")]
+        app.store.papers.upsert(fresh)  # day 2: new GNN papers arrive
+        preview = app.channels.preview(ch.ref, date(2026, 12, 2))
+        assert preview.items and any("resembles 👍" in i.why for i in preview.items)
+        await h.action(up, message=posted)  # a second click withdraws the vote
+        await asyncio.sleep(0.3)
+        assert app.channels.vote_counts(ch.ref, liked) == (0, 0)
+
+
+async def test_reactions_on_thread_items_count_once_even_when_retried(app, slack):
+    async with Harness(app, slack) as h:
+        await h.command("subscribe diffusion models")
+        await h.command("option threads on")
+        ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
+        await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))
+        item = slack.messages["C1"][1]  # first paper's thread reply
+        reaction = {"type": "reaction_added", "user": "U2", "reaction": "+1",
+                    "item": {"type": "message", "channel": "C1", "ts": item["ts"]}, "event_ts": "1"}  # fmt: skip
+        await h.event(reaction)
+        await h.event(
+            reaction, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+        )
+        await asyncio.sleep(0.3)
+        votes = app.store.channels.feedback(ch.id)
+        assert [(v.user, v.value) for v in votes] == [("U2", 1)]
+        await h.event({**reaction, "type": "reaction_removed"}, event_id="Ev2")
+        await asyncio.sleep(0.3)
+        assert app.store.channels.feedback(ch.id) == []
+
+
+async def test_search_pages_replace_the_original_message(app, slack):
+    async with Harness(app, slack) as h:
+        await h.command("search graph neural networks")
+        (first,) = await h.responses(1)
+        page = next(
+            e for b in first["blocks"] if b.get("block_id") == "pages" for e in b["elements"]
+        )
+        await h.action(
+            {"action_id": "page", "value": page["value"], "type": "button", "block_id": "pages"}
+        )
+        replaced = (await h.responses(2))[-1]
+        assert replaced["replace_original"] in (True, "true") and "page 2 of" in json.dumps(
+            replaced
+        )
+
+
+async def test_uninstall_pauses_the_workspace_channels_and_keeps_their_data(app, slack):
+    async with Harness(app, slack) as h:
+        await h.command("subscribe diffusion models")
+        await h.event({"type": "app_uninstalled", "event_ts": "1"})
+        await asyncio.sleep(0.3)
+    ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
+    assert ch.paused and "uninstalled" in ch.paused_reason
+    assert [s.text for s in app.channels.subscriptions(ch.ref)] == ["diffusion models"]
+
+
+async def test_oauth_callback_stores_the_installation_used_for_posting(app, slack):
+    async with Harness(app, slack, oauth=True) as h:
+        from bot.adapters.slack.stores import StateStore
+
+        state = await StateStore(app.store.engine).async_issue()
+        resp = await h.http.get(f"/slack/oauth_redirect?code=abc&state={state}",
+                                headers={"Cookie": f"slack-app-oauth-state={state}"})  # fmt: skip
+        assert resp.status_code == 200
+        assert await h.runtime.poster.tokens("T7") == "xoxb-installed"
+        assert await h.runtime.poster.tokens("T404") is None
