@@ -1,0 +1,75 @@
+"""App Home content and actions, and the app manifest matching what the code listens for."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.adapters.slack.app import BOT_SCOPES
+from bot.commands.core import REGISTRY
+from digest.models import ChannelRef, SubscriptionKind
+from tests.fake_slack import FakeSlack
+from tests.test_slack_http import Harness
+
+MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack" / "manifest.yml"
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        yield fake
+
+
+def test_manifest_is_valid_yaml_with_the_command_scopes_and_events():
+    m = yaml.safe_load(MANIFEST.read_text())
+    (cmd,) = m["features"]["slash_commands"]
+    assert cmd["command"] == "/papers" and "subscribe" in cmd["usage_hint"]
+    assert set(m["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES)
+    assert {"commands", "chat:write", "reactions:read"} <= set(m["oauth_config"]["scopes"]["bot"])
+    events = set(m["settings"]["event_subscriptions"]["bot_events"])
+    assert events == {
+        "app_home_opened",
+        "reaction_added",
+        "reaction_removed",
+        "app_uninstalled",
+        "tokens_revoked",
+    }
+    assert (
+        m["settings"]["socket_mode_enabled"] is True
+        and m["settings"]["interactivity"]["is_enabled"] is True
+    )
+    assert "help" in REGISTRY
+
+
+@pytest.mark.asyncio
+async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
+    ref = ChannelRef("slack", "C1", "T1")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.add(ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "federated learning")
+    app.channels.add(
+        ChannelRef("slack", "@U2", "T1"), SubscriptionKind.TOPIC, "someone else's topic"
+    )
+    async with Harness(app, slack) as h:
+        await h.event({"type": "app_home_opened", "user": "U1", "tab": "home", "event_ts": "1"})
+        await asyncio.sleep(0.3)
+        view = json.dumps(
+            next(a for m, a in slack.calls if m == "views.publish"), ensure_ascii=False
+        )
+        assert (
+            "diffusion models" in view
+            and "federated learning" in view
+            and "someone else" not in view
+        )
+        ch = app.store.channels.get(ref)
+        await h.action(
+            {
+                "action_id": "home_pause",
+                "value": str(ch.id),
+                "type": "button",
+                "block_id": f"home:{ch.id}",
+            }
+        )
+        await asyncio.sleep(0.3)
+    assert app.store.channels.get(ref).paused
