@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -224,7 +223,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return rv if isinstance(rv, int) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

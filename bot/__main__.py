@@ -1,0 +1,7 @@
+"""`python -m bot` runs the digestbot command line (same as the `digestbot` script)."""
+
+import sys
+
+from bot.cli import main
+
+sys.exit(main())
