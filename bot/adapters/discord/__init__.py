@@ -1,0 +1,1 @@
+"""Discord adapter: embed rendering, posting through discord.py, and `/papers` app commands."""

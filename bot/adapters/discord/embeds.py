@@ -1,0 +1,146 @@
+"""Discord rendering of neutral replies: embeds and button rows within every Discord limit."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import discord
+from discord.utils import escape_markdown, escape_mentions
+
+from bot.commands.replies import Card, Reply
+
+MAX_CONTENT = 2000
+MAX_TITLE = 256
+MAX_DESCRIPTION = 4096
+MAX_FIELD = 1024
+MAX_FOOTER = 2048
+MAX_EMBEDS = 10
+MAX_TOTAL = 6000
+PAPERS_PER_MESSAGE = 5  # one row of buttons per paper, and a message holds five rows
+MAX_CUSTOM_ID = 100
+
+
+@dataclass(frozen=True)
+class ButtonSpec:
+    """A button to build: a feedback/more/page button (custom_id) or a link (url)."""
+
+    label: str
+    custom_id: str | None = None
+    url: str | None = None
+
+
+@dataclass
+class DiscordMessage:
+    """One message's worth: content, embeds and rows of buttons."""
+
+    content: str = ""
+    embeds: list[discord.Embed] = field(default_factory=list)
+    rows: list[list[ButtonSpec]] = field(default_factory=list)
+    paper_ids: tuple[str, ...] = ()
+
+
+def cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def safe(text: str) -> str:
+    """Markdown and mentions neutralised (defence in depth: messages also send with no mentions)."""
+    return escape_mentions(escape_markdown(text or ""))
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) links."""
+    return url if url and re.match(r"https?://\S+$", url) and len(url) <= 2000 else None
+
+
+def custom_id(kind: str, value: str) -> str | None:
+    """``dv:<kind>:<value>`` if it fits Discord's 100-character limit (else no button)."""
+    cid = f"dv:{kind}:{value}"
+    return cid if len(cid) <= MAX_CUSTOM_ID else None
+
+
+def card_embed(c: Card) -> discord.Embed:
+    """A paper: linked title, authors and venue, snippet, why."""
+    meta = " · ".join(safe(x) for x in (c.authors, c.venue) if x)
+    rank = f"{c.rank}. " if c.rank is not None else ""
+    embed = discord.Embed(
+        title=cut(rank + c.title, MAX_TITLE),
+        url=safe_url(c.url),
+        description=cut(f"{meta}\n{safe(c.snippet)}" if meta else safe(c.snippet), 1200),
+    )
+    if c.why:
+        why = safe(c.why) + (f" ({c.score:.2f})" if c.score is not None else "")
+        embed.add_field(name="Why", value=cut(why, MAX_FIELD), inline=False)
+    embed.set_footer(text=cut(c.paper_id, MAX_FOOTER))
+    return embed
+
+
+def card_row(c: Card) -> list[ButtonSpec]:
+    """👍 / 👎 / More like this, then up to two link buttons."""
+    kinds = {"up": "u", "down": "d", "more": "m"}
+    row = [ButtonSpec(a.label, custom_id=cid) for a in c.actions
+           if a.kind in kinds and (cid := custom_id(kinds[a.kind], a.value))]  # fmt: skip
+    links = [
+        ButtonSpec(cut(a.label, 80), url=u)
+        for a in c.actions
+        if a.kind == "link" and (u := safe_url(a.url))
+    ]
+    return (row + links)[:5]
+
+
+def _size(embeds: list[discord.Embed]) -> int:
+    return sum(len(e) for e in embeds)
+
+
+def render(
+    reply: Reply, per_message: int = PAPERS_PER_MESSAGE, merge: bool = True
+) -> list[DiscordMessage]:
+    """A reply as messages: a header embed, then papers five to a message (long replies split).
+
+    ``merge`` lets a short reply travel as one message; threaded digests keep the header apart.
+    """
+    head = discord.Embed(
+        title=cut(reply.title or "digestbot", MAX_TITLE),
+        description=cut(safe(reply.text), MAX_DESCRIPTION),
+    )
+    if reply.footer:
+        head.set_footer(text=cut(reply.footer, MAX_FOOTER))
+    page_row = [
+        ButtonSpec(a.label, custom_id=custom_id("p", a.value))
+        for a in reply.actions
+        if a.kind == "page"
+    ]
+    page_row = [b for b in page_row if b.custom_id]
+    messages = [DiscordMessage(embeds=[head])]
+    for start in range(0, len(reply.cards), per_message):
+        cards = reply.cards[start : start + per_message]
+        msg = DiscordMessage(
+            embeds=[card_embed(c) for c in cards], rows=[card_row(c) for c in cards]
+        )
+        msg.paper_ids = tuple(c.paper_id for c in cards)
+        messages.append(msg)
+    if merge and len(messages) == 2 and _size(messages[0].embeds + messages[1].embeds) <= MAX_TOTAL:
+        merged = messages[1]  # a short reply fits in one message: header plus papers
+        merged.embeds.insert(0, head)
+        messages = [merged]
+    if page_row:
+        messages[-1].rows.append(page_row)
+    for m in messages:  # Discord counts every embed's text towards one 6,000-character budget
+        while _size(m.embeds) > MAX_TOTAL:
+            longest = max(m.embeds, key=len)
+            longest.description = cut(
+                longest.description or "", max(100, len(longest.description or "") // 2)
+            )
+    return messages
+
+
+def attachment(reply: Reply) -> discord.File | None:
+    """An attached export as a file."""
+    if reply.attachment is None:
+        return None
+    import io
+
+    name, content = reply.attachment
+    return discord.File(io.BytesIO(content.encode()), filename=name)

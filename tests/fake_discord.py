@@ -1,0 +1,138 @@
+"""A local fake of Discord's REST API for discord.py's HTTP client (Route.BASE points here)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+BOT = {
+    "id": "1000",
+    "username": "digestbot",
+    "discriminator": "0",
+    "avatar": None,
+    "bot": True,
+    "global_name": None,
+}
+
+
+def user(uid: str) -> dict:
+    return {
+        "id": uid,
+        "username": f"user{uid}",
+        "discriminator": "0",
+        "avatar": None,
+        "global_name": None,
+    }
+
+
+class FakeDiscord:
+    """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict]] = []
+        self.messages: dict[str, list[dict]] = defaultdict(list)
+        self.fail: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
+        self._id = 5000
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _do(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                body = (
+                    json.loads(raw)
+                    if raw and "json" in (self.headers.get("Content-Type") or "")
+                    else {}
+                )
+                status, headers, data = fake.answer(
+                    method, self.path.split("?")[0].split("/api/v10", 1)[-1], body
+                )
+                out = json.dumps(data).encode()
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._do("GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._do("POST")
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                self._do("PATCH")
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/api/v10"
+
+    def _next(self) -> str:
+        self._id += 1
+        return str(self._id)
+
+    def answer(self, method: str, path: str, body: dict) -> tuple[int, dict, dict | list]:
+        with self._lock:
+            self.calls.append((method, path, body))
+            if m := re.fullmatch(r"/channels/(\d+)/messages", path):
+                channel = m.group(1)
+                if method == "POST" and self.fail.get(channel):
+                    return self.fail[channel].pop(0)
+                if method == "GET":
+                    return 200, {}, list(reversed(self.messages[channel]))
+                msg = {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
+                       "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
+                       "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
+                       "embeds": body.get("embeds", []), "components": body.get("components", []),
+                       "pinned": False, "type": 0}  # fmt: skip
+                self.messages[channel].append(msg)
+                return 200, {}, msg
+            if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
+                tid = self._next()
+                return 201, {}, {"id": tid, "type": 11, "guild_id": "77", "name": body.get("name", "t"),
+                                 "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
+                                 "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
+                                 "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
+            if path == "/oauth2/applications/@me":
+                return 200, {}, {"id": "2000", "name": "digestbot", "icon": None, "description": "",
+                                 "bot_public": True, "bot_require_code_grant": False, "owner": user("1"),
+                                 "verify_key": "00", "flags": 0, "summary": ""}  # fmt: skip
+            if path == "/users/@me":
+                return 200, {}, BOT
+            if path == "/users/@me/channels":
+                uid = body.get("recipient_id", "0")
+                return (
+                    200,
+                    {},
+                    {
+                        "id": f"9{uid}",
+                        "type": 1,
+                        "recipients": [user(uid)],
+                        "last_message_id": None,
+                    },
+                )
+            if m := re.fullmatch(r"/users/(\d+)", path):
+                return 200, {}, user(m.group(1))
+            return 404, {}, {"message": "Unknown", "code": 0}
+
+    def posts(self, channel: str) -> list[dict]:
+        return [b for m, p, b in self.calls if m == "POST" and p == f"/channels/{channel}/messages"]
+
+    def __enter__(self) -> FakeDiscord:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
