@@ -8,7 +8,7 @@ import os
 import socket
 import sys
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
@@ -17,6 +17,7 @@ from bot.commands import Commands
 from bot.config import Settings
 
 if TYPE_CHECKING:
+    from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
 from bot.ports import Adapter
 from bot.runner import DigestRunner
@@ -24,6 +25,8 @@ from bot.scheduler import DigestScheduler
 from digest.channels import ChannelService
 from digest.delivery import Deliveries
 from digest.ingest.pipeline import SourceConfig
+from digest.models import ChannelRef
+from digest.schedule import local_day
 from digest.service import DigestService
 from digest.store import Store
 
@@ -79,12 +82,24 @@ class App:
 
         return build_slack(cfg, self.store.engine, SlackDeps(self.commands, self.channels))
 
+    @cached_property
+    def discord(self) -> DigestClient | None:
+        """The Discord client, or None when no Discord token is configured."""
+        if self.settings.discord_token is None:
+            return None
+        from bot.adapters.discord.client import DigestClient  # loads only when it is used
+        from bot.adapters.discord.commands import DiscordDeps
+
+        return DigestClient(DiscordDeps(self.commands, self.channels))
+
     def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
-        """The console always; Slack when its tokens are set."""
+        """The console always; Slack and Discord when their tokens are set."""
         transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
         adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
         if self.slack is not None:
             adapters["slack"] = self.slack.poster
+        if self.discord is not None:
+            adapters["discord"] = self.discord.poster
         return adapters
 
     def connect(self, runner: DigestRunner, scheduler: DigestScheduler) -> None:
@@ -92,6 +107,16 @@ class App:
         if self.slack is not None:
             deps = self.slack.deps
             deps.runner, deps.on_schedule_change = runner, scheduler.sync
+        if self.discord is not None:
+
+            async def deliver_now(ref: ChannelRef) -> str:
+                channel = await asyncio.to_thread(self.channels.channel, ref)
+                return await runner.run_now(ref, local_day(datetime.now(UTC), channel.timezone))
+
+            self.discord.deps.deliver_now, self.discord.deps.on_schedule_change = (
+                deliver_now,
+                scheduler.sync,
+            )
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""

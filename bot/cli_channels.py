@@ -184,6 +184,12 @@ async def _serve(application: App) -> None:
     scheduler.start()
     if application.slack is not None:
         await application.slack.start()
+    discord_task = None
+    if (
+        application.discord is not None
+    ):  # same event loop; setup_hook registers commands and buttons
+        token = application.settings.discord_token.get_secret_value()
+        discord_task = asyncio.create_task(application.discord.start(token))
     now = datetime.now(UTC)
     for ch in application.store.channels.all():  # a console channel's first digest is shown at once
         if (
@@ -203,7 +209,7 @@ async def _serve(application: App) -> None:
         return await _apply(application, runner, reply, ctx)
 
     try:
-        if application.slack is not None and not sys.stdin.isatty():
+        if (application.slack or application.discord) is not None and not sys.stdin.isatty():
             await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
@@ -212,6 +218,8 @@ async def _serve(application: App) -> None:
         scheduler.shutdown()
         if application.slack is not None:
             await application.slack.stop()
+        if discord_task is not None:
+            await application.discord.close()
 
 
 async def _until_stopped() -> None:
@@ -228,3 +236,42 @@ def run_cmd(db: DbOption = None) -> None:
     application = wired(db)
     _first_run(application)
     asyncio.run(_serve(application))
+
+
+discord_app = typer.Typer(no_args_is_help=True, help="Discord maintenance.")
+app.add_typer(discord_app, name="discord")
+
+
+@discord_app.command("sync")
+def discord_sync_cmd(
+    guild: Annotated[
+        int | None,
+        typer.Option("--guild", help="Sync to one server only (instant; for development)."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Register the /papers commands with Discord (globally, or in one server with --guild)."""
+    application = wired(db)
+    if application.discord is None:
+        raise DigestError("Set DIGESTBOT_DISCORD_TOKEN first.")
+    asyncio.run(_discord_sync(application, guild))
+
+
+async def _discord_sync(application: App, guild: int | None) -> None:
+    import discord  # only when Discord is configured
+
+    client = application.discord
+    client.sync_on_change = False  # this command syncs explicitly
+    await client.login(application.settings.discord_token.get_secret_value())
+    try:
+        target = discord.Object(id=guild) if guild else None
+        if target is not None:
+            client.tree.copy_global_to(guild=target)
+        synced = await client.tree.sync(guild=target)
+        if target is None:
+            application.store.kv.set("discord.command_tree_hash", client.tree_hash())
+        print(
+            f"synced {len(synced)} command(s) {'to server ' + str(guild) if guild else 'globally'}"
+        )
+    finally:
+        await client.close()

@@ -16,6 +16,7 @@ from digest.text import is_number
 
 MAX_TOPIC_CHARS = 200
 MAX_SUBSCRIPTIONS = 50
+RESTRICTED_BY_DEFAULT = {"discord"}  # the Discord issue: settings need Manage Channels by default
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,14 @@ class ChannelService:
         self.default_timezone = default_timezone
 
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
-        """The channel for ``ref``, created on first use."""
+        """The channel for ``ref``, created on first use.
+
+        Discord server channels start with settings restricted to members who can manage the
+        channel (`option admin-only off` opens them); elsewhere everyone may change them.
+        """
+        restricted = ref.platform in RESTRICTED_BY_DEFAULT and not ref.channel_id.startswith("@")
         return self.store.channels.ensure(
-            ref, name=name, timezone=self.default_timezone, owner_user=owner
+            ref, name=name, timezone=self.default_timezone, owner_user=owner, admin_only=restricted
         )
 
     def find(self, ref: ChannelRef) -> Channel:
@@ -184,14 +190,13 @@ class ChannelService:
         paper = self.papers.paper(paper_id)
         return self.store.channels.set_feedback(self.channel(ref).id, user, paper.id, value)
 
-    def react(self, ref: ChannelRef, user: str, message_ref: str, value: int) -> str | None:
+    def react(self, platform: str, user: str, message_ref: str, value: int) -> str | None:
         """A 👍/👎 reaction on a digest item (value 0: reaction removed); returns the paper id, if any."""
-        channel = self.store.channels.get(ref)
-        paper_id = (
-            self.store.deliveries.paper_for_message(channel.id, message_ref) if channel else None
-        )
-        if paper_id is not None:
-            self.store.channels.put_feedback(channel.id, user, paper_id, value)
+        found = self.store.deliveries.item_for_message(platform, message_ref)
+        if found is None:
+            return None
+        channel_id, paper_id = found
+        self.store.channels.put_feedback(channel_id, user, paper_id, value)
         return paper_id
 
     def vote_counts(self, ref: ChannelRef, paper_id: str) -> tuple[int, int]:

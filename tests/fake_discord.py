@@ -68,6 +68,9 @@ class FakeDiscord:
             def do_PATCH(self) -> None:  # noqa: N802
                 self._do("PATCH")
 
+            def do_PUT(self) -> None:  # noqa: N802
+                self._do("PUT")
+
             def log_message(self, *a: object) -> None:
                 pass
 
@@ -104,6 +107,18 @@ class FakeDiscord:
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
                                  "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
+            if m := re.fullmatch(r"/interactions/(\d+)/([^/]+)/callback", path):
+                return 200, {}, {"interaction": {"id": m.group(1), "type": 3, "activity_instance_id": None,
+                                 "response_message_id": None, "response_message_loading": True,
+                                 "response_message_ephemeral": True}}  # fmt: skip
+            if re.fullmatch(r"/webhooks/\d+/[^/]+", path):
+                return 200, {}, {"id": self._next(), "channel_id": "111", "author": BOT, "content": body.get("content") or "",
+                                 "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
+                                 "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
+                                 "embeds": body.get("embeds", []), "pinned": False, "type": 0}  # fmt: skip
+            if re.fullmatch(r"/applications/\d+(/guilds/\d+)?/commands", path) and method == "PUT":
+                return 200, {}, [{"id": self._next(), "application_id": "2000", "name": c.get("name"), "type": 1,
+                                  "description": c.get("description", ""), "version": "1"} for c in body]  # fmt: skip
             if path == "/oauth2/applications/@me":
                 return 200, {}, {"id": "2000", "name": "digestbot", "icon": None, "description": "",
                                  "bot_public": True, "bot_require_code_grant": False, "owner": user("1"),

@@ -7,6 +7,7 @@ from sqlalchemy import Engine
 from digest.store.channels import ChannelRepo
 from digest.store.deliveries import DeliveryRepo
 from digest.store.engine import make_engine, upgrade
+from digest.store.kv import KeyValueRepo
 from digest.store.papers import PaperRepo, UpsertCounts
 
 __all__ = ["Store", "UpsertCounts"]
@@ -20,6 +21,7 @@ class Store:
         self.papers = PaperRepo(engine)
         self.channels = ChannelRepo(engine)
         self.deliveries = DeliveryRepo(engine)
+        self.kv = KeyValueRepo(engine)
 
     @classmethod
     def open(cls, url: str, migrate: bool = True) -> Store:

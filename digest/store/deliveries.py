@@ -9,7 +9,7 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.store.schema import DeliveryItemRow, DeliveryRow
+from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryRow
 
 CLAIMED, SENDING, POSTED, EMPTY = "claimed", "sending", "posted", "empty"
 
@@ -218,13 +218,16 @@ class DeliveryRepo:
             session.execute(stmt)
             session.commit()
 
-    def paper_for_message(self, channel_id: int, message_ref: str) -> str | None:
-        """The paper a platform message shows (thread replies map to one paper each)."""
-        stmt = select(DeliveryItemRow.paper_id).where(
-            DeliveryItemRow.channel_id == channel_id, DeliveryItemRow.message_ref == message_ref
+    def item_for_message(self, platform: str, message_ref: str) -> tuple[int, str] | None:
+        """(channel id, paper id) shown by a platform message (threads map to their digest's channel)."""
+        stmt = (
+            select(DeliveryItemRow.channel_id, DeliveryItemRow.paper_id)
+            .join(ChannelRow, ChannelRow.id == DeliveryItemRow.channel_id)
+            .where(ChannelRow.platform == platform, DeliveryItemRow.message_ref == message_ref)
         )
         with Session(self.engine) as session:
-            return session.scalars(stmt).first()
+            row = session.execute(stmt).first()
+            return (row[0], row[1]) if row else None
 
     def items(self, channel_id: int) -> list[tuple[str, str]]:
         """(paper id, why) of every paper sent to a channel, oldest first."""

@@ -114,6 +114,8 @@ def render(
     ]
     page_row = [b for b in page_row if b.custom_id]
     messages = [DiscordMessage(embeds=[head])]
+    if page_row:
+        per_message = min(per_message, 4)  # the pager needs one of the five rows
     for start in range(0, len(reply.cards), per_message):
         cards = reply.cards[start : start + per_message]
         msg = DiscordMessage(

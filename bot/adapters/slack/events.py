@@ -10,7 +10,6 @@ from slack_bolt.async_app import AsyncApp
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages
 from bot.commands import Context
-from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 
@@ -18,25 +17,24 @@ log = logging.getLogger(__name__)
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
     """Reactions count as votes; retried deliveries of the same event set the same vote again."""
 
-    async def react(event: dict, team: str, added: bool) -> None:
+    async def react(event: dict, added: bool) -> None:
         item = event.get("item") or {}
         name = event.get("reaction", "").split("::")[0]  # skin tones: +1::skin-tone-3
         value = 1 if name in UP else -1 if name in DOWN else 0
         if item.get("type") != "message" or value == 0:
             return
-        ref = ChannelRef("slack", item["channel"], team)
         ref_msg = f"{item['channel']}:{item['ts']}"
         await asyncio.to_thread(
-            deps.channels.react, ref, event["user"], ref_msg, value if added else 0
+            deps.channels.react, "slack", event["user"], ref_msg, value if added else 0
         )
 
     @app.event("reaction_added")
-    async def added(event, body) -> None:
-        await react(event, body.get("team_id", ""), True)
+    async def added(event) -> None:
+        await react(event, True)
 
     @app.event("reaction_removed")
-    async def removed(event, body) -> None:
-        await react(event, body.get("team_id", ""), False)
+    async def removed(event) -> None:
+        await react(event, False)
 
 
 def register_home(app: AsyncApp, deps: SlackDeps) -> None:

@@ -1,0 +1,95 @@
+"""The Discord client: app commands and persistent buttons set up in setup_hook, reactions as votes,
+pausing on guild removal, and command sync only on demand or when the command tree changed."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+
+import discord
+from discord import app_commands
+
+from bot.adapters.discord.commands import DiscordDeps, Papers, dynamic_buttons
+from bot.adapters.discord.poster import DiscordPoster
+
+log = logging.getLogger(__name__)
+TREE_KEY = "discord.command_tree_hash"
+UP, DOWN = {"👍"}, {"👎"}
+
+
+def intents() -> discord.Intents:
+    """Guilds and reactions only: no privileged message-content or members intent."""
+    i = discord.Intents.none()
+    i.guilds = True
+    i.guild_reactions = True
+    i.dm_reactions = True
+    return i
+
+
+class DigestClient(discord.Client):
+    """discord.py client wired to the command core; never syncs commands in on_ready."""
+
+    def __init__(self, deps: DiscordDeps, sync_on_change: bool = True) -> None:
+        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
+        self.deps = deps
+        self.tree = app_commands.CommandTree(self)
+        self.tree.add_command(Papers(deps))
+        self.sync_on_change = sync_on_change
+        self.poster = DiscordPoster(self)
+
+    def tree_hash(self) -> str:
+        """A fingerprint of the command definitions (what a sync would send)."""
+        payload = [c.to_dict(self.tree) for c in self.tree.get_commands()]
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    async def setup_hook(self) -> None:
+        """Persistent buttons first, so presses on old digests work; then sync only if changed."""
+        self.add_dynamic_items(*dynamic_buttons(self.deps))
+        if self.sync_on_change:
+            await self.sync_if_changed()
+
+    async def sync_if_changed(self) -> bool:
+        """Global sync when the tree differs from the last one synced (hash kept in the store)."""
+        kv = self.deps.channels.store.kv
+        current = self.tree_hash()
+        if await asyncio.to_thread(kv.get, TREE_KEY) == current:
+            return False
+        await self.tree.sync()
+        await asyncio.to_thread(kv.set, TREE_KEY, current)
+        log.info("Discord commands synced")
+        return True
+
+    async def _react(self, payload: discord.RawReactionActionEvent, added: bool) -> None:
+        name = str(payload.emoji)
+        value = 1 if name in UP else -1 if name in DOWN else 0
+        if value == 0 or (self.user and payload.user_id == self.user.id):
+            return
+        message_ref = f"{payload.channel_id}:{payload.message_id}"
+        await asyncio.to_thread(
+            self.deps.channels.react,
+            "discord",
+            str(payload.user_id),
+            message_ref,
+            value if added else 0,
+        )
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        await self._react(payload, True)
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        await self._react(payload, False)
+
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """Removed from a server: pause its channels, keep their data."""
+        channels = await asyncio.to_thread(self.deps.channels.store.channels.all)
+        for ch in channels:
+            if ch.ref.platform == "discord" and ch.ref.workspace == str(guild.id) and not ch.paused:
+                await asyncio.to_thread(
+                    self.deps.channels.set_paused,
+                    ch.ref,
+                    True,
+                    "the bot was removed from this server",
+                )
+        self.deps.on_schedule_change()

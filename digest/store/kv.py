@@ -1,0 +1,27 @@
+"""Small pieces of operational state (e.g. the last synced command-tree hash)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from digest.store.schema import KeyValueRow
+
+
+class KeyValueRepo:
+    """get/set of short strings by key."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def get(self, key: str) -> str | None:
+        """The value stored under ``key``, if any."""
+        with Session(self.engine) as session:
+            row = session.get(KeyValueRow, key)
+            return row.value if row else None
+
+    def set(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` (replacing any previous value)."""
+        with Session(self.engine) as session:
+            session.merge(KeyValueRow(key=key, value=value))
+            session.commit()
