@@ -265,3 +265,13 @@ def test_discord_sync_cli_and_composition(app, tmp_path, monkeypatch, capsys):
         assert any(m == "PUT" and "/guilds/77/commands" in p for m, p, _ in fake.calls)
     monkeypatch.delenv("DIGESTBOT_DISCORD_TOKEN")
     assert build(settings=Settings()).discord is None
+
+
+def test_readme_invite_permissions_are_exactly_what_the_bot_needs():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    needed = discord.Permissions(view_channel=True, send_messages=True, send_messages_in_threads=True,
+                                 create_public_threads=True, embed_links=True, attach_files=True,
+                                 read_message_history=True)  # fmt: skip
+    assert f"permissions={needed.value}" in readme and "scope=bot%20applications.commands" in readme
