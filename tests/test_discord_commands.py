@@ -159,6 +159,18 @@ async def test_buttons_on_old_digests_still_work_after_a_restart(app, monkeypatc
     ch = app.store.channels.get(ChannelRef("discord", "111", "77"))
     assert app.store.channels.feedback_totals(ch.id) == {"syn-diffusion-1": 1}
     assert any(p.startswith("/interactions/9001/tok/callback") for _, p, _ in fake.calls)
+    # The click shapes the next digest: new diffusion papers are explained by the liked one.
+    from digest.models import SubscriptionKind
+    from tests.corpus import synthetic_records
+
+    app.channels.add(ch.ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.store.papers.upsert(
+        [r for r in synthetic_records(per_topic=33) if r.id.startswith("syn-diffusion-3")]
+    )
+    from datetime import date
+
+    preview = app.channels.preview(ch.ref, date(2026, 12, 2))
+    assert preview.items and any("resembles 👍" in i.why for i in preview.items)
 
 
 async def test_commands_sync_only_when_the_tree_changed(app, monkeypatch):
