@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -275,3 +276,29 @@ async def _discord_sync(application: App, guild: int | None) -> None:
         )
     finally:
         await client.close()
+
+
+@app.command("export")
+def export_cmd(file: Path, db: DbOption = None) -> None:
+    """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
+    from digest.portable import dumps, export_state
+
+    doc = export_state(wired(db).store)
+    file.write_text(dumps(doc), encoding="utf-8")
+    print(f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
+          f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests to {file}")  # fmt: skip
+
+
+@app.command("import")
+def import_cmd(file: Path, db: DbOption = None) -> None:
+    """Load an export into an empty database (e.g. moving from SQLite to PostgreSQL)."""
+    from digest.portable import import_state
+
+    if not file.exists():
+        raise DigestError(f"No such file: {file}")
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DigestError(f"{file} is not valid JSON: {exc}") from exc
+    counts = import_state(wired(db).store, doc)
+    print("imported " + ", ".join(f"{n} {k}" for k, n in counts.items()))
