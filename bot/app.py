@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from bot.adapters.console import ConsoleAdapter
 from bot.commands import Commands
 from bot.config import Settings
+from bot.ops import Health, Metrics, record_ingest
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
@@ -64,7 +65,12 @@ class App:
     @cached_property
     def commands(self) -> Commands:
         """The `/papers` command core shared by every adapter."""
-        return Commands(self.channels)
+        return Commands(self.channels, observe=self.metrics.command)
+
+    @cached_property
+    def metrics(self) -> Metrics:
+        """Prometheus metrics for this process."""
+        return Metrics(self.store)
 
     @cached_property
     def worker(self) -> str:
@@ -120,7 +126,9 @@ class App:
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""
-        return DigestRunner(Deliveries(self.channels, self.worker), adapters)
+        return DigestRunner(
+            Deliveries(self.channels, self.worker), adapters, on_outcome=self.metrics.digest
+        )
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
@@ -142,8 +150,22 @@ class App:
             try:
                 report = await asyncio.to_thread(self.service.ingest, source)
                 log.info("ingest %s: %d new", source, report.added)
+                self.metrics.ingested.inc(report.added)
+                await asyncio.to_thread(record_ingest, self.store)
             except Exception as exc:  # noqa: BLE001 - one failing source must not stop the others
+                self.metrics.ingest_errors.inc()
                 log.warning("ingest %s failed: %s", source, exc)
+
+    def health(self, scheduler: DigestScheduler) -> Health:
+        """The /healthz checks for this deployment."""
+        platforms = {}
+        if self.slack is not None:
+            platforms["slack"] = lambda: self.slack.connected
+        if self.discord is not None:
+            platforms["discord"] = self.discord.is_ready
+        return Health(
+            self.store, lambda: scheduler.scheduler.running, platforms, bool(self._sources())
+        )
 
     def close(self) -> None:
         """Release database connections."""

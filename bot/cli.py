@@ -93,6 +93,9 @@ def ingest_cmd(
         if len(report.problems) > 20:
             err.print(f"{source}: … and {len(report.problems) - 20} more problems", markup=False)
         out.print(_report_line(report), markup=False)
+    from bot.ops import record_ingest
+
+    record_ingest(service.store)
     service.ranker()  # fit or extend the index now, so the first search is fast
 
 

@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from aiohttp import web
 
 from bot.adapters.console import render, repl
 from bot.app import App
 from bot.cli import DbOption, app, err, out, wired
 from bot.commands import Context
 from bot.commands.replies import Reply, digest_reply
+from bot.ops import ops_app
+from bot.scheduler import DigestScheduler
 from digest import BUNDLED_PAPERS
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
@@ -185,6 +188,7 @@ async def _serve(application: App) -> None:
     scheduler.start()
     if application.slack is not None:
         await application.slack.start()
+    ops_runner = await _start_ops(application, scheduler)
     discord_task = None
     if (
         application.discord is not None
@@ -221,6 +225,24 @@ async def _serve(application: App) -> None:
             await application.slack.stop()
         if discord_task is not None:
             await application.discord.close()
+        if ops_runner is not None:
+            await ops_runner.cleanup()
+
+
+async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
+    """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
+    s = application.settings
+    if not s.health_port:
+        return None
+    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, s.health_host, s.health_port).start()
+    except OSError as exc:
+        log.warning("health endpoint not started on %s:%s: %s", s.health_host, s.health_port, exc)
+        await runner.cleanup()
+        return None
+    return runner
 
 
 async def _until_stopped() -> None:

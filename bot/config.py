@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
+    health_host: str = "127.0.0.1"
+    health_port: int = 8080  # /healthz and /metrics; 0 turns them off
+    log_format: str = "text"  # or "json"
     slack_api_url: str | None = None  # only for tests and proxies; Slack's own URL otherwise
     slack_host: str = "0.0.0.0"
     slack_port: int = 3000

@@ -6,12 +6,13 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from bot.commands.replies import digest_reply
 from bot.ports import Adapter, PostError
 from digest.delivery import Claim, Deliveries
-from digest.models import ChannelRef
+from digest.models import Channel, ChannelRef
 from digest.store.deliveries import EMPTY, SENDING
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,14 @@ def worker_is_dead(worker: str) -> bool:
 class DigestRunner:
     """Delivers each channel's digest at most once per day, through its platform's adapter."""
 
-    def __init__(self, deliveries: Deliveries, adapters: dict[str, Adapter]) -> None:
+    def __init__(
+        self,
+        deliveries: Deliveries,
+        adapters: dict[str, Adapter],
+        on_outcome: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.deliveries = deliveries
+        self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
         self.store = deliveries.store
         self.adapters = adapters
         self.lock = asyncio.Lock()  # one claim+compose at a time per process keeps SQLite calm
@@ -43,6 +50,14 @@ class DigestRunner:
     async def run_channel(self, channel_id: int, day: date) -> str:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
         channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
+        outcome = await self._run(channel, day)
+        if self.on_outcome is not None and channel is not None:
+            self.on_outcome(channel.ref.platform, outcome)
+        log.info("digest %s", outcome, extra={"platform": channel.ref.platform if channel else "",
+                 "workspace": channel.ref.workspace if channel else "", "channel": channel.ref.channel_id if channel else ""})  # fmt: skip
+        return outcome
+
+    async def _run(self, channel: Channel | None, day: date) -> str:
         if channel is None:
             return "gone"
         if channel.paused:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -99,12 +100,16 @@ def command(
 class Commands:
     """Parses `/papers ...` text and runs the matching handler; every outcome is a Reply."""
 
-    def __init__(self, channels: ChannelService) -> None:
+    def __init__(
+        self, channels: ChannelService, observe: Callable[[str, float], None] | None = None
+    ) -> None:
         self.channels = channels
         self.papers = channels.papers
+        self.observe = observe  # (platform, seconds) -> None, e.g. a latency histogram
 
     def handle(self, text: str, ctx: Context) -> Reply:
         """Run one command. Never raises: errors become short ephemeral replies."""
+        started = time.perf_counter()
         try:
             return self._dispatch(text, ctx)
         except DigestError as exc:
@@ -116,6 +121,9 @@ class Commands:
             return error(
                 "Something went wrong on our side; the error was logged. Please try again."
             )
+        finally:
+            if self.observe is not None:
+                self.observe(ctx.ref.platform, time.perf_counter() - started)
 
     def _dispatch(self, text: str, ctx: Context) -> Reply:
         text = (text or "").replace("\x00", "").strip()

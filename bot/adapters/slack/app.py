@@ -57,6 +57,11 @@ class SlackRuntime:
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
+    @property
+    def connected(self) -> bool:
+        """Listening for HTTP requests, or connected by Socket Mode."""
+        return self._runner is not None or self._socket is not None
+
     def web_app(self) -> web.Application:
         """The aiohttp application serving /slack/events (and /slack/install, /slack/oauth_redirect)."""
         return self.app.server(path="/slack/events", port=self.config.port).web_app

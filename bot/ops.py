@@ -1,0 +1,128 @@
+"""Operations endpoints: Prometheus metrics and a health check, served next to the bot."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from sqlalchemy import text
+
+from digest.store import Store
+
+log = logging.getLogger(__name__)
+LAST_INGEST_KEY = "ops.last_ingest_at"
+
+
+class Metrics:
+    """The bot's Prometheus metrics, in their own registry (several bots per process in tests)."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self.registry = CollectorRegistry()
+        self.digests = Counter("digestbot_digests", "Digests by platform and outcome", ["platform", "outcome"],
+                               registry=self.registry)  # fmt: skip
+        self.commands = Histogram("digestbot_command_seconds", "Time to answer a /papers command", ["platform"],
+                                  registry=self.registry)  # fmt: skip
+        self.ingested = Counter(
+            "digestbot_ingested_papers", "Papers added by ingest", registry=self.registry
+        )
+        self.ingest_errors = Counter(
+            "digestbot_ingest_errors", "Failed ingests", registry=self.registry
+        )
+        self.paused = Gauge("digestbot_paused_channels", "Channels paused (by users or by errors)",
+                            registry=self.registry)  # fmt: skip
+        if store is not None:  # counted from the database at scrape time, so every process agrees
+            self.paused.set_function(lambda: sum(c.paused for c in store.channels.all()))
+
+    def digest(self, platform: str, outcome: str) -> None:
+        """Count a delivery outcome (posted, failed, empty, already delivered, ...)."""
+        kind = (
+            outcome.split(" ", 1)[0]
+            if outcome.startswith(("posted", "failed"))
+            else outcome.split(" (")[0]
+        )
+        self.digests.labels(platform, kind).inc()
+
+    def command(self, platform: str, seconds: float) -> None:
+        """Record how long a command took."""
+        self.commands.labels(platform).observe(seconds)
+
+
+@dataclass
+class Health:
+    """What /healthz looks at; each check returns (ok, detail)."""
+
+    store: Store
+    scheduler_running: Callable[[], bool] = lambda: True
+    platforms: dict[str, Callable[[], bool]] = field(default_factory=dict)
+    ingest_configured: bool = False
+    max_ingest_age_hours: float = 24.0
+
+    async def report(self) -> tuple[bool, dict]:
+        """Overall health and the detail behind it."""
+        checks: dict[str, dict] = {}
+        try:
+            await asyncio.to_thread(self._ping)
+            checks["database"] = {"ok": True}
+        except Exception as exc:  # noqa: BLE001 - any failure to reach the database is "unhealthy"
+            checks["database"] = {"ok": False, "error": type(exc).__name__}
+        checks["scheduler"] = {"ok": bool(self.scheduler_running())}
+        for name, connected in self.platforms.items():
+            checks[name] = {"ok": bool(connected())}
+        checks["ingest"] = await asyncio.to_thread(self._ingest)
+        return all(c["ok"] for c in checks.values()), checks
+
+    def _ping(self) -> None:
+        with self.store.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def _ingest(self) -> dict:
+        try:
+            last = self.store.kv.get(LAST_INGEST_KEY)
+        except Exception:  # noqa: BLE001 - reported by the database check
+            return {"ok": True, "age_hours": None}
+        if last is None:
+            return {"ok": not self.ingest_configured, "age_hours": None}
+        age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds() / 3600
+        return {
+            "ok": not self.ingest_configured or age <= self.max_ingest_age_hours,
+            "age_hours": round(age, 2),
+        }
+
+
+def record_ingest(store: Store) -> None:
+    """Remember when papers were last ingested (for /healthz)."""
+    store.kv.set(LAST_INGEST_KEY, datetime.now(UTC).isoformat())
+
+
+def ops_app(health: Health, metrics: Metrics) -> web.Application:
+    """GET /healthz (200 or 503, JSON) and GET /metrics (Prometheus text format)."""
+
+    async def healthz(_: web.Request) -> web.Response:
+        ok, checks = await health.report()
+        return web.json_response({"ok": ok, "checks": checks}, status=200 if ok else 503)
+
+    async def prometheus(_: web.Request) -> web.Response:
+        body = await asyncio.to_thread(generate_latest, metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application()
+    app.add_routes([web.get("/healthz", healthz), web.get("/metrics", prometheus)])
+    return app
+
+
+class Timer:
+    """Measures a block: ``with Timer() as t: ...; t.seconds``."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.start

@@ -1,0 +1,76 @@
+"""/healthz and /metrics."""
+
+import asyncio
+from datetime import date
+
+import httpx
+import pytest
+from aiohttp import web
+from sqlalchemy import create_engine
+
+from bot.commands import Context
+from bot.ops import Health, ops_app, record_ingest
+from digest.models import ChannelRef, SubscriptionKind
+from digest.store import Store
+from tests.fakes import RecordingAdapter
+
+pytestmark = pytest.mark.asyncio
+
+
+async def serve(app: web.Application):
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+
+async def test_metrics_count_digests_commands_and_paused_channels(app):
+    ref = ChannelRef("console", "lab")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    runner = app.runner({"console": RecordingAdapter()})
+    ch = app.store.channels.get(ref)
+    await runner.run_channel(ch.id, date(2026, 12, 1))
+    await runner.run_channel(ch.id, date(2026, 12, 1))
+    app.commands.handle("help", Context(ref=ref, user="u"))
+    app.channels.set_paused(ChannelRef("console", "other"), True, "test")
+    server, base = await serve(ops_app(Health(app.store), app.metrics))
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(f"{base}/metrics")).text
+    await server.cleanup()
+    assert 'digestbot_digests_total{outcome="posted",platform="console"} 1.0' in text
+    assert 'digestbot_digests_total{outcome="already delivered",platform="console"} 1.0' in text
+    assert 'digestbot_command_seconds_count{platform="console"} 1.0' in text
+    assert "digestbot_paused_channels 1.0" in text
+
+
+async def test_healthz_is_503_when_the_database_or_scheduler_or_a_platform_is_down(app, tmp_path):
+    record_ingest(app.store)
+    checks = [
+        (Health(app.store), 200),
+        (Health(app.store, scheduler_running=lambda: False), 503),
+        (Health(app.store, platforms={"slack": lambda: False}), 503),
+        (
+            Health(Store.open(f"sqlite:///{tmp_path / 'x.db'}", migrate=False)),
+            200,
+        ),  # empty but reachable
+    ]
+    broken = Store(create_engine("sqlite:////nonexistent/dir/db.sqlite"))  # cannot be opened
+    checks.append((Health(broken), 503))
+    async with httpx.AsyncClient() as client:
+        for health, status in checks:
+            server, base = await serve(ops_app(health, app.metrics))
+            resp = await client.get(f"{base}/healthz")
+            await server.cleanup()
+            assert resp.status_code == status, resp.text
+    body = resp.json()
+    assert body["ok"] is False and body["checks"]["database"]["ok"] is False
+
+
+async def test_stale_ingest_is_unhealthy_only_when_sources_are_configured(app):
+    app.store.kv.set("ops.last_ingest_at", "2020-01-01T00:00:00+00:00")
+    ok, checks = await Health(app.store, ingest_configured=False).report()
+    assert ok and checks["ingest"]["age_hours"] > 1000
+    ok, _ = await Health(app.store, ingest_configured=True).report()
+    assert not ok
+    await asyncio.sleep(0)
