@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from typer.exceptions import Abort, TyperException
 
 from bot import app as composition
+from bot.logs import configure
 from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
 from digest.ingest.pipeline import IngestReport
@@ -49,10 +49,10 @@ def _root(
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
     _State.db = db
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    from bot.config import Settings
+
+    settings = Settings()  # only for the log format; the composition root reads settings again
+    configure("INFO" if verbose else settings.log_level, settings.log_format)
 
 
 def wired(db: str | None = None) -> composition.App:

@@ -26,7 +26,7 @@ class Settings(BaseSettings):
 
     database_url: str = ""
     index_dir: str = ""
-    log_level: str = "INFO"
+    log_level: str = "WARNING"
     default_timezone: str = "UTC"
     catchup_grace_hours: float = 12.0
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
