@@ -43,3 +43,13 @@ def test_buttons_carry_paper_ids_in_short_custom_ids():
         "https://arxiv.org/pdf/1",
         "https://arxiv.org/abs/1",
     ]
+
+
+def test_two_links_on_one_line_are_both_neutralised():
+    # Found by the fuzz suite: discord.utils.escape_markdown only escapes the first of these.
+    from bot.adapters.discord.embeds import safe
+
+    assert (
+        safe("[x](https://evil.example) [y](https://e.example)")
+        == r"\[x](https://evil.example) \[y](https://e.example)"
+    )

@@ -46,8 +46,14 @@ def cut(text: str, limit: int) -> str:
 
 
 def safe(text: str) -> str:
-    """Markdown and mentions neutralised (defence in depth: messages also send with no mentions)."""
-    return escape_mentions(escape_markdown(text or ""))
+    """Markdown and mentions neutralised (defence in depth: messages also send with no mentions).
+
+    escape_markdown matches links greedily, so in '[a](u) [b](v)' only the first bracket is
+    escaped; escaping every remaining '[' leaves no masked link that Discord could render.
+    """
+    escaped = escape_mentions(escape_markdown(text or ""))
+    # A '[' after an even number of backslashes (none, or escaped ones) would still open a link.
+    return re.sub(r"(?<!\\)((?:\\\\)*)\[", lambda m: m.group(1) + "\\[", escaped)
 
 
 def safe_url(url: str | None) -> str | None:
