@@ -36,7 +36,7 @@ class Adapter(Protocol):
         ...
 
     async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        """The digest already posted under ``key``, if the platform shows one."""
+        """The digest already posted under ``key``; None if surely not; PostError if it cannot tell."""
         ...
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

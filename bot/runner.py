@@ -107,7 +107,13 @@ class DigestRunner:
             if adapter is None:
                 continue
             if claim.delivery.status == SENDING:
-                found = await adapter.find_posted(claim.digest.channel.ref, claim.key)
+                try:
+                    found = await adapter.find_posted(claim.digest.channel.ref, claim.key)
+                except (
+                    PostError
+                ) as exc:  # unknown whether it went out: try again later, never guess
+                    outcomes.append(f"unverified: {exc.reason}")
+                    continue
                 if found is not None:  # it did go out before the crash: just record it
                     await asyncio.to_thread(
                         self.deliveries.finish, claim, found.message_ref, found.item_refs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -17,6 +18,8 @@ class FakeSlack:
         self.messages: dict[str, list[dict]] = defaultdict(list)
         self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
         self.admins: set[str] = set()
+        self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
+        self.injected: dict[str, int] = defaultdict(int)
         self._ts = 1000
         self._lock = threading.Lock()
         fake = self
@@ -38,6 +41,10 @@ class FakeSlack:
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
                 status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
+                if headers.pop("X-Fake-Delay", None):
+                    time.sleep(
+                        1.5
+                    )  # answered too late: the client has given up, but it was processed
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", **headers}.items():
@@ -62,6 +69,15 @@ class FakeSlack:
             queue = self.fail.get((method, str(args.get("channel", ""))))
             if queue:
                 return queue.pop(0)
+            fault = self.chaos(method, args) if self.chaos else None
+            if fault:
+                self.injected[fault] += 1
+            if fault == "429":
+                return 429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
+            if fault == "500":
+                return 500, {}, {"ok": False, "error": "internal_error"}
+            if fault == "timeout":
+                return 200, {"X-Fake-Delay": "1"}, self._ok(method, args)
             return 200, {}, self._ok(method, args)
 
     def _ok(self, method: str, args: dict) -> dict:

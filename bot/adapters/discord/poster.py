@@ -101,8 +101,10 @@ class DiscordPoster:
                     key in (e.footer.text or "") for e in m.embeds
                 ):
                     return Posted(f"{m.channel.id}:{m.id}")
-        except discord.HTTPException as exc:
-            log.warning("could not read %s history: %s", ref, exc)
+        except (
+            discord.HTTPException
+        ) as exc:  # cannot tell: the runner must not post again on a guess
+            raise PostError(f"could not read history: {exc.status}", permanent=False) from exc
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

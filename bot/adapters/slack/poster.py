@@ -7,9 +7,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
@@ -37,22 +37,31 @@ PERMANENT = {
     "user_not_found",
 }
 METADATA_EVENT = "digestbot_digest"
+TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError)
 
 TokenLookup = Callable[[str], Awaitable[str | None]]
 
 
 def make_client(
-    token: str | None, base_url: str | None = None, retries: int = 3, backoff: float = 0.5
+    token: str | None,
+    base_url: str | None = None,
+    retries: int = 3,
+    backoff: float = 0.5,
+    timeout: int = 30,
 ) -> AsyncWebClient:
-    """A Web API client that retries 429s (honouring Retry-After), 5xx and dropped connections."""
+    """A Web API client that retries 429s (honouring Retry-After) and 5xx answers.
+
+    Dropped connections and timeouts are not retried here: Slack may have posted the message
+    already, and the delivery recovery looks it up instead of posting it a second time.
+    """
     kwargs = {"base_url": base_url} if base_url else {}
     interval = BackoffRetryIntervalCalculator(backoff_factor=backoff)
     return AsyncWebClient(
         token=token,
+        timeout=timeout,
         retry_handlers=[
             AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
             AsyncServerErrorRetryHandler(max_retry_count=retries, interval_calculator=interval),
-            AsyncConnectionErrorRetryHandler(max_retry_count=retries, interval_calculator=interval),
         ],
         **kwargs,
     )
@@ -69,11 +78,13 @@ class SlackPoster:
         base_url: str | None = None,
         min_interval: float = 1.0,
         backoff: float = 0.5,
+        timeout: int = 30,
     ) -> None:
         self.tokens = tokens
         self.base_url = base_url
         self.min_interval = min_interval
         self.backoff = backoff
+        self.timeout = timeout
         self._last: dict[str, float] = {}
 
     async def client(self, team: str) -> AsyncWebClient:
@@ -81,7 +92,7 @@ class SlackPoster:
         token = await self.tokens(team)
         if not token:
             raise PostError("no Slack installation for this workspace", permanent=True)
-        return make_client(token, self.base_url, backoff=self.backoff)
+        return make_client(token, self.base_url, backoff=self.backoff, timeout=self.timeout)
 
     async def _channel(self, client: AsyncWebClient, ref: ChannelRef) -> str:
         """The conversation id; `@U123` (a personal digest) opens the user's DM with the app."""
@@ -131,6 +142,10 @@ class SlackPoster:
             return Posted(f"{channel}:{first}")
         except SlackApiError as exc:
             raise _post_error(exc) from exc
+        except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
+            raise PostError(
+                f"no answer from Slack ({type(exc).__name__})", permanent=False
+            ) from exc
 
     async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
         """A digest header carrying ``key`` in its metadata among the channel's recent messages."""
@@ -140,9 +155,14 @@ class SlackPoster:
             resp = await client.conversations_history(
                 channel=channel, limit=100, include_all_metadata=True
             )
-        except SlackApiError as exc:
-            log.warning("could not read %s history: %s", ref, exc.response.get("error"))
-            return None
+        except SlackApiError as exc:  # cannot tell: the runner must not post again on a guess
+            raise PostError(
+                f"could not read history: {exc.response.get('error')}", permanent=False
+            ) from exc
+        except TRANSPORT as exc:
+            raise PostError(
+                "could not read history: no answer from Slack", permanent=False
+            ) from exc
         for msg in resp.get("messages", []):
             meta = msg.get("metadata") or {}
             if (
@@ -161,6 +181,10 @@ class SlackPoster:
                 await self._post(client, channel, msg)
         except SlackApiError as exc:
             raise _post_error(exc) from exc
+        except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
+            raise PostError(
+                f"no answer from Slack ({type(exc).__name__})", permanent=False
+            ) from exc
 
 
 def _post_error(exc: SlackApiError) -> PostError:
