@@ -19,6 +19,7 @@ class FakeSlack:
         self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
         self.admins: set[str] = set()
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
+        self.latency = 0.0  # seconds added to every answer (to widen crash windows)
         self.injected: dict[str, int] = defaultdict(int)
         self._ts = 1000
         self._lock = threading.Lock()
@@ -41,6 +42,8 @@ class FakeSlack:
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
                 status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
+                if fake.latency:
+                    time.sleep(fake.latency)
                 if headers.pop("X-Fake-Delay", None):
                     time.sleep(
                         1.5
