@@ -36,6 +36,8 @@ class FakeDiscord:
         self.messages: dict[str, list[dict]] = defaultdict(list)
         self.fail: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
         self._id = 5000
+        self.chaos = None  # (method, path) -> "429" | "500" | "drop" | None
+        self.injected: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
         fake = self
 
@@ -51,6 +53,11 @@ class FakeDiscord:
                 status, headers, data = fake.answer(
                     method, self.path.split("?")[0].split("/api/v10", 1)[-1], body
                 )
+                if headers.pop("X-Fake-Drop", None):
+                    self.close_connection = (
+                        True  # processed, but the connection dies before any answer
+                    )
+                    return
                 out = json.dumps(data).encode()
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", **headers}.items():
@@ -92,15 +99,32 @@ class FakeDiscord:
                 channel = m.group(1)
                 if method == "POST" and self.fail.get(channel):
                     return self.fail[channel].pop(0)
+                fault = self.chaos(method, path) if self.chaos else None
+                if fault:
+                    self.injected[fault] += 1
+                if fault == "429":
+                    return (
+                        429,
+                        {"Via": "1.1 google"},
+                        {"message": "slow down", "retry_after": 0.01, "global": False},
+                    )
+                if fault == "500":
+                    return 500, {}, {"message": "internal error", "code": 0}
+                if method == "POST" and body.get("enforce_nonce"):
+                    same = [
+                        x for x in self.messages[channel] if x.get("nonce") == body.get("nonce")
+                    ]
+                    if same:  # Discord answers a repeated nonce with the message it already made
+                        return 200, {}, same[0]
                 if method == "GET":
                     return 200, {}, list(reversed(self.messages[channel]))
                 msg = {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
                        "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
                        "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
                        "embeds": body.get("embeds", []), "components": body.get("components", []),
-                       "pinned": False, "type": 0}  # fmt: skip
+                       "pinned": False, "type": 0, "nonce": body.get("nonce")}  # fmt: skip
                 self.messages[channel].append(msg)
-                return 200, {}, msg
+                return 200, ({"X-Fake-Drop": "1"} if fault == "drop" else {}), msg
             if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
                 tid = self._next()
                 return 201, {}, {"id": tid, "type": 11, "guild_id": "77", "name": body.get("name", "t"),

@@ -115,8 +115,16 @@ class Commands:
         except DigestError as exc:
             return error(str(exc))
         except Exception:  # noqa: BLE001 - a bug must not crash the bot or leak a traceback to chat
+            where = {
+                "platform": ctx.ref.platform,
+                "workspace": ctx.ref.workspace,
+                "channel": ctx.ref.channel_id,
+            }
             log.exception(
-                "command failed (platform=%s channel=%s)", ctx.ref.platform, ctx.ref.channel_id
+                "command failed (platform=%s channel=%s)",
+                ctx.ref.platform,
+                ctx.ref.channel_id,
+                extra=where,
             )
             return error(
                 "Something went wrong on our side; the error was logged. Please try again."

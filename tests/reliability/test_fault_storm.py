@@ -71,3 +71,50 @@ def test_fault_storm_delivers_everything_exactly_once(app):
     assert sum(slack.injected.values()) > 40
     assert duplicates == 0 and misses == 0 and set(keys) == expected
     assert not app.store.deliveries.unfinished()
+
+
+def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
+    import discord
+
+    from bot.adapters.discord.poster import DiscordPoster
+    from tests.fake_discord import FakeDiscord
+
+    rng = random.Random(5)
+    channels = []
+    for n in range(50):
+        ref = ChannelRef("discord", str(500 + n), "77")
+        app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
+        channels.append(app.store.channels.get(ref))
+    with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
+        fake.chaos = lambda method, path: (
+            rng.choice(["429", "429", "500", "drop"]) if rng.random() < 0.3 else None
+        )
+
+        async def storm():
+            client = discord.Client(intents=discord.Intents.none())
+            await client.login("token")
+            poster = DiscordPoster(client)
+            rounds = 0
+            for d in range(3):
+                first = DigestRunner(Deliveries(app.channels, f"day{d}"), {"discord": poster})
+                await asyncio.gather(
+                    *(first.run_channel(ch.id, DAY + timedelta(days=d)) for ch in channels)
+                )
+                while app.store.deliveries.unfinished() and rounds < 60:
+                    rounds += 1
+                    await DigestRunner(
+                        Deliveries(app.channels, f"w{rounds}"), {"discord": poster}
+                    ).recover(timedelta(0))
+            await client.close()
+            return rounds
+
+        rounds = asyncio.run(storm())
+    footers = [m["embeds"][0]["footer"]["text"].rsplit("· ", 1)[-1] for msgs in fake.messages.values()
+               for m in msgs if m["embeds"] and "digest-" in m["embeds"][0].get("footer", {}).get("text", "")]  # fmt: skip
+    expected = {f"digest-{ch.id}-{DAY + timedelta(days=d)}" for ch in channels for d in range(3)}
+    duplicates, misses = len(footers) - len(set(footers)), len(expected - set(footers))
+    print(f"\ndiscord fault storm: {len(fake.calls)} calls, injected {dict(fake.injected)}, "
+          f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}")  # fmt: skip
+    assert sum(fake.injected.values()) > 30 and duplicates == 0 and misses == 0
+    assert not app.store.deliveries.unfinished()

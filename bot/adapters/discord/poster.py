@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 
+import aiohttp
 import discord
 
 from bot.adapters.discord.embeds import DiscordMessage, attachment, render
@@ -13,6 +16,7 @@ from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
+TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
 def view_for(msg: DiscordMessage) -> discord.ui.View | None:
@@ -52,7 +56,7 @@ class DiscordPoster:
         return self.client.get_partial_messageable(int(ref.channel_id))
 
     async def _send(
-        self, where: discord.abc.Messageable, msg: DiscordMessage, **extra
+        self, where: discord.abc.Messageable, msg: DiscordMessage, nonce: str | None = None, **extra
     ) -> discord.Message:
         kwargs = {
             "content": msg.content or None,
@@ -60,6 +64,8 @@ class DiscordPoster:
             "allowed_mentions": NO_MENTIONS,
             **extra,
         }
+        if nonce is not None:  # with enforce_nonce, Discord answers a repeat with the first message
+            kwargs["nonce"] = nonce
         if (view := view_for(msg)) is not None:
             kwargs["view"] = view
         return await where.send(**kwargs)
@@ -71,40 +77,43 @@ class DiscordPoster:
         head.set_footer(text=f"{head.footer.text or ''} · {key}".strip(" ·")[:2048])
         try:
             where = await self._target(ref)
-            first = await self._send(where, messages[0])
+            first = await self._send(where, messages[0], nonce=nonce(key, 0))
             refs: dict[str, str] = {}
-            rest = messages[1:]
-            if (
-                reply.threaded and rest
-            ):  # by REST: a partial channel carries no guild for create_thread
-                thread = await self.client.http.start_thread_with_message(
-                    first.channel.id,
-                    first.id,
-                    name=(reply.title or "Digest")[:100],
-                    auto_archive_duration=1440,
-                )
-                where = self.client.get_partial_messageable(int(thread["id"]))
-            for msg in rest:
-                sent = await self._send(where, msg)
+            if reply.threaded and len(messages) > 1:
+                where = await self._thread(first, reply.title or "Digest")
+            for n, msg in enumerate(messages[1:], 1):
+                sent = await self._send(where, msg, nonce=nonce(key, n))
                 if len(msg.paper_ids) == 1:
                     refs[msg.paper_ids[0]] = f"{sent.channel.id}:{sent.id}"
             return Posted(f"{first.channel.id}:{first.id}", refs)
         except discord.HTTPException as exc:
             raise _error(exc) from exc
+        except TRANSPORT as exc:  # no answer: it may have been posted; recovery looks it up
+            raise PostError(
+                f"no answer from Discord ({type(exc).__name__})", permanent=False
+            ) from exc
+
+    async def _thread(self, first: discord.Message, title: str) -> discord.abc.Messageable:
+        """A thread under the header, started by REST: a partial channel carries no guild."""
+        thread = await self.client.http.start_thread_with_message(
+            first.channel.id, first.id, name=title[:100], auto_archive_duration=1440
+        )
+        return self.client.get_partial_messageable(int(thread["id"]))
 
     async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        """Our recent message whose header footer carries ``key``."""
+        """Our recent message whose header footer carries ``key``; PostError if we cannot tell."""
         try:
             where = await self._target(ref)
             async for m in where.history(limit=50):
-                if m.author.id == self.client.user.id and any(
-                    key in (e.footer.text or "") for e in m.embeds
-                ):
+                mine = m.author.id == self.client.user.id
+                if mine and any(key in (e.footer.text or "") for e in m.embeds):
                     return Posted(f"{m.channel.id}:{m.id}")
-        except (
-            discord.HTTPException
-        ) as exc:  # cannot tell: the runner must not post again on a guess
+        except discord.HTTPException as exc:
             raise PostError(f"could not read history: {exc.status}", permanent=False) from exc
+        except TRANSPORT as exc:
+            raise PostError(
+                "could not read history: no answer from Discord", permanent=False
+            ) from exc
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -116,3 +125,12 @@ class DiscordPoster:
                 await self._send(where, msg, **({"file": file} if file else {}))
         except discord.HTTPException as exc:
             raise _error(exc) from exc
+        except TRANSPORT as exc:
+            raise PostError(
+                f"no answer from Discord ({type(exc).__name__})", permanent=False
+            ) from exc
+
+
+def nonce(key: str, n: int) -> str:
+    """A stable nonce per digest message (Discord allows 25 characters)."""
+    return hashlib.sha1(f"{key}:{n}".encode()).hexdigest()[:25]
