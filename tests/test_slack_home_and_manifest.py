@@ -1,6 +1,5 @@
 """App Home content and actions, and the app manifest matching what the code listens for."""
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from bot.adapters.slack.app import BOT_SCOPES
 from bot.commands.core import REGISTRY
 from digest.models import ChannelRef, SubscriptionKind
 from tests.fake_slack import FakeSlack
-from tests.test_slack_http import Harness
+from tests.test_slack_http import Harness, eventually
 
 MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack" / "manifest.yml"
 
@@ -53,7 +52,7 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
     )
     async with Harness(app, slack) as h:
         await h.event({"type": "app_home_opened", "user": "U1", "tab": "home", "event_ts": "1"})
-        await asyncio.sleep(0.3)
+        await eventually(lambda: any(m == "views.publish" for m, _ in slack.calls))
         view = json.dumps(
             next(a for m, a in slack.calls if m == "views.publish"), ensure_ascii=False
         )
@@ -71,5 +70,5 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
                 "block_id": f"home:{ch.id}",
             }
         )
-        await asyncio.sleep(0.3)
+        await eventually(lambda: app.store.channels.get(ref).paused)
     assert app.store.channels.get(ref).paused

@@ -59,6 +59,16 @@ def _sub(row: SubscriptionRow) -> Subscription:
     )
 
 
+def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> FeedbackRow | None:
+    """A member's current vote on a paper in a channel."""
+    stmt = select(FeedbackRow).where(
+        FeedbackRow.channel_id == channel_id,
+        FeedbackRow.user == user,
+        FeedbackRow.paper_id == paper_id,
+    )
+    return session.scalars(stmt).first()
+
+
 class ChannelRepo:
     """Reads and writes channels, their subscriptions and their members' feedback."""
 
@@ -167,12 +177,7 @@ class ChannelRepo:
     def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
         """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none)."""
         with Session(self.engine) as session:
-            stmt = select(FeedbackRow).where(
-                FeedbackRow.channel_id == channel_id,
-                FeedbackRow.user == user,
-                FeedbackRow.paper_id == paper_id,
-            )
-            row = session.scalars(stmt).first()
+            row = _vote(session, channel_id, user, paper_id)
             now = datetime.now(UTC)
             if row is not None and row.value == value:
                 session.delete(row)
@@ -195,12 +200,7 @@ class ChannelRepo:
     def put_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> None:
         """Set a vote idempotently (0 clears it): safe when a platform retries the same event."""
         with Session(self.engine) as session:
-            stmt = select(FeedbackRow).where(
-                FeedbackRow.channel_id == channel_id,
-                FeedbackRow.user == user,
-                FeedbackRow.paper_id == paper_id,
-            )
-            row = session.scalars(stmt).first()
+            row = _vote(session, channel_id, user, paper_id)
             if value == 0 and row is not None:
                 session.delete(row)
             elif value and row is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -123,7 +124,7 @@ class SlackPoster:
 
     async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
         """Header first (tagged with the delivery key), then the papers, in a thread if asked."""
-        try:
+        with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
             metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
@@ -140,12 +141,6 @@ class SlackPoster:
             for msg in messages[1:]:
                 await self._post(client, channel, msg)
             return Posted(f"{channel}:{first}")
-        except SlackApiError as exc:
-            raise _post_error(exc) from exc
-        except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
-            raise PostError(
-                f"no answer from Slack ({type(exc).__name__})", permanent=False
-            ) from exc
 
     async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
         """A digest header carrying ``key`` in its metadata among the channel's recent messages."""
@@ -174,17 +169,22 @@ class SlackPoster:
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """An ordinary (public) message."""
-        try:
+        with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
             for msg in render(reply):
                 await self._post(client, channel, msg)
-        except SlackApiError as exc:
-            raise _post_error(exc) from exc
-        except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
-            raise PostError(
-                f"no answer from Slack ({type(exc).__name__})", permanent=False
-            ) from exc
+
+
+@contextmanager
+def posting_errors() -> Iterator[None]:
+    """Slack's answers as PostErrors: permanent ones pause the channel, the rest are retried."""
+    try:
+        yield
+    except SlackApiError as exc:
+        raise _post_error(exc) from exc
+    except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
+        raise PostError(f"no answer from Slack ({type(exc).__name__})", permanent=False) from exc
 
 
 def _post_error(exc: SlackApiError) -> PostError:
