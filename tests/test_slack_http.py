@@ -189,7 +189,13 @@ async def test_reactions_on_thread_items_count_once_even_when_retried(app, slack
         item = slack.messages["C1"][1]  # first paper's thread reply
         seen = []
         real_react = app.channels.react
-        app.channels.react = lambda *a: seen.append(a) or real_react(*a)
+
+        def counted(*a):
+            result = real_react(*a)
+            seen.append(a)  # counted once handled, so the next step cannot overtake it
+            return result
+
+        app.channels.react = counted
         reaction = {"type": "reaction_added", "user": "U2", "reaction": "+1",
                     "item": {"type": "message", "channel": "C1", "ts": item["ts"]}, "event_ts": "1"}  # fmt: skip
         await h.event(reaction)
