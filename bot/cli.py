@@ -210,7 +210,7 @@ def db_upgrade(db: DbOption = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
-    from bot import cli_channels  # noqa: F401 - registers the channel and bot commands
+    from bot import cli_channels, cli_ops  # noqa: F401 - registers the channel, bot and ops commands
 
     try:
         rv = app(args=argv, standalone_mode=False)
