@@ -60,7 +60,8 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
-        return ChannelService(self.service, self.settings.default_timezone)
+        # The Discord issue: server channels' settings need Manage Channels until opened up.
+        return ChannelService(self.service, self.settings.default_timezone, frozenset({"discord"}))
 
     @cached_property
     def commands(self) -> Commands:

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from typer.exceptions import Abort, TyperException
 
 from bot import app as composition
+from bot.config import Settings
 from bot.logs import configure
 from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
@@ -41,6 +42,7 @@ DbOption = Annotated[
 
 class _State:
     db: str | None = None
+    settings: Settings | None = None
 
 
 @app.callback()
@@ -49,15 +51,13 @@ def _root(
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
     _State.db = db
-    from bot.config import Settings
-
-    settings = Settings()  # only for the log format; the composition root reads settings again
-    configure("INFO" if verbose else settings.log_level, settings.log_format)
+    _State.settings = Settings()  # read once per invocation; the composition root gets this one
+    configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
 def wired(db: str | None = None) -> composition.App:
     """The application built by the composition root for this invocation."""
-    return composition.build(db or _State.db)
+    return composition.build(db or _State.db, _State.settings)
 
 
 def _report_line(r: IngestReport) -> str:

@@ -16,7 +16,6 @@ from digest.text import is_number
 
 MAX_TOPIC_CHARS = 200
 MAX_SUBSCRIPTIONS = 50
-RESTRICTED_BY_DEFAULT = {"discord"}  # the Discord issue: settings need Manage Channels by default
 
 
 @dataclass(frozen=True)
@@ -45,18 +44,27 @@ def clean_topic(text: str) -> str:
 class ChannelService:
     """Per-channel use cases over the store and the shared ranker."""
 
-    def __init__(self, papers: DigestService, default_timezone: str = "UTC") -> None:
+    def __init__(
+        self,
+        papers: DigestService,
+        default_timezone: str = "UTC",
+        restricted_platforms: frozenset[str] = frozenset(),
+    ) -> None:
         self.papers = papers
         self.store = papers.store
         self.default_timezone = default_timezone
+        # Platforms whose new (non-DM) channels start with settings limited to channel admins.
+        self.restricted_platforms = restricted_platforms
 
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
         """The channel for ``ref``, created on first use.
 
-        Discord server channels start with settings restricted to members who can manage the
-        channel (`option admin-only off` opens them); elsewhere everyone may change them.
+        Channels on ``restricted_platforms`` (not DMs) start with settings limited to channel
+        admins (`option admin-only off` opens them); elsewhere everyone may change them.
         """
-        restricted = ref.platform in RESTRICTED_BY_DEFAULT and not ref.channel_id.startswith("@")
+        restricted = ref.platform in self.restricted_platforms and not ref.channel_id.startswith(
+            "@"
+        )
         return self.store.channels.ensure(
             ref, name=name, timezone=self.default_timezone, owner_user=owner, admin_only=restricted
         )
