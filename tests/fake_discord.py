@@ -6,7 +6,9 @@ import json
 import re
 import threading
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.httpfake import LocalServer
 
 BOT = {
     "id": "1000",
@@ -28,7 +30,7 @@ def user(uid: str) -> dict:
     }
 
 
-class FakeDiscord:
+class FakeDiscord(LocalServer):
     """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first."""
 
     def __init__(self) -> None:
@@ -81,12 +83,11 @@ class FakeDiscord:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/api/v10"
+        return f"http://127.0.0.1:{self.port}/api/v10"
 
     def _next(self) -> str:
         self._id += 1
@@ -167,11 +168,3 @@ class FakeDiscord:
 
     def posts(self, channel: str) -> list[dict]:
         return [b for m, p, b in self.calls if m == "POST" and p == f"/channels/{channel}/messages"]
-
-    def __enter__(self) -> FakeDiscord:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

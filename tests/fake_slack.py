@@ -6,11 +6,13 @@ import json
 import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
+from tests.httpfake import LocalServer
 
-class FakeSlack:
+
+class FakeSlack(LocalServer):
     """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success."""
 
     def __init__(self) -> None:
@@ -59,12 +61,11 @@ class FakeSlack:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/api/"
+        return f"http://127.0.0.1:{self.port}/api/"
 
     def answer(self, method: str, args: dict) -> tuple[int, dict, dict]:
         with self._lock:
@@ -128,11 +129,3 @@ class FakeSlack:
             for m, a in self.calls
             if m == "chat.postMessage" and (channel is None or a["channel"] == channel)
         ]
-
-    def __enter__(self) -> FakeSlack:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -22,7 +22,27 @@ class Reply:
 Responder = Callable[[dict[str, list[str]]], Reply]
 
 
-class FakeServer:
+class LocalServer:
+    """A threaded HTTP server on a free loopback port, run as a context manager."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FakeServer(LocalServer):
     """Serves ``routes[path]``: a list of replies used in order (the last one repeats) or a function."""
 
     def __init__(self) -> None:
@@ -47,8 +67,7 @@ class FakeServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
     def _reply(self, path: str, query: dict[str, list[str]]) -> Reply:
         route = self.routes.get(path)
@@ -62,13 +81,4 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return f"http://127.0.0.1:{self.port}"

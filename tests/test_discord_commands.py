@@ -12,6 +12,7 @@ from bot.commands.core import REGISTRY
 from digest.models import ChannelRef
 from tests.discord_limits import check
 from tests.fake_discord import BOT, FakeDiscord, user
+from tests.test_commands import ctx
 
 pytestmark = pytest.mark.asyncio
 
@@ -200,9 +201,7 @@ async def _noop(interaction: discord.Interaction) -> None:
 def test_render_limits_hold_for_command_replies(app):
     from bot.adapters.discord.embeds import render
 
-    reply = app.commands.handle(
-        "search graph neural networks", __import__("tests.test_commands", fromlist=["ctx"]).ctx()
-    )
+    reply = app.commands.handle("search graph neural networks", ctx())
     for m in render(reply):
         check(m)
 
