@@ -13,7 +13,8 @@ from digest.store import Store
 from tests.corpus import synthetic_records
 
 PG_ENV = "DIGESTBOT_TEST_POSTGRES_URL"
-TEST_DB = "digestbot_test"
+# Parallel checkouts on one server each set their own name, so their suites cannot collide.
+TEST_DB = os.environ.get("DIGESTBOT_TEST_POSTGRES_DBNAME", "digestbot_test")
 
 
 def _postgres_url() -> str:
