@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -24,7 +22,7 @@ from bot.ports import Adapter
 from bot.runner import DigestRunner
 from bot.scheduler import DigestScheduler
 from digest.channels import ChannelService
-from digest.delivery import Deliveries
+from digest.delivery import Deliveries, new_instance_id
 from digest.ingest.pipeline import SourceConfig
 from digest.models import ChannelRef
 from digest.schedule import local_day
@@ -75,8 +73,8 @@ class App:
 
     @cached_property
     def worker(self) -> str:
-        """This process's name in delivery claims."""
-        return f"{socket.gethostname()}:{os.getpid()}"
+        """This process's name in delivery claims: fresh each start (host:pid repeats in containers)."""
+        return new_instance_id()
 
     @cached_property
     def slack(self) -> SlackRuntime | None:
@@ -127,9 +125,15 @@ class App:
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""
-        return DigestRunner(
-            Deliveries(self.channels, self.worker), adapters, on_outcome=self.metrics.digest
+        s = self.settings
+        deliveries = Deliveries(
+            self.channels,
+            self.worker,
+            lease=timedelta(seconds=s.delivery_lease_seconds),
+            grace=timedelta(hours=s.catchup_grace_hours),
+            backoff=tuple(s.delivery_backoff_seconds),
         )
+        return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
@@ -137,6 +141,7 @@ class App:
             self.store,
             runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
+            sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
         )
 

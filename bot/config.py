@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     log_level: str = "WARNING"
     default_timezone: str = "UTC"
     catchup_grace_hours: float = 12.0
+    delivery_lease_seconds: float = 120.0  # a claim lapses this long after its owner went quiet
+    delivery_sweep_seconds: float = 60.0  # how often due retries and lapsed claims are resumed
+    delivery_backoff_seconds: list[float] = [60.0, 300.0, 900.0, 3600.0]
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.commands.replies import Reply
 from digest.models import ChannelRef
-
-
-@dataclass(frozen=True)
-class Posted:
-    """Where a digest landed: the parent message, and one message per paper when split."""
-
-    message_ref: str
-    item_refs: dict[str, str] = field(default_factory=dict)
-
 
 TRANSIENT, REJECTED, GONE = "transient", "rejected", "gone"
 KINDS = (TRANSIENT, REJECTED, GONE)
@@ -52,16 +42,27 @@ class PostError(Exception):
 
 
 class Adapter(Protocol):
-    """A chat platform as the runner sees it."""
+    """A chat platform as the runner sees it: a digest goes out as a planned list of messages.
+
+    Message 0 is the header; with ``reply.threaded`` the others go in its thread (``parent``
+    is message 0's reference). Each message carries its own key, so it can be found again.
+    """
 
     platform: str
 
-    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
-        """Post a digest; ``key`` is stable across retries so the platform side can deduplicate."""
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        """The messages this digest takes, as the paper ids each one carries (deterministic)."""
         ...
 
-    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        """The digest already posted under ``key``; None if surely not; PostError if it cannot tell."""
+    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+        """Post message ``position`` tagged with ``key``; its reference. ``degrade``: the same
+        message without what a platform may refuse (link buttons, long text)."""
+        ...
+
+    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None) -> str | None:  # fmt: skip
+        """The message posted under ``key``; None if surely not there; PostError if unsure."""
         ...
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

@@ -1,39 +1,31 @@
-"""Runs digest deliveries against adapters: claim in the store, post, record; recover after crashes."""
+"""Runs digest deliveries against adapters: claim, plan, post each message, confirm; resume after
+crashes and transient failures (any worker, once the lease lapses), exactly once per message."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
-from collections.abc import Callable
-from datetime import date, timedelta
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import date
 
-from bot.commands.replies import digest_reply
-from bot.ports import Adapter, PostError
+from bot.commands.replies import Reply, digest_reply
+from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from digest.delivery import Claim, Deliveries
 from digest.models import Channel, ChannelRef
-from digest.store.deliveries import EMPTY, SENDING
+from digest.store.deliveries import EMPTY
+from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
 log = logging.getLogger(__name__)
+LOST = "taken over by another worker"
 
 
-def worker_is_dead(worker: str) -> bool:
-    """True for a worker id (host:pid) of this host whose process no longer exists."""
-    host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isascii() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+class LeaseLost(Exception):
+    """Another worker holds the digest now: stop without posting or recording anything."""
 
 
 class DigestRunner:
-    """Delivers each channel's digest at most once per day, through its platform's adapter."""
+    """Delivers each channel's digest once per day, through its platform's adapter."""
 
     def __init__(
         self,
@@ -51,11 +43,15 @@ class DigestRunner:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
         channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
         outcome = await self._run(channel, day)
+        self._report(channel, outcome)
+        return outcome
+
+    def _report(self, channel: Channel | None, outcome: str) -> None:
         if self.on_outcome is not None and channel is not None:
             self.on_outcome(channel.ref.platform, outcome)
-        log.info("digest %s", outcome, extra={"platform": channel.ref.platform if channel else "",
-                 "workspace": channel.ref.workspace if channel else "", "channel": channel.ref.channel_id if channel else ""})  # fmt: skip
-        return outcome
+        ref = channel.ref if channel else None
+        log.info("digest %s", outcome, extra={"platform": ref.platform if ref else "",
+                 "workspace": ref.workspace if ref else "", "channel": ref.channel_id if ref else ""})  # fmt: skip
 
     async def _run(self, channel: Channel | None, day: date) -> str:
         if channel is None:
@@ -67,8 +63,8 @@ class DigestRunner:
             return f"no {channel.ref.platform} connection"
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
-        if claim is None:
-            return "already delivered"
+        if claim is None:  # say what is true: delivered, retrying (when, why), being sent...
+            return await asyncio.to_thread(self.deliveries.state, channel.id, day)
         return await self.send(claim, adapter)
 
     async def run_now(self, ref: ChannelRef, day: date) -> str:
@@ -77,48 +73,95 @@ class DigestRunner:
         return await self.run_channel(channel.id, day) if channel else "gone"
 
     async def send(self, claim: Claim, adapter: Adapter) -> str:
-        """Post a claimed digest and record it."""
+        """Post every unconfirmed message of a claimed digest, in order, then record it posted."""
         if claim.delivery.status == EMPTY:
             return "empty (quiet)"
-        ref = claim.digest.channel.ref
-        if not await asyncio.to_thread(self.deliveries.begin, claim):
-            return "taken over by another worker"
+        reply = digest_reply(claim.digest)
+        plan = await asyncio.to_thread(self.deliveries.plan, claim, adapter.plan(reply))
         try:
-            posted = await adapter.post_digest(ref, digest_reply(claim.digest), claim.key)
+            if plan is None:
+                raise LeaseLost
+            async with self._renewing(claim) as lost:
+                parent = plan[0].message_ref if plan[0].status == CONFIRMED else None
+                for m in plan:
+                    if m.status != CONFIRMED:
+                        ref = await self._deliver(claim, adapter, reply, m, parent, lost)
+                        parent = ref if m.position == 0 else parent
+            if not await asyncio.to_thread(self.deliveries.finish, claim):
+                raise LeaseLost
+        except LeaseLost:
+            return LOST
         except PostError as exc:
-            return await asyncio.to_thread(self._failed, claim, exc)
-        await asyncio.to_thread(self.deliveries.finish, claim, posted.message_ref, posted.item_refs)
+            return await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
         return f"posted {len(claim.digest.items)} papers"
 
-    def _failed(self, claim: Claim, exc: PostError) -> str:
-        channel = claim.digest.channel
-        log.warning("posting to %s failed: %s", channel.ref, exc.reason)
-        if exc.permanent:
-            self.store.channels.update(channel.id, paused=True, paused_reason=exc.reason)
-            self.deliveries.release(claim)  # its papers go to the next digest once resumed
-            return f"failed: {exc.reason} (channel paused)"
-        return f"failed: {exc.reason} (will retry)"
+    async def _deliver(self, claim: Claim, adapter: Adapter, reply: Reply, m: PlannedMessage,
+                       parent: str | None, lost: asyncio.Event) -> str:  # fmt: skip
+        """One message, exactly once: one that may have gone out is looked up before re-posting."""
+        where, key = claim.digest.channel.ref, claim.part_key(m.position)
+        posted = None
+        if m.status == SENDING:  # an earlier attempt may have reached the platform
+            posted = await adapter.find_part(where, reply, m.position, key, parent)
+        if posted is None:
+            if lost.is_set() or not await asyncio.to_thread(
+                self.deliveries.sending, claim, m.position
+            ):
+                raise LeaseLost
+            try:
+                posted = await adapter.post_part(where, reply, m.position, key, parent)
+            except PostError as exc:
+                if exc.kind != REJECTED:
+                    raise
+                log.warning(
+                    "%s refused message %s (%s); sending it degraded", where, key, exc.reason
+                )
+                posted = await adapter.post_part(
+                    where, reply, m.position, key, parent, degrade=True
+                )
+        if not await asyncio.to_thread(self.deliveries.confirm, claim, m.position, posted):
+            raise LeaseLost
+        return posted
 
-    async def recover(self, stale_after: timedelta = timedelta(minutes=10)) -> list[str]:
-        """Finish digests a crashed worker left claimed or half-sent, exactly once."""
+    @asynccontextmanager
+    async def _renewing(self, claim: Claim) -> AsyncIterator[asyncio.Event]:
+        """Renew the lease every third of its length while posting; the event is set if lost."""
+        lost = asyncio.Event()
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(self.deliveries.lease_s / 3)
+                if not await asyncio.to_thread(self.deliveries.renew, claim):
+                    lost.set()
+                    return
+
+        task = asyncio.create_task(renew())
+        try:
+            yield lost
+        finally:
+            task.cancel()
+
+    def _failed(self, claim: Claim, platform: str, exc: PostError) -> str:
+        """Transient: retry later in the grace window. Rejected (even degraded) or gone: pause."""
+        channel = claim.digest.channel
+        reason = f"{platform.capitalize()} error {exc.reason}"
+        if not self.deliveries.renew(claim):
+            return LOST
+        log.warning("posting to %s failed: %s (%s)", channel.ref, reason, exc.kind)
+        if exc.kind == TRANSIENT:
+            when = self.deliveries.retry_later(claim, reason, exc.retry_after or 0.0)
+            if when is not None:
+                return f"retrying at {when:%H:%M} UTC after {reason}"
+            self.deliveries.fail(claim, f"gave up after {reason}")
+            return f"failed: gave up after {reason} (grace window over)"
+        self.store.channels.update(channel.id, paused=True, paused_reason=reason)
+        self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
+        return f"failed: {reason} (channel paused)"
+
+    async def recover(self) -> list[str]:
+        """Resume digests whose lease lapsed: crash leftovers and retries now due, exactly once."""
         outcomes = []
-        for claim in await asyncio.to_thread(self.deliveries.stale, stale_after, worker_is_dead):
-            adapter = self.adapters.get(claim.digest.channel.ref.platform)
-            if adapter is None:
-                continue
-            if claim.delivery.status == SENDING:
-                try:
-                    found = await adapter.find_posted(claim.digest.channel.ref, claim.key)
-                except (
-                    PostError
-                ) as exc:  # unknown whether it went out: try again later, never guess
-                    outcomes.append(f"unverified: {exc.reason}")
-                    continue
-                if found is not None:  # it did go out before the crash: just record it
-                    await asyncio.to_thread(
-                        self.deliveries.finish, claim, found.message_ref, found.item_refs
-                    )
-                    outcomes.append("recorded")
-                    continue
-            outcomes.append(await self.send(claim, adapter))
+        for claim in await asyncio.to_thread(self.deliveries.take_over, set(self.adapters)):
+            outcome = await self.send(claim, self.adapters[claim.digest.channel.ref.platform])
+            self._report(claim.digest.channel, outcome)
+            outcomes.append(outcome)
         return outcomes

@@ -6,24 +6,42 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.base import BaseTrigger
 
 from bot.runner import DigestRunner
 from digest.models import Channel
-from digest.schedule import last_due, local_day
+from digest.schedule import last_due, local_day, next_due
 from digest.store import Store
 
 log = logging.getLogger(__name__)
 
 
-def digest_trigger(channel: Channel) -> CronTrigger:
-    """Fire at the channel's local time on its weekdays (APScheduler handles DST in the zone)."""
-    hour, minute = channel.digest_time.split(":")
-    return CronTrigger(day_of_week=channel.weekdays, hour=int(hour), minute=int(minute),
-                       timezone=ZoneInfo(channel.timezone))  # fmt: skip
+class DueTrigger(BaseTrigger):
+    """Fires exactly when ``digest.schedule.next_due`` says, so `next_due` and the scheduler agree.
+
+    A cron trigger never fires for a local time that a DST gap skips; this one fires right after
+    the gap.
+    """
+
+    def __init__(self, channel: Channel) -> None:
+        self.hhmm, self.weekdays, self.tz = channel.digest_time, channel.weekdays, channel.timezone
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        """The first due time after the previous fire (or at/after now, the first time)."""
+        start = previous_fire_time or now - timedelta(microseconds=1)
+        return next_due(start, self.hhmm, self.weekdays, self.tz)
+
+    def __str__(self) -> str:
+        return f"due[{self.hhmm} {self.weekdays} {self.tz}]"
+
+
+def digest_trigger(channel: Channel) -> DueTrigger:
+    """Fire at the channel's local time on its weekdays, DST gaps and folds included."""
+    return DueTrigger(channel)
 
 
 class DigestScheduler:
@@ -37,8 +55,10 @@ class DigestScheduler:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         ingest: Callable[[], Awaitable[None]] | None = None,
         ingest_every: timedelta = timedelta(hours=6),
+        sweep_every: timedelta = timedelta(minutes=1),
     ) -> None:
         self.store, self.runner, self.grace, self.clock = store, runner, grace, clock
+        self.sweep_every = sweep_every
         self.ingest, self.ingest_every = ingest, ingest_every
         self.scheduler = AsyncIOScheduler(timezone=UTC)
 
@@ -92,13 +112,22 @@ class DigestScheduler:
             done[str(channel.ref)] = await self.runner.run_channel(channel.id, due.date())
         return done
 
+    async def sweep(self) -> None:
+        """Every few minutes: resume lapsed claims and due retries, then any due-but-missing digest."""
+        try:
+            await self.runner.recover()
+            await self.catch_up()
+        except Exception:  # noqa: BLE001 - a failed sweep (database blip) must not stop the next
+            log.exception("delivery sweep failed")
+
     def start(self, resync_every: timedelta = timedelta(minutes=1)) -> None:
         """Start in the running event loop, with periodic resync, recovery and ingest jobs."""
         self.sync()
         self.scheduler.add_job(self.sync, "interval", seconds=resync_every.total_seconds(), id="sync",
                                replace_existing=True)  # fmt: skip
-        self.scheduler.add_job(self.runner.recover, "interval", minutes=5, args=[timedelta(minutes=10)],
-                               id="recover", replace_existing=True)  # fmt: skip
+        self.scheduler.add_job(self.sweep, "interval", seconds=self.sweep_every.total_seconds(),
+                               id="sweep", replace_existing=True, max_instances=1,
+                               coalesce=True)  # fmt: skip
         if self.ingest is not None:
             self.scheduler.add_job(self.ingest, "interval", seconds=self.ingest_every.total_seconds(),
                                    id="ingest", replace_existing=True, next_run_time=self.clock())  # fmt: skip

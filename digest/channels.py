@@ -215,10 +215,12 @@ class ChannelService:
         ]
         return votes.count(1), votes.count(-1)
 
-    def candidates(self, channel: Channel) -> list[str]:
-        """Papers new since the channel's last digest, never one it was already sent or voted on."""
-        since = self.store.deliveries.last_claimed_at(channel.id)
-        fresh = self.store.papers.ids_since(since)
+    def candidates(self, channel: Channel, upto: int | None = None) -> list[str]:
+        """Papers ingested after those the channel's last digest considered (by ingest sequence,
+        never by clock), up to ``upto``; never one it was already sent or voted on."""
+        upto = self.store.papers.max_seq() if upto is None else upto
+        after = self.store.deliveries.last_upto(channel.id)
+        fresh = self.store.papers.ids_between(after, upto)
         seen = self.store.deliveries.delivered_paper_ids(channel.id)
         seen |= set(self.store.channels.feedback_totals(channel.id))
         return [pid for pid in fresh if pid not in seen]

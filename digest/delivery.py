@@ -1,86 +1,87 @@
-"""Exactly-once digest delivery, as steps around the platform post (which the chat side performs).
+"""Exactly-once digest delivery, as steps around the platform posts (which the chat side performs).
 
-claim (composed items reserved, unique per channel and day) -> sending -> posted.
-A crash leaves a stale claim: one never sent is sent; one that was sending is first looked
-up on the platform (by its delivery key) and only re-sent if the platform has no trace of it.
+claim (papers reserved; unique per channel and day; a lease on the database clock) -> plan (an
+ordered list of messages, stored once) -> each message: sending -> posted -> confirmed -> posted.
+Every step is fenced by the lease. A lapsed lease (crash, or a deferred retry) is taken over by
+any worker, which resumes from the first unconfirmed message, asking the platform first about a
+message that was being sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+import socket
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from digest.channels import ChannelService
 from digest.compose import Digest, DigestItem, compose, interests
 from digest.models import Channel
-from digest.store.deliveries import CLAIMED, POSTED, SENDING, Delivery, ItemClaim
+from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, ItemClaim, Lease
+from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
+
+#: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
+BACKOFF = (60.0, 300.0, 900.0, 3600.0)
+
+
+def new_instance_id() -> str:
+    """A fresh id per process: host names and PIDs repeat across container restarts."""
+    return f"{socket.gethostname()[:40]}-{secrets.token_hex(8)}"
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A digest this worker owns and must now post."""
+    """A digest this worker holds (``lease``) and must now post."""
 
     delivery: Delivery
     digest: Digest
+    lease: Lease
 
     @property
     def key(self) -> str:
-        """Stable idempotency key for the platform (same across retries and processes)."""
+        """Stable digest key (same across retries and processes)."""
         return f"digest-{self.delivery.channel_id}-{self.delivery.digest_date.isoformat()}"
+
+    def part_key(self, position: int) -> str:
+        """The key of one planned message, findable on the platform."""
+        return f"{self.key}#{position}"
 
 
 class Deliveries:
     """The delivery protocol over the store; platform-free."""
 
-    def __init__(self, channels: ChannelService, worker: str) -> None:
+    def __init__(self, channels: ChannelService, worker: str, lease: timedelta = timedelta(minutes=2),
+                 grace: timedelta = timedelta(hours=12), backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
         self.channels = channels
         self.store = channels.store
         self.worker = worker
+        self.lease_s = lease.total_seconds()
+        self.grace_s = grace.total_seconds()
+        self.backoff = backoff
 
     def claim(self, channel: Channel, day: date) -> Claim | None:
-        """Compose and reserve today's digest; None if another worker (or an earlier run) has it."""
+        """Compose and reserve the day's digest; None if another worker (or an earlier run) has it."""
         if self.store.deliveries.for_day(channel.id, day) is not None:
             return None
-        profile = self.channels.profile(channel)
-        ids = self.channels.candidates(channel)
+        upto = self.store.papers.max_seq()  # read first: everything up to here is committed
+        ids = self.channels.candidates(channel, upto)
         papers = self.store.papers.get_many(ids)
+        profile = self.channels.profile(channel)
         digest = compose(channel, profile, self.channels.papers.ranker(), ids, day, papers)
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
-            channel.id, day, self.worker, items, digest.near_misses, quiet=channel.quiet_when_empty
-        )
-        return Claim(delivery, digest) if delivery is not None else None
+            channel.id, day, self.worker, items, digest.near_misses,
+            quiet=channel.quiet_when_empty, upto_seq=upto, lease_s=self.lease_s, grace_s=self.grace_s,
+        )  # fmt: skip
+        return Claim(delivery, digest, delivery.lease) if delivery is not None else None
 
-    def begin(self, claim: Claim) -> bool:
-        """Mark the claim as being sent; False if this worker no longer owns it."""
-        if claim.delivery.status == SENDING:
-            return True
-        return self.store.deliveries.transition(claim.delivery.id, self.worker, CLAIMED, SENDING)
-
-    def finish(
-        self, claim: Claim, message_ref: str, item_refs: dict[str, str] | None = None
-    ) -> bool:
-        """Record the platform's message reference; the digest is now posted."""
-        for paper_id, ref in (item_refs or {}).items():
-            self.store.deliveries.set_item_ref(claim.delivery.id, paper_id, ref)
-        return self.store.deliveries.transition(
-            claim.delivery.id, self.worker, SENDING, POSTED, message_ref
-        )
-
-    def stale(
-        self, older_than: timedelta, is_dead: Callable[[str], bool] = lambda worker: False
-    ) -> list[Claim]:
-        """Unfinished claims whose owner went quiet for ``older_than`` or is dead; now owned by us."""
+    def take_over(self, platforms: set[str] | None = None) -> list[Claim]:
+        """Unfinished digests whose lease lapsed (crashed owner, or a retry now due); now ours."""
         out = []
-        cutoff = datetime.now(UTC) - older_than
-        for d in self.store.deliveries.unfinished():
-            if d.claimed_by == self.worker:
-                continue  # our own, in progress
-            dead = d.claimed_by if is_dead(d.claimed_by) else None
-            if self.store.deliveries.take_over(d.id, self.worker, cutoff, dead_owner=dead):
-                fresh = self.store.deliveries.get(d.id)
-                out.append(Claim(fresh, self.rebuild(fresh)))
+        for delivery_id in self.store.deliveries.expired(platforms):
+            lease = self.store.deliveries.take_over(delivery_id, self.worker, self.lease_s)
+            if lease is not None and (fresh := self.store.deliveries.get(delivery_id)) is not None:
+                out.append(Claim(fresh, self.rebuild(fresh), lease))
         return out
 
     def rebuild(self, d: Delivery) -> Digest:
@@ -95,6 +96,59 @@ class Deliveries:
         profile = self.channels.profile(channel)
         return Digest(channel, d.digest_date, interests(profile), items, near_misses=d.near_misses)
 
-    def release(self, claim: Claim) -> None:
-        """Drop a claim that can never be posted (the channel is gone or forbids us)."""
-        self.store.deliveries.delete(claim.delivery.id)
+    def plan(self, claim: Claim, parts: list[tuple[str, ...]]) -> list[PlannedMessage] | None:
+        """The stored plan (made from ``parts`` the first time); None if the lease is lost."""
+        if not self.store.ledger.plan(claim.lease, parts, self.lease_s):
+            return None
+        return self.store.ledger.messages(claim.delivery.id)
+
+    def renew(self, claim: Claim) -> bool:
+        """Keep the lease while a post is in flight; False once another worker holds it."""
+        return self.store.deliveries.renew(claim.lease, self.lease_s)
+
+    def sending(self, claim: Claim, position: int) -> bool:
+        """About to post a message: from now on a retry must ask the platform first."""
+        return self.store.ledger.mark(claim.lease, position, SENDING, self.lease_s)
+
+    def confirm(self, claim: Claim, position: int, message_ref: str) -> bool:
+        """The platform has this message: its papers are delivered."""
+        return self.store.ledger.mark(claim.lease, position, CONFIRMED, self.lease_s, message_ref)
+
+    def finish(self, claim: Claim) -> bool:
+        """Every message confirmed: the digest is posted."""
+        return self.store.ledger.finish(claim.lease)
+
+    def retry_later(self, claim: Claim, error: str, at_least: float = 0.0) -> datetime | None:
+        """Defer after a transient failure; when the retry is due, or None once past the grace."""
+        delay = max(at_least, self.backoff[min(claim.delivery.attempts, len(self.backoff) - 1)])
+        if not self.store.deliveries.defer(claim.lease, error, delay):
+            return None
+        fresh = self.store.deliveries.get(claim.delivery.id)
+        return fresh.retry_at if fresh is not None else None
+
+    def fail(self, claim: Claim, reason: str) -> bool:
+        """Give up (payload rejected, channel gone, grace over); unposted papers go back."""
+        return self.store.deliveries.fail(claim.lease, reason)
+
+    def state(self, channel_id: int, day: date) -> str:
+        """The true state of a channel's digest for ``day``, for replies and `digestbot channels`."""
+        return describe(self.store.deliveries.for_day(channel_id, day), self.store.ledger.messages)
+
+
+def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledger lookup
+    """One line a user can trust: delivered, retrying (when and why), sending, failed, or none."""
+    if d is None:
+        return "not delivered yet"
+    if d.status == POSTED:
+        return "already delivered"
+    if d.status == EMPTY:
+        return "nothing new (quiet day)"
+    if d.status == FAILED:
+        return f"partly delivered, then stopped: {d.last_error}"
+    if d.retry_at is not None and d.last_error:
+        return f"retrying at {d.retry_at:%H:%M} UTC after {d.last_error}"
+    planned = messages(d.id) if messages else []
+    done = sum(m.status == CONFIRMED for m in planned)
+    if d.status == CLAIMED and not planned:
+        return "being prepared"
+    return f"being sent ({done} of {len(planned)} messages confirmed)"

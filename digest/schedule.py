@@ -50,11 +50,19 @@ def parse_weekdays(text: str) -> str:
 
 
 def _at(day: date, hhmm: str, tz: ZoneInfo) -> datetime:
-    """The wall-clock time on ``day`` in ``tz`` (a time skipped by DST resolves forward)."""
+    """The wall-clock time on ``day`` in ``tz``; a time a DST gap skips means right after the gap."""
     hour, minute = map(int, hhmm.split(":"))
     local = datetime.combine(day, time(hour, minute), tzinfo=tz)
-    # Round-trip through UTC: a non-existent local time (spring forward) lands after the gap.
-    return local.astimezone(ZoneInfo("UTC")).astimezone(tz)
+    utc = ZoneInfo("UTC")
+    early, late = local.replace(fold=1).astimezone(utc), local.astimezone(utc)
+    if early >= late:  # the time exists (once, or twice in a fold: the first is used)
+        return min(early, late).astimezone(tz)
+    # Skipped: the gap's end is the first instant after ``early`` whose offset changed.
+    before = early.astimezone(tz).utcoffset()
+    step = timedelta(minutes=1)
+    while early < late and (early + step).astimezone(tz).utcoffset() == before:
+        early += step
+    return (early + step).replace(second=0, microsecond=0).astimezone(tz)
 
 
 def last_due(now: datetime, hhmm: str, weekdays: str, tz_name: str) -> datetime | None:

@@ -6,22 +6,12 @@ import re
 
 from bot.adapters.discord.embeds import DiscordMessage
 from bot.adapters.discord.limits import message_problems
-from bot.adapters.discord.poster import view_for
-
-
-def payload(msg: DiscordMessage) -> dict:
-    """The JSON body discord.py sends for ``msg`` (embeds and components as Discord sees them)."""
-    view = view_for(msg)
-    return {
-        "content": msg.content,
-        "embeds": [e.to_dict() for e in msg.embeds],
-        "components": view.to_components() if view else [],
-    }
+from bot.adapters.discord.poster import payload as body
 
 
 def check(msg: DiscordMessage) -> None:
     """Raise AssertionError on anything Discord would reject, or an injected mention/link."""
-    problems = message_problems(payload(msg))
+    problems = message_problems(body(msg))
     assert not problems, problems
     for e in msg.embeds:
         d = e.to_dict()

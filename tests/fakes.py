@@ -1,32 +1,49 @@
-"""A fake chat adapter implementing the runner's port: records posts, can fail on demand."""
+"""A fake chat adapter implementing the runner's port: records every message, fails on demand."""
 
 from __future__ import annotations
 
 from bot.commands.replies import Reply
-from bot.ports import Posted, PostError
+from bot.ports import PostError
 from digest.models import ChannelRef
 
 
 class RecordingAdapter:
-    """Keeps every posted digest by key; ``fail`` maps channel ids to PostErrors to raise."""
+    """Keeps every posted message by key; ``fail`` maps channel ids to PostErrors to raise.
 
-    def __init__(self, platform: str = "console") -> None:
+    ``per_message`` papers travel per message after the header, like a platform split.
+    """
+
+    def __init__(self, platform: str = "console", per_message: int = 100) -> None:
         self.platform = platform
-        self.posts: list[tuple[ChannelRef, Reply, str]] = []
+        self.per_message = per_message
+        self.messages: list[tuple[ChannelRef, str, tuple[str, ...]]] = []
         self.sent: list[tuple[ChannelRef, Reply]] = []
         self.fail: dict[str, PostError] = {}
 
-    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        ids = [c.paper_id for c in reply.cards]
+        n = self.per_message
+        return [()] + [tuple(ids[i : i + n]) for i in range(0, len(ids), n)]
+
+    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
         if ref.channel_id in self.fail:
             raise self.fail[ref.channel_id]
-        self.posts.append((ref, reply, key))
-        return Posted(f"msg-{key}", {c.paper_id: f"msg-{key}-{c.paper_id}" for c in reply.cards})
+        self.messages.append((ref, key, self.plan(reply)[position]))
+        return f"msg-{key}"
 
-    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        return Posted(f"msg-{key}") if any(k == key for _, _, k in self.posts) else None
+    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None) -> str | None:  # fmt: skip
+        return f"msg-{key}" if key in self.keys() else None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         self.sent.append((ref, reply))
 
     def keys(self) -> list[str]:
-        return [k for _, _, k in self.posts]
+        return [k for _, k, _ in self.messages]
+
+    def papers(self, channel: str | None = None) -> list[str]:
+        """Every paper that reached the (fake) platform, in order, duplicates kept."""
+        return [
+            p for ref, _, ids in self.messages if channel in (None, ref.channel_id) for p in ids
+        ]

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.commands.replies import Card, Reply
-from bot.ports import Posted
 from digest.models import ChannelRef
 
 WIDTH = 100
@@ -63,25 +62,27 @@ class ConsoleAdapter:
         self.out = out or sys.stdout
         self.transcript = transcript
 
-    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
-        """Print a digest under a header naming its channel, and note it in the transcript."""
-        text = f"\n=== #{ref.channel_id} ===\n{render(reply)}\n"
-        self.out.write(text)
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        """A console digest is one message carrying every paper."""
+        return [tuple(c.paper_id for c in reply.cards)]
+
+    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+        """Print a digest under a header naming its channel, and note its key in the transcript."""
+        self.out.write(f"\n=== #{ref.channel_id} ===\n{render(reply)}\n")
         self.out.flush()
         if self.transcript:
             self.transcript.parent.mkdir(parents=True, exist_ok=True)
             with self.transcript.open("a", encoding="utf-8") as f:
                 f.write(f"[{key}]\n")
-        return Posted(
-            message_ref=f"console:{key}",
-            item_refs={c.paper_id: f"console:{key}:{c.paper_id}" for c in reply.cards},
-        )
+        return f"console:{key}"
 
-    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
+    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None) -> str | None:  # fmt: skip
         """A digest counts as posted if the transcript has its key."""
         if self.transcript and self.transcript.exists():
             lines = self.transcript.read_text(encoding="utf-8").splitlines()
-            return Posted(message_ref=f"console:{key}") if f"[{key}]" in lines else None
+            return f"console:{key}" if f"[{key}]" in lines else None
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

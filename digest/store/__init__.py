@@ -8,6 +8,7 @@ from digest.store.channels import ChannelRepo
 from digest.store.deliveries import DeliveryRepo
 from digest.store.engine import make_engine, upgrade
 from digest.store.kv import KeyValueRepo
+from digest.store.ledger import LedgerRepo
 from digest.store.papers import PaperRepo, UpsertCounts
 
 __all__ = ["Store", "UpsertCounts"]
@@ -21,6 +22,7 @@ class Store:
         self.papers = PaperRepo(engine)
         self.channels = ChannelRepo(engine)
         self.deliveries = DeliveryRepo(engine)
+        self.ledger = LedgerRepo(engine, self.deliveries)
         self.kv = KeyValueRepo(engine)
 
     @classmethod

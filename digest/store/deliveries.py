@@ -1,17 +1,23 @@
-"""Delivery claims: the database decides which process posts a channel's digest for a date, once."""
+"""Delivery claims: the database decides which process posts a channel's digest for a date, once.
+
+A claim carries a lease (``lease_until``) measured with the database clock and a fencing token
+(``fence``, bumped on every take-over): every state change is conditional on owner and fence, so
+a worker that lost its lease can neither record nor post again.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, delete, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryRow
+from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-CLAIMED, SENDING, POSTED, EMPTY = "claimed", "sending", "posted", "empty"
+CLAIMED, SENDING, POSTED, EMPTY, FAILED = "claimed", "sending", "posted", "empty", "failed"
+UNFINISHED = (CLAIMED, SENDING)
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,15 @@ class ItemClaim:
     rank: int
     score: float
     why: str
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Proof of ownership: valid while (owner, fence) still match the row."""
+
+    delivery_id: int
+    owner: str
+    fence: int
 
 
 @dataclass(frozen=True)
@@ -37,11 +52,30 @@ class Delivery:
     message_ref: str | None
     near_misses: int
     items: tuple[ItemClaim, ...] = ()
+    fence: int = 1
+    retry_at: datetime | None = None
+    attempts: int = 0
+    last_error: str | None = None
+    upto_seq: int | None = None
+    posted_at: datetime | None = None
+
+    @property
+    def lease(self) -> Lease:
+        """The lease as this row last recorded it."""
+        return Lease(self.id, self.claimed_by, self.fence)
 
 
 def _aware(dt: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes; everything here is UTC."""
     return dt.replace(tzinfo=UTC) if dt is not None and dt.tzinfo is None else dt
+
+
+def db_now(engine: Engine, seconds: float = 0.0):  # noqa: ANN201 - a SQL expression
+    """The database's clock (plus ``seconds``) as a SQL expression: never the worker's clock."""
+    if engine.dialect.name == "postgresql":
+        return func.clock_timestamp() + func.make_interval(0, 0, 0, 0, 0, 0, literal(seconds))
+    # SQLite stores DateTime as 'YYYY-MM-DD HH:MM:SS.ffffff'; produce the same, from its clock.
+    return func.strftime("%Y-%m-%d %H:%M:%f000", "now", f"{seconds:+.3f} seconds")
 
 
 def _delivery(row: DeliveryRow, items: list[DeliveryItemRow] | None = None) -> Delivery:
@@ -58,42 +92,49 @@ def _delivery(row: DeliveryRow, items: list[DeliveryItemRow] | None = None) -> D
             ItemClaim(i.paper_id, i.rank, i.score, i.why)
             for i in sorted(items or [], key=lambda i: i.rank)
         ),
+        fence=row.fence,
+        retry_at=_aware(row.retry_at),
+        attempts=row.attempts,
+        last_error=row.last_error,
+        upto_seq=row.upto_seq,
+        posted_at=_aware(row.posted_at),
     )
 
 
 class DeliveryRepo:
-    """Claims, state changes and history of digests."""
+    """Claims, fenced state changes and history of digests."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def claim(
-        self,
-        channel_id: int,
-        day: date,
-        worker: str,
-        items: list[ItemClaim],
-        near_misses: int = 0,
-        quiet: bool = False,
-    ) -> Delivery | None:
+    def now(self, seconds: float = 0.0):  # noqa: ANN201 - a SQL expression
+        """The database clock, shifted by ``seconds``."""
+        return db_now(self.engine, seconds)
+
+    def claim(self, channel_id: int, day: date, worker: str, items: list[ItemClaim],
+              near_misses: int = 0, quiet: bool = False, upto_seq: int = 0,
+              lease_s: float = 120.0, grace_s: float = 12 * 3600) -> Delivery | None:  # fmt: skip
         """Reserve (channel, day) and its papers in one transaction; None if already claimed.
 
         An empty digest is still claimed: the day is covered, and a non-quiet channel is told so.
         """
-        now = datetime.now(UTC)
         with Session(self.engine) as session:
             row = DeliveryRow(
                 channel_id=channel_id,
                 digest_date=day,
                 status=EMPTY if quiet and not items else CLAIMED,  # a quiet empty day is done
                 claimed_by=worker,
-                claimed_at=now,
+                claimed_at=datetime.now(UTC),  # for display only; leases use the database clock
                 near_misses=near_misses,
+                fence=1,
+                lease_until=self.now(lease_s),
+                give_up_at=self.now(grace_s),
+                upto_seq=upto_seq,
             )
             session.add(row)
             try:
                 session.flush()
-                item_rows = [
+                session.add_all(
                     DeliveryItemRow(
                         delivery_id=row.id,
                         channel_id=channel_id,
@@ -103,13 +144,13 @@ class DeliveryRepo:
                         why=i.why,
                     )  # fmt: skip
                     for i in items
-                ]
-                session.add_all(item_rows)
+                )
+                delivery_id = row.id
                 session.commit()
             except IntegrityError:  # another process claimed this day, or one of these papers
                 session.rollback()
                 return None
-            return _delivery(row, item_rows)
+        return self.get(delivery_id)
 
     def get(self, delivery_id: int) -> Delivery | None:
         """A delivery with its items."""
@@ -131,54 +172,128 @@ class DeliveryRepo:
             found = session.scalar(stmt)
         return self.get(found) if found else None
 
-    def transition(
-        self, delivery_id: int, worker: str, old: str, new: str, message_ref: str | None = None
-    ) -> bool:
-        """Move a delivery from ``old`` to ``new`` if ``worker`` still owns it (compare-and-set)."""
-        values: dict = {"status": new}
+    def held_by(self, lease: Lease):  # noqa: ANN201 - a SQL condition
+        """SQL condition: the row is unfinished and still ours (owner and fence match)."""
+        return (
+            (DeliveryRow.id == lease.delivery_id)
+            & (DeliveryRow.claimed_by == lease.owner)
+            & (DeliveryRow.fence == lease.fence)
+            & DeliveryRow.status.in_(UNFINISHED)
+        )
+
+    def hold(self, session: Session, lease: Lease, lease_s: float) -> bool:
+        """Renew the lease inside ``session``'s transaction; False if it is no longer ours."""
+        stmt = update(DeliveryRow).where(self.held_by(lease)).values(lease_until=self.now(lease_s))
+        return session.execute(stmt).rowcount == 1
+
+    def renew(self, lease: Lease, lease_s: float) -> bool:
+        """Extend the lease (while a post is in flight); False if another worker took over."""
+        with Session(self.engine) as session:
+            held = self.hold(session, lease, lease_s)
+            session.commit()
+            return held
+
+    def transition(self, lease: Lease, new: str, lease_s: float = 120.0, **values: object) -> bool:
+        """Change an unfinished delivery we still hold (compare-and-set on owner and fence)."""
+        values = {"status": new, **values}
+        if new in UNFINISHED:
+            values["lease_until"] = self.now(lease_s)
         if new == POSTED:
-            values |= {"posted_at": datetime.now(UTC), "message_ref": message_ref}
+            values["posted_at"] = datetime.now(UTC)
+        stmt = update(DeliveryRow).where(self.held_by(lease)).values(**values)
+        with Session(self.engine) as session:
+            changed = session.execute(stmt).rowcount == 1
+            session.commit()
+            return changed
+
+    def take_over(self, delivery_id: int, worker: str, lease_s: float) -> Lease | None:
+        """Become owner of an unfinished delivery whose lease ran out (by the database clock).
+
+        A conditional UPDATE that bumps the fence: when several workers try, exactly one wins,
+        and the previous owner's token stops working.
+        """
         stmt = (
             update(DeliveryRow)
             .where(
                 DeliveryRow.id == delivery_id,
-                DeliveryRow.status == old,
-                DeliveryRow.claimed_by == worker,
+                DeliveryRow.status.in_(UNFINISHED),
+                DeliveryRow.lease_until < self.now(),
             )
-            .values(**values)
+            .values(claimed_by=worker, fence=DeliveryRow.fence + 1, lease_until=self.now(lease_s))
+            .returning(DeliveryRow.fence)
+        )
+        with Session(self.engine) as session:
+            fence = session.execute(stmt).scalar_one_or_none()
+            session.commit()
+        return Lease(delivery_id, worker, fence) if fence is not None else None
+
+    def expired(self, platforms: set[str] | None = None) -> list[int]:
+        """Unfinished deliveries whose lease ran out: crash leftovers and deferred retries."""
+        stmt = select(DeliveryRow.id).where(
+            DeliveryRow.status.in_(UNFINISHED), DeliveryRow.lease_until < self.now()
+        )
+        if platforms is not None:
+            stmt = stmt.join(ChannelRow, ChannelRow.id == DeliveryRow.channel_id).where(
+                ChannelRow.platform.in_(platforms)
+            )
+        with Session(self.engine) as session:
+            return list(session.scalars(stmt.order_by(DeliveryRow.id)))
+
+    def defer(self, lease: Lease, error: str, delay_s: float) -> bool:
+        """Retry in ``delay_s`` (any worker may, once the lease lapses then); False past the grace."""
+        later = self.now(delay_s)
+        stmt = (
+            update(DeliveryRow)
+            .where(self.held_by(lease), DeliveryRow.give_up_at >= later)
+            .values(
+                retry_at=later,
+                lease_until=later,
+                last_error=error,
+                attempts=DeliveryRow.attempts + 1,
+            )  # fmt: skip
         )
         with Session(self.engine) as session:
             changed = session.execute(stmt).rowcount == 1
             session.commit()
             return changed
 
-    def take_over(
-        self, delivery_id: int, worker: str, stale_before: datetime, dead_owner: str | None = None
-    ) -> bool:
-        """Become owner of an unfinished delivery whose owner went quiet (or is known dead).
-
-        A conditional UPDATE: when several workers try, exactly one sees rowcount 1.
-        """
-        owner_gone = DeliveryRow.claimed_at < stale_before
-        if dead_owner is not None:
-            owner_gone = owner_gone | (DeliveryRow.claimed_by == dead_owner)
-        stmt = (
-            update(DeliveryRow)
-            .where(
-                DeliveryRow.id == delivery_id,
-                DeliveryRow.status.in_([CLAIMED, SENDING]),
-                owner_gone,
-            )
-            .values(claimed_by=worker, claimed_at=datetime.now(UTC))
-        )
+    def fail(self, lease: Lease, reason: str) -> bool:
+        """Give a digest up: papers of unconfirmed messages go back to the channel's next digest."""
         with Session(self.engine) as session:
-            won = session.execute(stmt).rowcount == 1
+            if not self.hold(session, lease, 0):
+                return False
+            confirmed = select(DeliveryMessageRow.position).where(
+                DeliveryMessageRow.delivery_id == lease.delivery_id,
+                DeliveryMessageRow.status == "confirmed",
+            )
+            kept = list(session.scalars(confirmed))
+            session.execute(
+                delete(DeliveryItemRow).where(
+                    DeliveryItemRow.delivery_id == lease.delivery_id,
+                    DeliveryItemRow.position.is_(None) | DeliveryItemRow.position.not_in(kept),
+                )
+            )
+            row = session.get(DeliveryRow, lease.delivery_id)
+            if not kept:  # nothing reached the channel: as if never claimed
+                session.delete(row)
+            else:  # reopen the window so the released papers are candidates again
+                row.status, row.last_error, row.upto_seq = (
+                    FAILED,
+                    reason,
+                    self._before(session, row),
+                )
             session.commit()
-            return won
+            return True
+
+    def _before(self, session: Session, row: DeliveryRow) -> int:
+        stmt = select(func.max(DeliveryRow.upto_seq)).where(
+            DeliveryRow.channel_id == row.channel_id, DeliveryRow.id != row.id
+        )
+        return min(session.scalar(stmt) or 0, row.upto_seq or 0)
 
     def unfinished(self) -> list[Delivery]:
         """Claimed or sending deliveries (in progress elsewhere, or crash leftovers)."""
-        stmt = select(DeliveryRow.id).where(DeliveryRow.status.in_([CLAIMED, SENDING]))
+        stmt = select(DeliveryRow.id).where(DeliveryRow.status.in_(UNFINISHED))
         with Session(self.engine) as session:
             ids = list(session.scalars(stmt))
         return [d for d in (self.get(i) for i in ids) if d is not None]
@@ -201,22 +316,11 @@ class DeliveryRepo:
             found = session.scalar(stmt)
         return self.get(found) if found else None
 
-    def last_claimed_at(self, channel_id: int) -> datetime | None:
-        """When the channel's latest digest was claimed (its papers cover the time up to then)."""
-        stmt = select(func.max(DeliveryRow.claimed_at)).where(DeliveryRow.channel_id == channel_id)
+    def last_upto(self, channel_id: int) -> int:
+        """The ingest sequence the channel's digests have considered up to (0: none yet)."""
+        stmt = select(func.max(DeliveryRow.upto_seq)).where(DeliveryRow.channel_id == channel_id)
         with Session(self.engine) as session:
-            return _aware(session.scalar(stmt))
-
-    def set_item_ref(self, delivery_id: int, paper_id: str, message_ref: str) -> None:
-        """Remember which platform message shows a paper (reactions on it count as feedback)."""
-        stmt = (
-            update(DeliveryItemRow)
-            .where(DeliveryItemRow.delivery_id == delivery_id, DeliveryItemRow.paper_id == paper_id)
-            .values(message_ref=message_ref)
-        )
-        with Session(self.engine) as session:
-            session.execute(stmt)
-            session.commit()
+            return session.scalar(stmt) or 0
 
     def item_for_message(self, platform: str, message_ref: str) -> tuple[int, str] | None:
         """(channel id, paper id) shown by a platform message (threads map to their digest's channel)."""
@@ -248,15 +352,3 @@ class DeliveryRepo:
         )
         with Session(self.engine) as session:
             return session.scalar(stmt) or 0
-
-    def delete(self, delivery_id: int) -> None:
-        """Remove a claim and its reserved papers."""
-        with Session(self.engine) as session:
-            row = session.get(DeliveryRow, delivery_id)
-            if row is not None:
-                for item in session.scalars(
-                    select(DeliveryItemRow).where(DeliveryItemRow.delivery_id == delivery_id)
-                ):
-                    session.delete(item)
-                session.delete(row)
-                session.commit()

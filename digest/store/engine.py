@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
@@ -69,7 +72,37 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
+#: Advisory lock key for migrations (any constant shared by every digestbot process).
+MIGRATION_LOCK = 0x64696765
+
+
+@contextmanager
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """Only one process migrates at a time: a PostgreSQL advisory lock, or a lock file for SQLite."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK})
+                conn.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(Path(database).expanduser().with_suffix(".migrate.lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes, even on a crash
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply migrations up to ``revision`` (idempotent; safe from several processes on PostgreSQL)."""
+    """Apply migrations up to ``revision``; idempotent and safe when replicas start together."""
     check_connection(engine)
-    command.upgrade(alembic_config(engine), revision)
+    with migration_lock(engine):
+        command.upgrade(alembic_config(engine), revision)

@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, Row, func, select
+from sqlalchemy import Engine, Row, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
-from digest.store.schema import PaperRow
+from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id, content_hash, normalize_title
 
 #: Abstracts shorter than this are too generic to prove two records are one paper.
@@ -72,6 +72,26 @@ class _KeyView:
         self.id, self.arxiv_id, self.openreview_id = row.id, row.arxiv_id, row.openreview_id
         self.content_hash, self.title_key = row.content_hash, row.title_key
         self.title_derived, self.abstract_len = row.title_derived, len(row.abstract)
+
+
+def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
+    """Number new papers from the `ingest` counter, then commit.
+
+    Drawing updates the counter row, which stays locked until this commit: two ingests number
+    and commit one after the other, so sequence order is commit order and a digest that took
+    everything up to N can never later see a paper below N appear (none can be skipped).
+    """
+    if fresh:
+        stmt = (
+            update(CounterRow)
+            .where(CounterRow.name == "ingest")
+            .values(value=CounterRow.value + len(fresh))
+            .returning(CounterRow.value)
+        )
+        last = session.execute(stmt).scalar_one()
+        for n, row in enumerate(fresh):
+            row.seq = last - len(fresh) + 1 + n
+    session.commit()
 
 
 def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
@@ -182,13 +202,14 @@ class PaperRepo:
         now = datetime.now(UTC)
         with Session(self.engine, expire_on_commit=False) as session:
             keys = self._keys(session)
-            pending = 0
+            pending, fresh = 0, []
             for rec in records:
                 row = _to_row(rec, now)
                 existing_id = keys.find(row)
                 if existing_id is None:
                     session.add(row)
                     keys.add(_KeyView(row))
+                    fresh.append(row)
                     counts.added += 1
                     counts.added_ids.append(row.id)
                 elif _merge(session.get(PaperRow, existing_id), row):
@@ -197,14 +218,25 @@ class PaperRepo:
                     counts.unchanged += 1
                 pending += 1
                 if pending >= batch:
-                    session.commit()
+                    _commit_numbered(session, fresh)
                     if progress:
                         progress(pending)
-                    pending = 0
-            session.commit()
+                    pending, fresh = 0, []
+            _commit_numbered(session, fresh)
             if progress and pending:
                 progress(pending)
         return counts
+
+    def max_seq(self) -> int:
+        """The highest committed ingest sequence (0 for an empty store)."""
+        with Session(self.engine) as session:
+            return session.scalar(select(func.max(PaperRow.seq))) or 0
+
+    def ids_between(self, after: int, upto: int) -> list[str]:
+        """Ids of papers whose ingest sequence is in (after, upto]."""
+        stmt = select(PaperRow.id).where(PaperRow.seq > after, PaperRow.seq <= upto)
+        with Session(self.engine) as session:
+            return list(session.scalars(stmt.order_by(PaperRow.seq)))
 
     def get(self, paper_id: str) -> Paper | None:
         """One paper by id (arXiv ids may carry a version)."""

@@ -6,6 +6,7 @@ from datetime import date, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Date,
     DateTime,
@@ -59,6 +60,17 @@ class PaperRow(Base):
     published: Mapped[date | None] = mapped_column(Date)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     content_hash: Mapped[str] = mapped_column(String(64), index=True)
+    # Ingest sequence, assigned under the `counters` row lock so it follows commit order.
+    seq: Mapped[int | None] = mapped_column(BigInteger, index=True)
+
+
+class CounterRow(Base):
+    """A named counter; updating its row serialises whoever draws from it until they commit."""
+
+    __tablename__ = "counters"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class ChannelRow(Base):
@@ -115,6 +127,28 @@ class DeliveryRow(Base):
     posted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     message_ref: Mapped[str | None] = mapped_column(Text)
     near_misses: Mapped[int] = mapped_column(Integer, default=0)
+    # Lease and fencing token: times come from the database clock, never a worker's.
+    fence: Mapped[int] = mapped_column(Integer, default=1)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    give_up_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retry_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    upto_seq: Mapped[int | None] = mapped_column(BigInteger)  # papers up to here were considered
+
+
+class DeliveryMessageRow(Base):
+    """One planned platform message of a digest, confirmed on its own (the message ledger)."""
+
+    __tablename__ = "delivery_messages"
+    __table_args__ = (UniqueConstraint("delivery_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    delivery_id: Mapped[int] = mapped_column(ForeignKey("deliveries.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    paper_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    status: Mapped[str] = mapped_column(String(16), default="planned")
+    message_ref: Mapped[str | None] = mapped_column(Text)
 
 
 class DeliveryItemRow(Base):
@@ -131,6 +165,7 @@ class DeliveryItemRow(Base):
     score: Mapped[float] = mapped_column(Float)
     why: Mapped[str] = mapped_column(Text, default="")
     message_ref: Mapped[str | None] = mapped_column(Text)
+    position: Mapped[int | None] = mapped_column(Integer)  # the ledger message carrying it
 
 
 class FeedbackRow(Base):

@@ -144,6 +144,20 @@ def render(
     return messages
 
 
+def stamp(msg: DiscordMessage, key: str) -> DiscordMessage:
+    """A copy whose last footer ends with the delivery key, never cut, all within 6,000 chars."""
+    embeds = [discord.Embed.from_dict(e.to_dict()) for e in msg.embeds] or [discord.Embed()]
+    last, tail = embeds[-1], f" · {key}"
+    base = cut(last.footer.text, MAX_FOOTER - len(tail)) if last.footer.text else ""
+    last.set_footer(text=base + tail if base else key)
+    while (excess := _size(embeds) - MAX_TOTAL) > 0:  # the key stays; descriptions give way
+        longest = max(embeds, key=lambda e: len(e.description or ""))
+        if not longest.description:
+            break  # nothing left to shorten: the validator will refuse it, and we degrade
+        longest.description = cut(longest.description, max(1, len(longest.description) - excess))
+    return DiscordMessage(msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids)
+
+
 def attachment(reply: Reply) -> discord.File | None:
     """An attached export as a file."""
     if reply.attachment is None:

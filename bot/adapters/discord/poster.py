@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import aiohttp
 import discord
 
-from bot.adapters.discord.embeds import DiscordMessage, attachment, render
+from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, stamp
+from bot.adapters.discord.limits import message_problems
 from bot.commands.replies import Reply
-from bot.ports import Posted, PostError
+from bot.ports import GONE, REJECTED, TRANSIENT, PostError
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+THREAD_EXISTS = 160004
 
 
 def view_for(msg: DiscordMessage) -> discord.ui.View | None:
@@ -33,12 +37,54 @@ def view_for(msg: DiscordMessage) -> discord.ui.View | None:
     return view
 
 
-def _error(exc: discord.HTTPException) -> PostError:
-    if isinstance(exc, discord.Forbidden):
-        return PostError(f"missing access: {exc.text or 'forbidden'}", permanent=True)
-    if isinstance(exc, discord.NotFound):
-        return PostError("channel not found (deleted, or the bot was removed)", permanent=True)
-    return PostError(f"Discord error {exc.status}", permanent=False)
+def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
+    """The JSON body discord.py sends for ``msg`` (what Discord validates)."""
+    view = view_for(msg)
+    body = {"content": msg.content, "embeds": [e.to_dict() for e in msg.embeds],
+            "components": view.to_components() if view else []}  # fmt: skip
+    return body | ({"nonce": nonce} if nonce else {})
+
+
+def classify(exc: discord.HTTPException) -> PostError:
+    """gone: channel or access lost; rejected: this payload (400); transient: 429, 5xx, others."""
+    detail = f"{exc.status}/{exc.code}: {exc.text or type(exc).__name__}"[:200]
+    if isinstance(exc, discord.Forbidden | discord.NotFound):
+        return PostError(f"channel gone or access lost ({detail})", GONE)
+    if exc.status == 400:
+        return PostError(f"refused ({detail})", REJECTED)
+    retry_after = getattr(exc, "retry_after", None)
+    return PostError(f"Discord error {detail}", TRANSIENT, retry_after)
+
+
+@contextmanager
+def posting_errors(prefix: str = "") -> Iterator[None]:
+    """Discord's answers (and silence) as PostErrors, classified in one place."""
+    try:
+        yield
+    except discord.HTTPException as exc:
+        err = classify(exc)
+        raise PostError(prefix + err.reason, err.kind, err.retry_after) from exc
+    except TRANSPORT as exc:  # no answer: it may have been posted; a retry looks it up first
+        raise PostError(
+            f"{prefix}no answer from Discord ({type(exc).__name__})", TRANSIENT
+        ) from exc
+
+
+def degraded(msg: DiscordMessage) -> DiscordMessage:
+    """The same message without what Discord may refuse: link buttons, repeats, long text."""
+    rows, seen = [], set()
+    for row in msg.rows:
+        keep = [
+            b
+            for b in row
+            if b.url is None and b.custom_id not in seen and not seen.add(b.custom_id)
+        ]
+        if keep:
+            rows.append(keep)
+    embeds = [discord.Embed.from_dict(e.to_dict()) for e in msg.embeds]
+    for e in embeds:
+        e.description = cut(e.description or "", 1000) or None
+    return DiscordMessage(cut(msg.content, 1000), embeds, rows, msg.paper_ids)
 
 
 class DiscordPoster:
@@ -70,50 +116,54 @@ class DiscordPoster:
             kwargs["view"] = view
         return await where.send(**kwargs)
 
-    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
-        """The delivery key goes in the header's footer, so a crashed send can be found again."""
-        messages = render(reply, per_message=1, merge=False) if reply.threaded else render(reply)
-        head = messages[0].embeds[0]
-        head.set_footer(text=f"{head.footer.text or ''} · {key}".strip(" ·")[:2048])
-        try:
-            where = await self._target(ref)
-            first = await self._send(where, messages[0], nonce=nonce(key, 0))
-            refs: dict[str, str] = {}
-            if reply.threaded and len(messages) > 1:
-                where = await self._thread(first, reply.title or "Digest")
-            for n, msg in enumerate(messages[1:], 1):
-                sent = await self._send(where, msg, nonce=nonce(key, n))
-                if len(msg.paper_ids) == 1:
-                    refs[msg.paper_ids[0]] = f"{sent.channel.id}:{sent.id}"
-            return Posted(f"{first.channel.id}:{first.id}", refs)
-        except discord.HTTPException as exc:
-            raise _error(exc) from exc
-        except TRANSPORT as exc:  # no answer: it may have been posted; recovery looks it up
-            raise PostError(
-                f"no answer from Discord ({type(exc).__name__})", permanent=False
-            ) from exc
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        """The messages of a digest: header (with papers when short), then five papers a message."""
+        return [m.paper_ids for m in self._messages(reply)]
 
-    async def _thread(self, first: discord.Message, title: str) -> discord.abc.Messageable:
-        """A thread under the header, started by REST: a partial channel carries no guild."""
-        thread = await self.client.http.start_thread_with_message(
-            first.channel.id, first.id, name=title[:100], auto_archive_duration=1440
-        )
-        return self.client.get_partial_messageable(int(thread["id"]))
+    def _messages(self, reply: Reply) -> list[DiscordMessage]:
+        return render(reply, per_message=1, merge=False) if reply.threaded else render(reply)
 
-    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        """Our recent message whose header footer carries ``key``; PostError if we cannot tell."""
-        try:
+    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+        """One planned message, its key at the end of its last footer (and as nonce); validated."""
+        msg = self._messages(reply)[position]
+        msg = stamp(degraded(msg) if degrade else msg, key)
+        if problems := message_problems(payload(msg, nonce(key))):
+            raise PostError(f"refused (invalid form body: {problems[0]})", REJECTED)
+        with posting_errors():
             where = await self._target(ref)
-            async for m in where.history(limit=50):
-                mine = m.author.id == self.client.user.id
-                if mine and any(key in (e.footer.text or "") for e in m.embeds):
-                    return Posted(f"{m.channel.id}:{m.id}")
+            if reply.threaded and position > 0 and parent and not degrade:
+                where = await self._thread(parent, reply.title or "Digest")
+            sent = await self._send(where, msg, nonce=nonce(key))
+        return f"{sent.channel.id}:{sent.id}"
+
+    async def _thread(self, parent: str, title: str) -> discord.abc.Messageable:
+        """The thread under the header (its id is the header's id), started if not there yet."""
+        channel_id, message_id = parent.split(":", 1)
+        try:
+            await self.client.http.start_thread_with_message(
+                int(channel_id), int(message_id), name=title[:100], auto_archive_duration=1440
+            )
         except discord.HTTPException as exc:
-            raise PostError(f"could not read history: {exc.status}", permanent=False) from exc
-        except TRANSPORT as exc:
-            raise PostError(
-                "could not read history: no answer from Discord", permanent=False
-            ) from exc
+            if exc.code != THREAD_EXISTS:  # 50024/50008: no threads here; degrading posts inline
+                raise
+        return self.client.get_partial_messageable(int(message_id))
+
+    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None) -> str | None:  # fmt: skip
+        """Our message whose last footer ends with ``key``: in the channel or the header's thread."""
+        with posting_errors("could not read history: "):
+            places = [await self._target(ref)]
+            if reply.threaded and position > 0 and parent:
+                places.append(self.client.get_partial_messageable(int(parent.split(":", 1)[1])))
+            for where in places:
+                try:
+                    async for m in where.history(limit=100):
+                        footer = m.embeds[-1].footer.text if m.embeds else None
+                        if m.author.id == self.client.user.id and (footer or "").endswith(key):
+                            return f"{m.channel.id}:{m.id}"
+                except discord.NotFound:
+                    continue  # no thread yet: nothing was posted in it
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -124,11 +174,9 @@ class DiscordPoster:
                 file = attachment(reply) if i == 0 else None
                 await self._send(where, msg, **({"file": file} if file else {}))
         except discord.HTTPException as exc:
-            raise _error(exc) from exc
+            raise classify(exc) from exc
         except TRANSPORT as exc:
-            raise PostError(
-                f"no answer from Discord ({type(exc).__name__})", permanent=False
-            ) from exc
+            raise PostError(f"no answer from Discord ({type(exc).__name__})", TRANSIENT) from exc
 
 
 def nonce(key: str, n: int) -> str:

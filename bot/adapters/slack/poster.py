@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,15 +19,16 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.blocks import SlackMessage, render, render_items
+from bot.adapters.slack.blocks import SlackMessage, cut, render, render_items
+from bot.adapters.slack.limits import MAX_MESSAGE_BLOCKS, error_code, message_problems
 from bot.commands.replies import Reply
-from bot.ports import Posted, PostError
+from bot.ports import GONE, REJECTED, TRANSIENT, PostError
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 
 #: Errors after which posting to that channel cannot succeed until someone acts.
-PERMANENT = {
+GONE_ERRORS = {
     "channel_not_found",
     "not_in_channel",
     "is_archived",
@@ -36,6 +39,20 @@ PERMANENT = {
     "restricted_action",
     "cannot_dm_bot",
     "user_not_found",
+}
+#: Errors that refuse this payload (another payload may pass): degrade it, then pause.
+REJECTED_ERRORS = {
+    "invalid_blocks",
+    "invalid_blocks_format",
+    "msg_too_long",
+    "no_text",
+    "too_many_attachments",
+    "invalid_arguments",
+    "invalid_metadata_format",
+    "invalid_metadata_schema",
+    "metadata_too_large",
+    "thread_not_found",
+    "invalid_thread_ts",
 }
 METADATA_EVENT = "digestbot_digest"
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError)
@@ -92,7 +109,7 @@ class SlackPoster:
         """A client with the workspace's bot token (a revoked install has none)."""
         token = await self.tokens(team)
         if not token:
-            raise PostError("no Slack installation for this workspace", permanent=True)
+            raise PostError("no Slack installation for this workspace", GONE)
         return make_client(token, self.base_url, backoff=self.backoff, timeout=self.timeout)
 
     async def _channel(self, client: AsyncWebClient, ref: ChannelRef) -> str:
@@ -122,49 +139,55 @@ class SlackPoster:
         )
         return resp["ts"]
 
-    async def post_digest(self, ref: ChannelRef, reply: Reply, key: str) -> Posted:
-        """Header first (tagged with the delivery key), then the papers, in a thread if asked."""
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        """The messages of a digest: header (and papers), then more, or one per paper in a thread."""
+        return [m.paper_ids for m in self._messages(reply)]
+
+    def _messages(self, reply: Reply) -> list[SlackMessage]:
+        if reply.threaded:
+            parent, items = render_items(reply)
+            return [parent, *items]
+        return render(reply)
+
+    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+        """One planned message, tagged with its key in Slack message metadata; validated first."""
+        msg = self._messages(reply)[position]
+        msg = degraded(msg) if degrade else msg
+        if problems := message_problems(msg.blocks, msg.text):  # never send what Slack refuses
+            raise PostError(f"{error_code(problems)}: {problems[0]}", REJECTED)
+        metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
+        extra: dict = {"metadata": metadata}
+        if reply.threaded and position > 0 and parent and not degrade:
+            extra["thread_ts"] = parent.split(":", 1)[1]
         with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
-            metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
-            if reply.threaded:
-                parent, items = render_items(reply)
-                ts = await self._post(client, channel, parent, metadata=metadata)
-                refs = {}
-                for item in items:
-                    item_ts = await self._post(client, channel, item, thread_ts=ts)
-                    refs[item.paper_ids[0]] = f"{channel}:{item_ts}"
-                return Posted(f"{channel}:{ts}", refs)
-            messages = render(reply)
-            first = await self._post(client, channel, messages[0], metadata=metadata)
-            for msg in messages[1:]:
-                await self._post(client, channel, msg)
-            return Posted(f"{channel}:{first}")
+            ts = await self._post(client, channel, msg, **extra)
+        return f"{channel}:{ts}"
 
-    async def find_posted(self, ref: ChannelRef, key: str) -> Posted | None:
-        """A digest header carrying ``key`` in its metadata among the channel's recent messages."""
-        try:
+    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
+                        parent: str | None) -> str | None:  # fmt: skip
+        """The message carrying ``key`` in its metadata: in the channel, or in the header's thread."""
+        with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
-            resp = await client.conversations_history(
-                channel=channel, limit=100, include_all_metadata=True
+            found = await client.conversations_history(
+                channel=channel, limit=200, include_all_metadata=True
             )
-        except SlackApiError as exc:  # cannot tell: the runner must not post again on a guess
-            raise PostError(
-                f"could not read history: {exc.response.get('error')}", permanent=False
-            ) from exc
-        except TRANSPORT as exc:
-            raise PostError(
-                "could not read history: no answer from Slack", permanent=False
-            ) from exc
-        for msg in resp.get("messages", []):
+            messages = list(found.get("messages", []))
+            if parent and position > 0:
+                thread = await client.conversations_replies(
+                    channel=channel, ts=parent.split(":", 1)[1], include_all_metadata=True
+                )
+                messages += thread.get("messages", [])
+        for msg in messages:
             meta = msg.get("metadata") or {}
             if (
                 meta.get("event_type") == METADATA_EVENT
                 and meta.get("event_payload", {}).get("key") == key
             ):
-                return Posted(f"{channel}:{msg['ts']}")
+                return f"{channel}:{msg['ts']}"
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -177,16 +200,42 @@ class SlackPoster:
 
 
 @contextmanager
-def posting_errors() -> Iterator[None]:
-    """Slack's answers as PostErrors: permanent ones pause the channel, the rest are retried."""
+def posting_errors(prefix: str = "") -> Iterator[None]:
+    """Slack's answers as PostErrors, classified here and nowhere else."""
     try:
         yield
     except SlackApiError as exc:
-        raise _post_error(exc) from exc
-    except TRANSPORT as exc:  # no answer: it may or may not have been posted; recovery checks
-        raise PostError(f"no answer from Slack ({type(exc).__name__})", permanent=False) from exc
+        raise classify(exc, prefix) from exc
+    except TRANSPORT as exc:  # no answer: it may or may not have been posted; a retry looks first
+        raise PostError(f"{prefix}no answer from Slack ({type(exc).__name__})", TRANSIENT) from exc
 
 
-def _post_error(exc: SlackApiError) -> PostError:
+def classify(exc: SlackApiError, prefix: str = "") -> PostError:
+    """gone: channel/install unusable; rejected: this payload; transient: anything else."""
     error = str(exc.response.get("error") or exc.response.status_code)
-    return PostError(error, permanent=error in PERMANENT)
+    retry_after = exc.response.headers.get("Retry-After") if exc.response.headers else None
+    if error in GONE_ERRORS:
+        kind = GONE
+    elif error in REJECTED_ERRORS or exc.response.status_code == 400:
+        kind = REJECTED
+    else:
+        kind = TRANSIENT
+    return PostError(prefix + error, kind, float(retry_after) if retry_after else None)
+
+
+def degraded(msg: SlackMessage) -> SlackMessage:
+    """The same message without what Slack may refuse: link buttons, repeated ids, long text."""
+    blocks = []
+    for block in copy.deepcopy(msg.blocks[:MAX_MESSAGE_BLOCKS]):
+        if block.get("type") == "actions":
+            seen: set[str] = set()
+            block["elements"] = [e for e in block.get("elements", []) if "url" not in e
+                                 and not (e.get("action_id") in seen or seen.add(e.get("action_id")))]  # fmt: skip
+            if not block["elements"]:
+                continue
+        if block.get("type") == "section" and "text" in block:
+            block["text"]["text"] = cut(
+                re.sub(r"<([^|>]+)\|([^>]+)>", r"\2", block["text"]["text"]), 2000
+            )
+        blocks.append(block)
+    return SlackMessage(cut(msg.text, 2000), blocks, msg.paper_ids)

@@ -1,0 +1,140 @@
+"""The message ledger: a digest planned once as ordered platform messages, each confirmed alone.
+
+A paper counts as delivered only when the message carrying it is confirmed. Every write here is
+fenced by the delivery's lease (same transaction), so a worker that lost it changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, exists, select, update
+from sqlalchemy.orm import Session
+
+from digest.store.deliveries import POSTED, DeliveryRepo, Lease
+from digest.store.schema import DeliveryItemRow, DeliveryMessageRow, DeliveryRow
+
+PLANNED, SENDING, CONFIRMED = "planned", "sending", "confirmed"
+
+
+@dataclass(frozen=True)
+class PlannedMessage:
+    """One message of a digest's plan, and how far it got."""
+
+    position: int
+    paper_ids: tuple[str, ...]
+    status: str
+    message_ref: str | None
+
+
+class LedgerRepo:
+    """Plans, marks and confirms the messages of a digest."""
+
+    def __init__(self, engine: Engine, deliveries: DeliveryRepo) -> None:
+        self.engine = engine
+        self.deliveries = deliveries
+
+    def messages(self, delivery_id: int) -> list[PlannedMessage]:
+        """The plan, in order ([] when not planned yet)."""
+        stmt = (
+            select(DeliveryMessageRow)
+            .where(DeliveryMessageRow.delivery_id == delivery_id)
+            .order_by(DeliveryMessageRow.position)
+        )
+        with Session(self.engine) as session:
+            return [
+                PlannedMessage(r.position, tuple(r.paper_ids), r.status, r.message_ref)
+                for r in session.scalars(stmt)
+            ]
+
+    def plan(self, lease: Lease, parts: list[tuple[str, ...]], lease_s: float) -> bool:
+        """Store the plan once (an existing plan is kept); False if the lease is lost."""
+        with Session(self.engine) as session:
+            if not self.deliveries.hold(session, lease, lease_s):
+                return False
+            if session.scalar(
+                select(exists().where(DeliveryMessageRow.delivery_id == lease.delivery_id))
+            ):
+                return True
+            for n, ids in enumerate(parts):
+                session.add(
+                    DeliveryMessageRow(
+                        delivery_id=lease.delivery_id, position=n, paper_ids=list(ids)
+                    )
+                )
+                session.execute(
+                    update(DeliveryItemRow)
+                    .where(
+                        DeliveryItemRow.delivery_id == lease.delivery_id,
+                        DeliveryItemRow.paper_id.in_(ids),
+                    )
+                    .values(position=n)
+                )
+            session.commit()
+            return True
+
+    def mark(self, lease: Lease, position: int, status: str, lease_s: float,
+             message_ref: str | None = None) -> bool:  # fmt: skip
+        """Set one message's state (``sending`` before posting, ``confirmed`` after); fenced."""
+        with Session(self.engine) as session:
+            if not self.deliveries.hold(session, lease, lease_s):
+                return False
+            session.execute(
+                update(DeliveryMessageRow)
+                .where(
+                    DeliveryMessageRow.delivery_id == lease.delivery_id,
+                    DeliveryMessageRow.position == position,
+                    DeliveryMessageRow.status != CONFIRMED,
+                )
+                .values(status=status, message_ref=message_ref)
+            )
+            if status == CONFIRMED:
+                self._item_ref(session, lease.delivery_id, position, message_ref)
+            if position == 0:
+                session.execute(
+                    update(DeliveryRow)
+                    .where(DeliveryRow.id == lease.delivery_id)
+                    .values(status="sending", message_ref=message_ref)
+                )
+            session.commit()
+            return True
+
+    def _item_ref(self, session: Session, delivery_id: int, position: int, ref: str | None) -> None:
+        """A message that shows one paper: reactions on it count as feedback on that paper."""
+        stmt = select(DeliveryItemRow).where(
+            DeliveryItemRow.delivery_id == delivery_id, DeliveryItemRow.position == position
+        )
+        items = list(session.scalars(stmt))
+        if len(items) == 1:
+            items[0].message_ref = ref
+
+    def finish(self, lease: Lease) -> bool:
+        """Mark the digest posted, only if every planned message is confirmed and we hold it."""
+        open_messages = exists().where(
+            DeliveryMessageRow.delivery_id == lease.delivery_id,
+            DeliveryMessageRow.status != CONFIRMED,
+        )
+        with Session(self.engine) as session:
+            stmt = (
+                update(DeliveryRow)
+                .where(self.deliveries.held_by(lease), ~open_messages)
+                .values(status=POSTED, posted_at=self.deliveries.now())
+            )
+            done = session.execute(stmt).rowcount == 1
+            session.commit()
+            return done
+
+    def delivered(self, channel_id: int) -> list[str]:
+        """Papers whose message was confirmed in this channel, oldest first."""
+        stmt = (
+            select(DeliveryItemRow.paper_id, DeliveryMessageRow.paper_ids)
+            .join(
+                DeliveryMessageRow,
+                (DeliveryMessageRow.delivery_id == DeliveryItemRow.delivery_id)
+                & (DeliveryMessageRow.position == DeliveryItemRow.position),
+            )  # fmt: skip
+            .where(DeliveryItemRow.channel_id == channel_id, DeliveryMessageRow.status == CONFIRMED)
+            .order_by(DeliveryItemRow.id)
+        )
+        with Session(self.engine) as session:
+            return [pid for pid, _ in session.execute(stmt)]
