@@ -153,7 +153,7 @@ class DigestRunner:
                 return f"retrying at {when:%H:%M} UTC after {reason}"
             self.deliveries.fail(claim, f"gave up after {reason}")
             return f"failed: gave up after {reason} (grace window over)"
-        self.store.channels.update(channel.id, paused=True, paused_reason=reason)
+        self.store.channels.update(channel.id, paused=True, paused_reason=exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
         return f"failed: {reason} (channel paused)"
 

@@ -170,7 +170,7 @@ def test_a_rejected_digest_pauses_the_channel_and_frees_its_papers(app):
     r = runner(app, "w1", adapter)
     assert "channel paused" in asyncio.run(r.run_channel(ch.id, DAY))
     ch = app.store.channels.by_id(ch.id)
-    assert ch.paused and ch.paused_reason == "Console error invalid_blocks"
+    assert ch.paused and ch.paused_reason == "invalid_blocks"
     assert app.store.deliveries.for_day(ch.id, DAY) is None
     assert app.store.deliveries.delivered_paper_ids(ch.id) == set()
     other = channel_with_topic(app, "other")

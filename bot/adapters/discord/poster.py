@@ -48,8 +48,10 @@ def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
 def classify(exc: discord.HTTPException) -> PostError:
     """gone: channel or access lost; rejected: this payload (400); transient: 429, 5xx, others."""
     detail = f"{exc.status}/{exc.code}: {exc.text or type(exc).__name__}"[:200]
-    if isinstance(exc, discord.Forbidden | discord.NotFound):
-        return PostError(f"channel gone or access lost ({detail})", GONE)
+    if isinstance(exc, discord.Forbidden):
+        return PostError(f"missing access: {exc.text or 'forbidden'}", GONE)
+    if isinstance(exc, discord.NotFound):
+        return PostError("channel not found (deleted, or the bot was removed)", GONE)
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
     retry_after = getattr(exc, "retry_after", None)
@@ -179,6 +181,6 @@ class DiscordPoster:
             raise PostError(f"no answer from Discord ({type(exc).__name__})", TRANSIENT) from exc
 
 
-def nonce(key: str, n: int) -> str:
-    """A stable nonce per digest message (Discord allows 25 characters)."""
-    return hashlib.sha1(f"{key}:{n}".encode()).hexdigest()[:25]
+def nonce(key: str) -> str:
+    """A stable nonce per digest message key (Discord allows 25 characters)."""
+    return hashlib.sha1(key.encode()).hexdigest()[:25]
