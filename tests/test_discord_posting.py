@@ -125,7 +125,9 @@ def crash_midway(app, poster, ch, sent: int, confirmed: int):
         parent = None
         for m in plan[:sent]:
             dead.sending(claim, m.position)
-            ref = await poster.post_part(ch.ref, reply, m.position, claim.part_key(m.position), parent)
+            ref = await poster.post_part(
+                ch.ref, reply, m.position, claim.part_key(m.position), parent
+            )
             parent = parent or ref
             if m.position < confirmed:
                 dead.confirm(claim, m.position, ref)
@@ -171,9 +173,10 @@ def test_a_link_discord_refuses_is_dropped_and_a_forum_channel_pauses(app, fake)
     fake.forums.add("444")
     long_link = "https://example.org/" + "a" * 600
     app.store.papers.upsert([])
-    from digest.store.schema import PaperRow
     from sqlalchemy import update
     from sqlalchemy.orm import Session
+
+    from digest.store.schema import PaperRow
 
     with Session(app.store.engine) as s:
         s.execute(update(PaperRow).values(code_url=long_link))
