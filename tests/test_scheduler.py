@@ -117,4 +117,4 @@ def test_a_real_tick_fires_the_digest_at_local_time(app, lab):
     # 08:59:59.5 Berlin on a Thursday; the 09:00 job fires half a second later.
     with time_machine.travel(datetime(2026, 12, 3, 7, 59, 59, 500000, tzinfo=UTC), tick=True):
         adapter = asyncio.run(scenario())
-    assert {k.split("#")[0] for k in adapter.keys()} == {f"digest-{lab.id}-2026-12-03"}
+    assert {k.split("#")[0] for k in adapter.keys()} == {f"digest-{lab.id}-2026-12-03"}  # noqa: SIM118
