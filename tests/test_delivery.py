@@ -119,6 +119,9 @@ def test_a_worker_that_lost_its_lease_can_neither_post_nor_record(app):
     asyncio.run(asyncio.sleep(LEASE.total_seconds() + 0.1))
     [taken] = deliveries(app, "host-2").take_over()
     assert taken.lease.fence == claim.lease.fence + 1
+    asyncio.run(asyncio.sleep(LEASE.total_seconds() + 0.1))
+    [again] = deliveries(app, "host-1").take_over()  # same id back (a retry in the same process)
+    assert again.lease.fence == claim.lease.fence + 2 and again.lease.owner == claim.lease.owner
     assert not old.plan(claim, [()])
     assert not old.sending(claim, 0) and not old.confirm(claim, 0, "x") and not old.finish(claim)
     assert not old.retry_later(claim, "boom") and not old.fail(claim, "boom")
