@@ -21,9 +21,10 @@ from bot.commands.replies import Reply, digest_reply
 from bot.ops import ops_app
 from bot.scheduler import DigestScheduler
 from digest import BUNDLED_PAPERS
+from digest.delivery import next_digest, today_state
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule import local_day, next_due
+from digest.schedule import local_day
 
 log = logging.getLogger(__name__)
 DEMO_CHANNEL = ChannelRef("console", "lab")
@@ -154,13 +155,17 @@ def channels_cmd(db: DbOption = None) -> None:
     now = datetime.now(UTC)
     for ch in application.store.channels.all():
         last = application.store.deliveries.last(ch.id)
-        due = next_due(now, ch.digest_time, ch.weekdays, ch.timezone)
+        due = next_digest(application.store, ch, now)
         state = (
             f"PAUSED ({ch.paused_reason})"
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}" if due else "no days")
         )
-        last_text = f"last {last.digest_date} ({last.status})" if last else "no digest yet"
+        last_text = (
+            f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
+            if last and last.posted_at
+            else "no digest delivered yet"
+        ) + f"; today: {today_state(application.store, ch, now)}"
         topics = len(application.store.channels.subscriptions(ch.id))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscriptions  {last_text}  {state}"

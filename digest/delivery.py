@@ -17,6 +17,8 @@ from datetime import date, datetime, timedelta
 from digest.channels import ChannelService
 from digest.compose import Digest, DigestItem, compose, interests
 from digest.models import Channel
+from digest.schedule import local_day, next_due
+from digest.store import Store
 from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
@@ -128,7 +130,7 @@ class Deliveries:
 
     def fail(self, claim: Claim, reason: str) -> bool:
         """Give up (payload rejected, channel gone, grace over); unposted papers go back."""
-        return self.store.deliveries.fail(claim.lease, reason)
+        return self.store.ledger.fail(claim.lease, reason)
 
     def state(self, channel_id: int, day: date) -> str:
         """The true state of a channel's digest for ``day``, for replies and `digestbot channels`."""
@@ -152,3 +154,19 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
     if d.status == CLAIMED and not planned:
         return "being prepared"
     return f"being sent ({done} of {len(planned)} messages confirmed)"
+
+
+def next_digest(store: Store, channel: Channel, now: datetime) -> datetime | None:
+    """When the next digest will really go out: days already claimed (posted early) are skipped."""
+    due = next_due(now, channel.digest_time, channel.weekdays, channel.timezone)
+    for _ in range(8):
+        if due is None or store.deliveries.for_day(channel.id, due.date()) is None:
+            return due
+        due = next_due(due, channel.digest_time, channel.weekdays, channel.timezone)
+    return due
+
+
+def today_state(store: Store, channel: Channel, now: datetime) -> str:
+    """The true state of the channel's digest for its local today."""
+    day = local_day(now, channel.timezone)
+    return describe(store.deliveries.for_day(channel.id, day), store.ledger.messages)

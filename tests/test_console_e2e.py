@@ -42,7 +42,7 @@ def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
         ]
         == "already delivered"
     )
-    assert "last 2026-12-01 (posted)" in run(capsys, "channels")[1]
+    assert "last 2026-12-01 (posted 20" in run(capsys, "channels")[1]
 
     # Feedback: the channel likes heterophily papers and dislikes molecule ones.
     for pid in ids1:

@@ -348,3 +348,18 @@ def test_a_digest_due_in_a_dst_gap_fires_right_after_it_and_next_due_agrees():
     assert fire.astimezone(UTC) == datetime(2026, 3, 8, 5, 0, tzinfo=UTC)  # 01:00, gap's end
     after = digest_trigger(ch).get_next_fire_time(fire, fire)
     assert after.astimezone(UTC) == datetime(2026, 3, 9, 4, 30, tzinfo=UTC)
+
+
+def test_next_digest_skips_a_day_already_delivered_and_list_says_so(app):
+    from bot.commands import Context
+    from digest.delivery import next_digest
+
+    ch = channel_with_topic(app)
+    app.channels.set_schedule(ch.ref, "09:00", "UTC", "daily")
+    ch = app.store.channels.by_id(ch.id)
+    early = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)  # `digest now` before the 09:00 tick
+    assert next_digest(app.store, ch, early) == datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    asyncio.run(runner(app, "w1", RecordingAdapter()).run_channel(ch.id, DAY))
+    assert next_digest(app.store, ch, early) == datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
+    text = app.commands.handle("list", Context(ref=ch.ref, user="u", now=early)).text
+    assert "Next digest: Wed 02 Dec 09:00" in text and "Today's digest: already delivered" in text

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.delivery import next_digest, today_state
 from digest.models import SubscriptionKind
-from digest.schedule import local_day, next_due
+from digest.schedule import local_day
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -55,7 +56,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
         "Nothing yet: `/papers subscribe <topic>`."
     ]
-    due = next_due(ctx.now, channel.digest_time, channel.weekdays, channel.timezone)
+    due = next_digest(cmds.channels.store, channel, ctx.now)  # skips a day already delivered
     state = f"⏸ paused: {channel.paused_reason or 'by request'}" if channel.paused else "active"
     lines += [
         "",
@@ -63,6 +64,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         f"Next digest: {due:%a %d %b %H:%M %Z}"
         if due and not channel.paused
         else "Next digest: none scheduled",
+        f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
         f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
         f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
         f"admins only: {'on' if channel.admin_only else 'off'}",

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import Engine, delete, func, literal, select, update
+from sqlalchemy import Engine, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
+from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryRow
 
 CLAIMED, SENDING, POSTED, EMPTY, FAILED = "claimed", "sending", "posted", "empty", "failed"
 UNFINISHED = (CLAIMED, SENDING)
@@ -256,40 +256,6 @@ class DeliveryRepo:
             changed = session.execute(stmt).rowcount == 1
             session.commit()
             return changed
-
-    def fail(self, lease: Lease, reason: str) -> bool:
-        """Give a digest up: papers of unconfirmed messages go back to the channel's next digest."""
-        with Session(self.engine) as session:
-            if not self.hold(session, lease, 0):
-                return False
-            confirmed = select(DeliveryMessageRow.position).where(
-                DeliveryMessageRow.delivery_id == lease.delivery_id,
-                DeliveryMessageRow.status == "confirmed",
-            )
-            kept = list(session.scalars(confirmed))
-            session.execute(
-                delete(DeliveryItemRow).where(
-                    DeliveryItemRow.delivery_id == lease.delivery_id,
-                    DeliveryItemRow.position.is_(None) | DeliveryItemRow.position.not_in(kept),
-                )
-            )
-            row = session.get(DeliveryRow, lease.delivery_id)
-            if not kept:  # nothing reached the channel: as if never claimed
-                session.delete(row)
-            else:  # reopen the window so the released papers are candidates again
-                row.status, row.last_error, row.upto_seq = (
-                    FAILED,
-                    reason,
-                    self._before(session, row),
-                )
-            session.commit()
-            return True
-
-    def _before(self, session: Session, row: DeliveryRow) -> int:
-        stmt = select(func.max(DeliveryRow.upto_seq)).where(
-            DeliveryRow.channel_id == row.channel_id, DeliveryRow.id != row.id
-        )
-        return min(session.scalar(stmt) or 0, row.upto_seq or 0)
 
     def unfinished(self) -> list[Delivery]:
         """Claimed or sending deliveries (in progress elsewhere, or crash leftovers)."""

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, exists, select, update
+from sqlalchemy import Engine, delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
-from digest.store.deliveries import POSTED, DeliveryRepo, Lease
+from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
 from digest.store.schema import DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
 PLANNED, SENDING, CONFIRMED = "planned", "sending", "confirmed"
@@ -123,6 +123,40 @@ class LedgerRepo:
             done = session.execute(stmt).rowcount == 1
             session.commit()
             return done
+
+    def fail(self, lease: Lease, reason: str) -> bool:
+        """Give a digest up: papers of unconfirmed messages go back to the channel's next digest."""
+        with Session(self.engine) as session:
+            if not self.deliveries.hold(session, lease, 0):
+                return False
+            confirmed = select(DeliveryMessageRow.position).where(
+                DeliveryMessageRow.delivery_id == lease.delivery_id,
+                DeliveryMessageRow.status == CONFIRMED,
+            )
+            kept = list(session.scalars(confirmed))
+            session.execute(
+                delete(DeliveryItemRow).where(
+                    DeliveryItemRow.delivery_id == lease.delivery_id,
+                    DeliveryItemRow.position.is_(None) | DeliveryItemRow.position.not_in(kept),
+                )
+            )
+            row = session.get(DeliveryRow, lease.delivery_id)
+            if not kept:  # nothing reached the channel: as if never claimed
+                session.delete(row)
+            else:  # reopen the window so the released papers are candidates again
+                row.status, row.last_error, row.upto_seq = (
+                    FAILED,
+                    reason,
+                    self._before(session, row),
+                )
+            session.commit()
+            return True
+
+    def _before(self, session: Session, row: DeliveryRow) -> int:
+        stmt = select(func.max(DeliveryRow.upto_seq)).where(
+            DeliveryRow.channel_id == row.channel_id, DeliveryRow.id != row.id
+        )
+        return min(session.scalar(stmt) or 0, row.upto_seq or 0)
 
     def delivered(self, channel_id: int) -> list[str]:
         """Papers whose message was confirmed in this channel, oldest first."""

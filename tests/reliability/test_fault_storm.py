@@ -21,6 +21,11 @@ TOPICS = [
     "reinforcement learning",
 ]
 DAY = date(2026, 12, 1)
+LAPSE = 0.25  # seconds: leases here last 0.2 s, so a round of recovery finds every lapsed claim
+
+
+def deliveries(app, worker: str) -> Deliveries:
+    return Deliveries(app.channels, worker, lease=timedelta(seconds=0.2), backoff=(0.05,))
 
 
 def test_fault_storm_delivers_everything_exactly_once(app):
@@ -42,7 +47,7 @@ def test_fault_storm_delivers_everything_exactly_once(app):
             poster = SlackPoster(
                 lookup, base_url=slack.url, min_interval=0, backoff=0.01, timeout=1
             )
-            return DigestRunner(Deliveries(app.channels, worker), {"slack": poster})
+            return DigestRunner(deliveries(app, worker), {"slack": poster})
 
         async def storm():
             rounds = 0
@@ -53,7 +58,8 @@ def test_fault_storm_delivers_everything_exactly_once(app):
                 )
                 while app.store.deliveries.unfinished() and rounds < 60:  # the retry budget
                     rounds += 1
-                    await runner(f"w{rounds}").recover(stale_after=timedelta(0))
+                    await asyncio.sleep(LAPSE)
+                    await runner(f"w{rounds}").recover()
             return rounds
 
         rounds = asyncio.run(storm())
@@ -65,11 +71,12 @@ def test_fault_storm_delivers_everything_exactly_once(app):
     ]
     expected = {f"digest-{ch.id}-{DAY + timedelta(days=d)}" for ch in channels for d in range(3)}
     duplicates = len(keys) - len(set(keys))
-    misses = len(expected - set(keys))
+    keys = {k.split("#")[0] for k in keys}
+    misses = len(expected - keys)
     print(f"\nfault storm: {len(slack.calls)} calls, injected {dict(slack.injected)}, "
           f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}")  # fmt: skip
     assert sum(slack.injected.values()) > 40
-    assert duplicates == 0 and misses == 0 and set(keys) == expected
+    assert duplicates == 0 and misses == 0 and keys == expected
     assert not app.store.deliveries.unfinished()
 
 
@@ -97,23 +104,23 @@ def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
             poster = DiscordPoster(client)
             rounds = 0
             for d in range(3):
-                first = DigestRunner(Deliveries(app.channels, f"day{d}"), {"discord": poster})
+                first = DigestRunner(deliveries(app, f"day{d}"), {"discord": poster})
                 await asyncio.gather(
                     *(first.run_channel(ch.id, DAY + timedelta(days=d)) for ch in channels)
                 )
                 while app.store.deliveries.unfinished() and rounds < 60:
                     rounds += 1
-                    await DigestRunner(
-                        Deliveries(app.channels, f"w{rounds}"), {"discord": poster}
-                    ).recover(timedelta(0))
+                    await asyncio.sleep(LAPSE)
+                    await DigestRunner(deliveries(app, f"w{rounds}"), {"discord": poster}).recover()
             await client.close()
             return rounds
 
         rounds = asyncio.run(storm())
-    footers = [m["embeds"][0]["footer"]["text"].rsplit("· ", 1)[-1] for msgs in fake.messages.values()
-               for m in msgs if m["embeds"] and "digest-" in m["embeds"][0].get("footer", {}).get("text", "")]  # fmt: skip
+    footers = [m["embeds"][-1]["footer"]["text"].rsplit("· ", 1)[-1] for msgs in fake.messages.values()
+               for m in msgs if m["embeds"] and "digest-" in m["embeds"][-1].get("footer", {}).get("text", "")]  # fmt: skip
     expected = {f"digest-{ch.id}-{DAY + timedelta(days=d)}" for ch in channels for d in range(3)}
-    duplicates, misses = len(footers) - len(set(footers)), len(expected - set(footers))
+    digests = {f.split("#")[0] for f in footers}
+    duplicates, misses = len(footers) - len(set(footers)), len(expected - digests)
     print(f"\ndiscord fault storm: {len(fake.calls)} calls, injected {dict(fake.injected)}, "
           f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}")  # fmt: skip
     assert sum(fake.injected.values()) > 30 and duplicates == 0 and misses == 0

@@ -38,11 +38,12 @@ def worker(db_url, slack, seed, index_dir, days=1):
 
 
 def digest_keys(slack):
+    """The digest of every header that arrived (message 0 of each digest's plan)."""
     return [
-        m["metadata"]["event_payload"]["key"]
+        m["metadata"]["event_payload"]["key"].removesuffix("#0")
         for msgs in slack.messages.values()
         for m in msgs
-        if m.get("metadata")
+        if m.get("metadata") and m["metadata"]["event_payload"]["key"].endswith("#0")
     ]
 
 

@@ -17,6 +17,8 @@ from bot.config import Settings
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 
+LEASE = 1.0  # seconds
+
 
 async def main(
     db_url: str, slack_url: str, first: str, days: int, seed: int, index_dir: str
@@ -27,13 +29,19 @@ async def main(
         return "xoxb-reliability"
 
     poster = SlackPoster(token, base_url=slack_url, min_interval=0, backoff=0.01, timeout=2)
-    runner = DigestRunner(Deliveries(app.channels, app.worker), {"slack": poster})
-    await runner.recover()  # claims left by dead processes on this host are taken over at once
+    lease = timedelta(seconds=LEASE)
+    runner = DigestRunner(Deliveries(app.channels, app.worker, lease=lease), {"slack": poster})
+    await runner.recover()  # claims whose lease lapsed (killed processes) are taken over
     channels = [c for c in app.store.channels.all() if c.ref.platform == "slack"]
     random.Random(seed).shuffle(channels)
     for offset in range(days):
         for ch in channels:
             await runner.run_channel(ch.id, date.fromisoformat(first) + timedelta(days=offset))
+    for _ in range(20):  # claims of a process killed just before we started lapse within LEASE
+        if not app.store.deliveries.unfinished():
+            break
+        await asyncio.sleep(LEASE / 2)
+        await runner.recover()
     app.close()
 
 
