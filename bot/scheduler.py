@@ -99,8 +99,11 @@ class DigestScheduler:
         log.info("digest for %s: %s", channel.ref, outcome)
         return outcome
 
-    async def catch_up(self) -> dict[str, str]:
-        """After downtime: each channel's most recent missed digest, once, if within the grace window."""
+    async def catch_up(self, missing_only: bool = False) -> dict[str, str]:
+        """After downtime: each channel's most recent missed digest, once, if within the grace window.
+
+        ``missing_only`` (the periodic sweep) skips days that already have a digest, silently.
+        """
         now = self.clock()
         done = {}
         for channel in await asyncio.to_thread(self.store.channels.all):
@@ -109,6 +112,10 @@ class DigestScheduler:
             due = last_due(now, channel.digest_time, channel.weekdays, channel.timezone)
             if due is None or now - due > self.grace:
                 continue
+            if missing_only and await asyncio.to_thread(
+                self.store.deliveries.for_day, channel.id, due.date()
+            ):
+                continue
             done[str(channel.ref)] = await self.runner.run_channel(channel.id, due.date())
         return done
 
@@ -116,7 +123,7 @@ class DigestScheduler:
         """Every few minutes: resume lapsed claims and due retries, then any due-but-missing digest."""
         try:
             await self.runner.recover()
-            await self.catch_up()
+            await self.catch_up(missing_only=True)
         except Exception:  # noqa: BLE001 - a failed sweep (database blip) must not stop the next
             log.exception("delivery sweep failed")
 

@@ -45,3 +45,17 @@ def test_discord_accepts_a_normal_body_and_flags_each_broken_rule():
     six_rows = [link_row("https://a")] * 6
     assert "over 5 action rows" in dl.message_problems({"content": "x", "components": six_rows})
     assert dl.error_body(["p"])["code"] == 50035
+
+
+def test_the_delivery_key_ends_the_last_footer_uncut_and_the_message_stays_valid():
+    import discord
+
+    from bot.adapters.discord.embeds import DiscordMessage, stamp
+    from tests.discord_limits import body
+
+    full = discord.Embed(title="t", description="d" * 4096).set_footer(text="f" * 2048)
+    key = "digest-12-2026-12-01#3"
+    msg = stamp(DiscordMessage(embeds=[discord.Embed(description="x" * 1500), full]), key)
+    assert msg.embeds[-1].footer.text.endswith(" · " + key)
+    assert len(msg.embeds[-1].footer.text) <= 2048
+    assert dl.message_problems(body(msg)) == []

@@ -219,7 +219,12 @@ class DeliveryRepo:
                 DeliveryRow.status.in_(UNFINISHED),
                 DeliveryRow.lease_until < self.now(),
             )
-            .values(claimed_by=worker, fence=DeliveryRow.fence + 1, lease_until=self.now(lease_s))
+            .values(
+                claimed_by=worker,
+                fence=DeliveryRow.fence + 1,
+                lease_until=self.now(lease_s),
+                retry_at=None,
+            )  # fmt: skip
             .returning(DeliveryRow.fence)
         )
         with Session(self.engine) as session:

@@ -5,11 +5,9 @@ on the same host name, as in a container. Several run at once on PostgreSQL, aga
 Slack that drops connections and answers 429/500 at random. Checked from the fake's own record:
 per channel and day, every planned paper arrived exactly once, and nothing else did.
 
-Deliberate breaks tried (each turned this test red):
-- worker id back to host:pid (the same after every restart): a killed digest was never resumed
-  while its lease was ignored for "our own" claims (see also test_instance_ids_differ...).
-- _deliver() confirming a `sending` message without find_part(): papers lost.
-- held_by() without the fence: duplicates after take-over.
+Deliberate break tried: recovery confirming a `sending` message without asking the platform
+(find_part skipped): 5 planned papers never arrived, this test went red. The instance-id break
+(host:pid) is caught by test_instance_ids_differ_across_restarts_in_a_pid_namespace below.
 """
 
 from __future__ import annotations

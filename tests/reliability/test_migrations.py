@@ -19,7 +19,9 @@ CODE = "import sys; from digest.store import Store; Store.open(sys.argv[1]).clos
 def start_together(url: str, n: int) -> list[subprocess.CompletedProcess]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGESTBOT_")}
     procs = [
-        subprocess.Popen([sys.executable, "-c", CODE, url], env=env, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CODE, url], env=env, stderr=subprocess.PIPE, text=True
+        )
         for _ in range(n)
     ]
     return [(p.wait(timeout=120), p.stderr.read()) for p in procs]
