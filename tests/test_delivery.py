@@ -365,3 +365,15 @@ def test_next_digest_skips_a_day_already_delivered_and_list_says_so(app):
     assert next_digest(app.store, ch, early) == datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
     text = app.commands.handle("list", Context(ref=ch.ref, user="u", now=early)).text
     assert "Next digest: Wed 02 Dec 09:00" in text and "Today's digest: already delivered" in text
+
+
+def test_retries_stop_at_the_end_of_the_grace_window_and_free_the_papers(app):
+    ch = channel_with_topic(app)
+    adapter = RecordingAdapter()
+    adapter.fail["lab"] = PostError("internal_error")
+    d = Deliveries(app.channels, "w1", lease=LEASE, grace=timedelta(seconds=0.5), backoff=(5.0,))
+    r = DigestRunner(d, {"console": adapter})
+    outcome = asyncio.run(r.run_channel(ch.id, DAY))
+    assert outcome == "failed: gave up after Console error internal_error (grace window over)"
+    assert app.store.deliveries.for_day(ch.id, DAY) is None  # nothing reached the channel
+    assert app.store.deliveries.delivered_paper_ids(ch.id) == set()
