@@ -136,12 +136,35 @@ def render(
     if page_row:
         messages[-1].rows.append(page_row)
     for m in messages:  # Discord counts every embed's text towards one 6,000-character budget
-        while _size(m.embeds) > MAX_TOTAL:
-            longest = max(m.embeds, key=len)
-            longest.description = cut(
-                longest.description or "", max(100, len(longest.description or "") // 2)
-            )
+        _fit(m)
     return messages
+
+
+def render_one(reply: Reply) -> DiscordMessage:
+    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it."""
+    head = discord.Embed(
+        title=cut(reply.title or "digestbot", MAX_TITLE),
+        description=cut(safe(reply.text), MAX_DESCRIPTION),
+    )
+    cards = reply.cards[: MAX_EMBEDS - 1]
+    pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
+             if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip
+    rows = [r for r in (card_row(c) for c in cards) if r][: 5 - bool(pager)]
+    msg = DiscordMessage(
+        embeds=[head, *(card_embed(c) for c in cards)], rows=rows + [pager][: bool(pager)]
+    )
+    msg.paper_ids = tuple(c.paper_id for c in cards)
+    _fit(msg)
+    return msg
+
+
+def _fit(m: DiscordMessage) -> None:
+    """Shorten the longest description until every embed fits Discord's 6,000-character budget."""
+    while _size(m.embeds) > MAX_TOTAL:
+        longest = max(m.embeds, key=len)
+        longest.description = cut(
+            longest.description or "", max(100, len(longest.description or "") // 2)
+        )
 
 
 def attachment(reply: Reply) -> discord.File | None:
