@@ -11,7 +11,7 @@ import discord
 
 from bot.adapters.discord.embeds import DiscordMessage, attachment, render
 from bot.commands.replies import Reply
-from bot.ports import Posted, PostError
+from bot.ports import REJECTED, Posted, PostError
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
@@ -30,10 +30,20 @@ def view_for(msg: DiscordMessage) -> discord.ui.View | None:
                 view.add_item(discord.ui.Button(label=b.label, url=b.url, row=n))
             else:
                 view.add_item(discord.ui.Button(label=b.label, custom_id=b.custom_id, row=n))
+    view.stop()  # a finished view is sent but not kept in memory: DynamicItems route the presses
     return view
 
 
+# Discord's codes for a channel that can never take a digest as configured: pause it, saying why.
+UNSENDABLE = {
+    50008: "this is a forum or voice channel; digests need a text channel",
+    50024: "threads cannot be started here; turn them off with /papers option name:threads on:False",
+}
+
+
 def _error(exc: discord.HTTPException) -> PostError:
+    if exc.code in UNSENDABLE:
+        return PostError(UNSENDABLE[exc.code], REJECTED)
     if isinstance(exc, discord.Forbidden):
         return PostError(f"missing access: {exc.text or 'forbidden'}", permanent=True)
     if isinstance(exc, discord.NotFound):
