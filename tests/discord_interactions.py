@@ -30,7 +30,7 @@ def _where(channel_id: str, guild_id: str | None, uid: str, perms: int, parent: 
                "permission_overwrites": [], "nsfw": False, "parent_id": None}  # fmt: skip
     if parent is not None:
         channel = {"id": channel_id, "type": 11, "guild_id": guild_id, "name": "Digest",
-                   "parent_id": parent, "owner_id": BOT["id"], "thread_metadata": {"archived": False,
+                   "parent_id": parent, "owner_id": BOT["id"], "message_count": 1, "member_count": 1, "thread_metadata": {"archived": False,
                    "locked": False, "auto_archive_duration": 1440,
                    "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
     member = {"user": user(uid), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
