@@ -81,6 +81,7 @@ def test_text_pager_keeps_a_quoted_author_whole(app):
     page2 = app.commands.handle(nxt.value, ctx())
     view = app.service.search("diffusion models", Filters(author="Ada Lovelace"), 2, 5)
     assert [c.paper_id for c in page2.cards] == [h.paper_id for h in view.result.hits]
+    assert page2.title == reply.title == "🔎 diffusion models"  # no stray 'Lovelace' query word
 
 
 async def _threaded_digest(bot) -> tuple[int, str]:
