@@ -52,7 +52,11 @@ async def _synced(bot) -> list[dict]:
 async def test_the_command_json_sync_sends_follows_discords_rules(bot):
     (papers,) = await _synced(bot)  # the fake answers 400 if command_problems finds anything
     assert command_problems([papers]) == []
-    assert (papers["name"], papers["contexts"], papers["integration_types"]) == ("papers", [0, 1], [0])
+    assert (papers["name"], papers["contexts"], papers["integration_types"]) == (
+        "papers",
+        [0, 1],
+        [0],
+    )
     subs = {o["name"]: o for o in papers["options"]}
     assert len(subs) <= 25 and subs["me"]["type"] == 2
     assert {o["name"] for o in subs["me"]["options"]} >= {"subscribe", "schedule", "list", "up"}
@@ -155,7 +159,9 @@ async def test_posted_digests_leave_no_views_in_memory(bot):
         ref = ChannelRef("discord", str(300 + n), "77")
         bot.app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
         runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
-        assert (await runner.run_channel(bot.app.store.channels.get(ref).id, DAY)).startswith("posted")
+        assert (await runner.run_channel(bot.app.store.channels.get(ref).id, DAY)).startswith(
+            "posted"
+        )
     await dispatch(bot.client, slash("search", "m1", query="diffusion models"))
     assert len(store._views) == 0 and len(store._synced_message_views) == 0
     assert len(store._dynamic_items) == 3  # presses are still routed (see the vote tests)
