@@ -192,3 +192,11 @@ async def test_autocomplete_for_votes_timezones_days_and_long_topics(bot):
     await dispatch(bot.client, slash("unsubscribe", "a6", item=choice["value"]))
     assert "Stopped following 1 item" in embed_text(bot.fake.followups["a6"][0])
     assert bot.app.channels.subscriptions(SERVER) == []
+
+
+async def test_pager_buttons_from_older_versions_answer_instead_of_failing(bot):
+    old = {"id": "7001", "channel_id": "111", "content": "", "embeds": [{"title": "🔎 x"}],
+           "components": []}  # fmt: skip
+    await dispatch(bot.client, press(bot.fake, old, "dv:p:search graphs page:2", "o1"))
+    (ack,) = bot.fake.acks["o1"]
+    assert ack["type"] == 4 and "older search" in ack["data"]["content"]

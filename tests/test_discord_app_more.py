@@ -164,7 +164,7 @@ async def test_posted_digests_leave_no_views_in_memory(bot):
         )
     await dispatch(bot.client, slash("search", "m1", query="diffusion models"))
     assert len(store._views) == 0 and len(store._synced_message_views) == 0
-    assert len(store._dynamic_items) == 3  # presses are still routed (see the vote tests)
+    assert len(store._dynamic_items) == 4  # presses are still routed (see the vote tests)
 
 
 def test_paper_text_cannot_spoof_mention_or_link():
@@ -205,3 +205,22 @@ async def test_forums_and_threadless_channels_pause_with_the_reason(bot, setup, 
     assert "paused" in outcome and ch.paused and reason in ch.paused_reason
     await dispatch(bot.client, slash("list", "f1"))
     assert reason in embed_text(bot.fake.followups["f1"][0])
+
+
+async def test_readme_discord_section_shows_the_real_commands_and_options(bot):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Discord", 1)[1].split("\n## ", 1)[0]
+    section = re.sub(r"```.*?```", "", section, flags=re.S)
+    (papers,) = await _synced(bot)
+    options = {o["name"]: {x["name"] for x in o.get("options", [])} for o in papers["options"]}
+    checked = 0
+    for span in re.findall(r"`([^`]+)`", section):
+        words = span.removeprefix("/papers ").removeprefix("me ").split()
+        if not words or words[0] not in options or span.startswith("digestbot"):
+            continue
+        used = set(re.findall(r"\[?([a-z]+):", span))
+        assert used <= options[words[0]], (span, options[words[0]])
+        checked += 1
+    assert checked >= 20 and "option threads on`" not in section and "command:" not in section

@@ -102,8 +102,18 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if "time" in args.options:  # typed: time, timezone and days arrive as separate values
         o = args.options
-        ch = cmds.channels.set_schedule(ctx.ref, str(o["time"]), o.get("timezone"), o.get("days"))
-        return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+        at, tz, days = str(o["time"]), o.get("timezone"), o.get("days")
+    else:
+        parsed = _schedule_words(args)
+        if isinstance(parsed, Reply):
+            return parsed
+        at, tz, days = parsed
+    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
+    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+
+
+def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
+    """`09:00 [Europe/Berlin] [weekdays]` as (time, timezone, days), or an error reply."""
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
@@ -113,8 +123,7 @@ def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
     if rest and tz is None and len(rest) == 2:
         return error(f"Unknown timezone {rest[0][:40]!r}. Try e.g. Europe/Berlin.")
-    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
-    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+    return at, tz, days
 
 
 @command("size", "size <n>", "papers per digest (1-25)", True)

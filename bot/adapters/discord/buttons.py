@@ -7,7 +7,7 @@ import re
 
 import discord
 
-from bot.adapters.discord.interact import DiscordDeps, guarded, run, turn_page, vote
+from bot.adapters.discord.interact import DiscordDeps, apologise, guarded, run, turn_page, vote
 from bot.commands.core import Args
 
 
@@ -58,4 +58,19 @@ def dynamic_buttons(deps: DiscordDeps) -> list[type[discord.ui.DynamicItem]]:
         async def callback(self, interaction: discord.Interaction) -> None:
             await guarded(interaction, turn_page(deps, interaction, self.key, self.page))
 
-    return [Vote, More, Page]
+    class OldPage(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:p:(?P<text>search .*)"):
+        """Page buttons from before searches were stored: say so instead of failing silently."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__(discord.ui.Button(label="Page", custom_id=f"dv:p:{text}"[:100]))
+
+        @classmethod
+        async def from_custom_id(cls, interaction, item, match: re.Match[str]) -> OldPage:
+            return cls(match["text"])
+
+        async def callback(self, interaction: discord.Interaction) -> None:
+            await apologise(
+                interaction, "This button is from an older search; run `/papers search` again."
+            )
+
+    return [Vote, More, Page, OldPage]

@@ -46,7 +46,9 @@ def cut(text: str, limit: int) -> str:
 
 
 # Bidi overrides/isolates and invisible characters that let text pose as something else.
-HIDDEN = re.compile("[\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]")
+HIDDEN = re.compile(
+    "[\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]"
+)
 # ZWJ/ZWNJ join emoji and shape Persian or Indic words; beside ASCII they only hide things.
 JOINER = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f])")
 # <#channel>, </cmd:id>, <t:stamp>, <@user>, <:emoji:id>, <id:browse>: live tokens in Discord.
