@@ -195,8 +195,9 @@ async def test_autocomplete_for_votes_timezones_days_and_long_topics(bot):
 
 
 async def test_pager_buttons_from_older_versions_answer_instead_of_failing(bot):
-    old = {"id": "7001", "channel_id": "111", "content": "", "embeds": [{"title": "🔎 x"}],
-           "components": []}  # fmt: skip
-    await dispatch(bot.client, press(bot.fake, old, "dv:p:search graphs page:2", "o1"))
+    cid = "dv:p:search graphs page:2"
+    row = {"type": 1, "components": [{"type": 2, "style": 2, "label": "Next ▶", "custom_id": cid}]}
+    old = bot.fake._reply_message({"embeds": [{"title": "🔎 x"}], "components": [row]})
+    await dispatch(bot.client, press(bot.fake, old, cid, "o1"))
     (ack,) = bot.fake.acks["o1"]
     assert ack["type"] == 4 and "older search" in ack["data"]["content"]
