@@ -4,13 +4,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+from datetime import date
+from types import SimpleNamespace
 
 import discord
 
-from tests.fake_discord import BOT, user
+from bot.adapters.discord.client import DigestClient
+from bot.adapters.discord.commands import DiscordDeps
+from digest.models import ChannelRef
+from tests.fake_discord import BOT, FakeDiscord, user
 
 MANAGE_CHANNELS = 16
+DAY = date(2026, 12, 1)
+SERVER = ChannelRef("discord", "111", "77")  # the server channel most tests use
 _ids = itertools.count(900_001)
 TYPES = {str: 3, int: 4, bool: 5, float: 10}
 
@@ -130,3 +138,14 @@ def embed_text(message: dict) -> str:
         parts += [e.get("title", ""), e.get("description", "")]
         parts += [f.get("value", "") for f in e.get("fields", [])]
     return "\n".join(parts)
+
+
+@contextlib.asynccontextmanager
+async def discord_bot(app, monkeypatch):
+    """A logged-in client (REST only) against the fake, wired to the app."""
+    with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
+        client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
+        await client.login("token")
+        yield SimpleNamespace(client=client, fake=fake, app=app)
+        await client.close()

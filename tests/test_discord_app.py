@@ -10,34 +10,30 @@ values cut to 100 characters."""
 from __future__ import annotations
 
 import math
-from datetime import date
-from types import SimpleNamespace
 
-import discord
 import pytest
 
-from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
 from digest.rank.engine import Filters
-from tests.discord_interactions import autocomplete, button, dispatch, embed_text, press, slash
-from tests.fake_discord import FakeDiscord
-
-DAY = date(2026, 12, 1)
-SERVER = ChannelRef("discord", "111", "77")
+from tests.discord_interactions import (
+    DAY,
+    SERVER,
+    autocomplete,
+    button,
+    discord_bot,
+    dispatch,
+    embed_text,
+    press,
+    slash,
+)
 
 
 @pytest.fixture
 async def bot(app, monkeypatch):
-    """A logged-in client (REST only) against the fake, wired to the app."""
-    with FakeDiscord() as fake:
-        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
-        await client.login("token")
-        yield SimpleNamespace(client=client, fake=fake, app=app)
-        await client.close()
+    async with discord_bot(app, monkeypatch) as running:
+        yield running
 
 
 def footers(message: dict) -> list[str]:
@@ -201,3 +197,16 @@ async def test_pager_buttons_from_older_versions_answer_instead_of_failing(bot):
     await dispatch(bot.client, press(bot.fake, old, cid, "o1"))
     (ack,) = bot.fake.acks["o1"]
     assert ack["type"] == 4 and "older search" in ack["data"]["content"]
+
+
+async def test_votes_in_a_thread_that_gets_digests_itself_stay_there(bot):
+    """A forum post subscribed as a channel: its digest's buttons vote on it, not on the forum."""
+    post = ChannelRef("discord", "6001", "77")
+    bot.app.channels.add(post, SubscriptionKind.TOPIC, "diffusion models")
+    ch = bot.app.store.channels.get(post)
+    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    assert await runner.run_channel(ch.id, DAY) == "posted 5 papers"
+    message = next(m for m in bot.fake.arrived("6001") if button(m, "👍"))
+    await dispatch(bot.client, press(bot.fake, message, button(message, "👍"), "f1", parent="555"))
+    assert [v.value for v in bot.app.store.channels.feedback(ch.id)] == [1]
+    assert bot.app.store.channels.get(ChannelRef("discord", "555", "77")) is None

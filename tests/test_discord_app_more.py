@@ -12,36 +12,32 @@ from __future__ import annotations
 import copy
 import logging
 import re
-from datetime import date
-from types import SimpleNamespace
 
-import discord
 import pytest
 
 from bot.adapters.discord import sync
-from bot.adapters.discord.client import DigestClient
 from bot.adapters.discord.command_rules import command_problems
-from bot.adapters.discord.commands import DiscordDeps
 from bot.adapters.discord.embeds import card_embed, plain, safe
 from bot.commands.replies import Card
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from tests.discord_interactions import button, dispatch, embed_text, press, slash
-from tests.fake_discord import FakeDiscord
-
-DAY = date(2026, 12, 1)
-SERVER = ChannelRef("discord", "111", "77")
+from tests.discord_interactions import (
+    DAY,
+    SERVER,
+    button,
+    discord_bot,
+    dispatch,
+    embed_text,
+    press,
+    slash,
+)
 
 
 @pytest.fixture
 async def bot(app, monkeypatch):
-    with FakeDiscord() as fake:
-        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
-        await client.login("token")
-        yield SimpleNamespace(client=client, fake=fake, app=app)
-        await client.close()
+    async with discord_bot(app, monkeypatch) as running:
+        yield running
 
 
 async def _synced(bot) -> list[dict]:
@@ -141,7 +137,7 @@ async def test_a_refused_reply_reaches_the_user_as_a_private_error(bot, caplog):
     with caplog.at_level(logging.ERROR):
         await dispatch(bot.client, slash("topics", "e1"))
     (sorry,) = bot.fake.followups["e1"]
-    assert "did not accept" in sorry["content"] and sorry["flags"] & 64
+    assert "went wrong sending" in sorry["content"] and sorry["flags"] & 64
     assert "Discord reply failed" in caplog.text or "command failed" in caplog.text
     bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
@@ -150,7 +146,7 @@ async def test_a_refused_reply_reaches_the_user_as_a_private_error(bot, caplog):
     bot.fake.fail_followups["e2"].append(refused)
     await dispatch(bot.client, press(bot.fake, message, button(message, "More like this"), "e2"))
     (sorry,) = bot.fake.followups["e2"]
-    assert "did not accept" in sorry["content"]
+    assert "went wrong sending" in sorry["content"]
 
 
 async def test_posted_digests_leave_no_views_in_memory(bot):

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 PLATFORM = "discord"
 PAGER_KEY = "discord.pager."
 SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
-SORRY = "Discord did not accept that reply; the error was logged. Please try again."
+SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
 
 
 @dataclass
@@ -175,22 +175,23 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
 def vote_target(deps: DiscordDeps, i: discord.Interaction, paper: str) -> ChannelRef:
     """The channel whose digest a pressed 👍/👎 belongs to (blocking: run it in a thread).
 
-    A digest message we recorded maps to its channel; otherwise a DM means the person's
-    personal digest and a thread means the channel it was started in.
+    A digest message we recorded maps to its channel; else a channel that receives digests
+    itself (e.g. a forum post subscribed as a channel); else a DM means the person's personal
+    digest and a thread the channel it was started in.
     """
+    store = deps.channels.store
     message = getattr(i, "message", None)
     if message is not None:
-        found = deps.channels.store.deliveries.item_for_message(
-            PLATFORM, f"{i.channel_id}:{message.id}"
-        )
-        if found is not None and found[1] == paper:
-            channel = deps.channels.store.channels.by_id(found[0])
-            if channel is not None:
-                return channel.ref
+        found = store.deliveries.item_for_message(PLATFORM, f"{i.channel_id}:{message.id}")
+        if found is not None and found[1] == paper and (ch := store.channels.by_id(found[0])):
+            return ch.ref
     if i.guild_id is None:
         return deps.channels.personal_ref(PLATFORM, str(i.user.id))
+    here = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
+    if (own := store.channels.get(here)) is not None and store.deliveries.count(own.id):
+        return here
     parent = getattr(i.channel, "parent_id", None)
-    return ChannelRef(PLATFORM, str(parent or i.channel_id), str(i.guild_id))
+    return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here
 
 
 async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str) -> None:
