@@ -13,6 +13,7 @@ import copy
 import logging
 import re
 
+import discord
 import pytest
 
 from bot.adapters.discord import sync
@@ -32,6 +33,7 @@ from tests.discord_interactions import (
     press,
     slash,
 )
+from tests.fake_discord import FakeDiscord
 
 
 @pytest.fixture
@@ -220,3 +222,21 @@ async def test_readme_discord_section_shows_the_real_commands_and_options(bot):
         assert used <= options[words[0]], (span, options[words[0]])
         checked += 1
     assert checked >= 20 and "option threads on`" not in section and "command:" not in section
+
+
+def test_cli_removes_a_server_copy(tmp_path, monkeypatch, capsys):
+    from bot.cli import main
+
+    with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
+        monkeypatch.setenv("DIGESTBOT_DISCORD_TOKEN", "token")
+        monkeypatch.setenv("DIGESTBOT_DATABASE_URL", f"sqlite:///{tmp_path / 'd.db'}")
+        monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))
+        assert main(["discord", "sync", "--guild", "77"]) == 0
+        assert main(["discord", "sync"]) == 0
+        out = capsys.readouterr().out
+        assert "synced 1 command(s) to server 77" in out and "--guild 77 --remove" in out
+        assert main(["discord", "sync", "--guild", "77", "--remove"]) == 0
+        assert "removed the /papers copy from server 77" in capsys.readouterr().out
+        assert fake.synced["77"] == [] and fake.synced[None][0]["name"] == "papers"
+        assert main(["discord", "sync", "--remove"]) == 2  # needs --guild: one error line
