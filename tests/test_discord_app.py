@@ -136,10 +136,11 @@ async def test_one_personal_digest_from_every_server_and_the_dm(bot):
 
 
 def test_older_per_server_personal_digests_are_merged_into_one(app):
-    older = ChannelRef("discord", "@7", "77")
-    app.channels.channel(older)
-    app.channels.channel(ChannelRef("discord", "@7", "88"))
+    older, newer = ChannelRef("discord", "@7", "77"), ChannelRef("discord", "@7", "88")
+    app.channels.add(older, SubscriptionKind.TOPIC, "RLHF")
+    app.channels.add(newer, SubscriptionKind.AUTHOR, "Ada Lovelace")
     assert app.channels.personal_ref("discord", "7") == older
+    assert [s.text for s in app.channels.subscriptions(older)] == ["RLHF", "Ada Lovelace"]
     extra = app.store.channels.get(ChannelRef("discord", "@7", "88"))
     assert extra.paused and "merged" in extra.paused_reason
     assert not app.store.channels.get(older).paused
