@@ -240,3 +240,20 @@ def test_cli_removes_a_server_copy(tmp_path, monkeypatch, capsys):
         assert "removed the /papers copy from server 77" in capsys.readouterr().out
         assert fake.synced["77"] == [] and fake.synced[None][0]["name"] == "papers"
         assert main(["discord", "sync", "--remove"]) == 2  # needs --guild: one error line
+
+
+def test_ten_maximal_papers_still_fit_one_message():
+    """Titles, abstracts and reasons at their limits: shortened until Discord would accept them."""
+    from bot.adapters.discord.embeds import render_one
+    from bot.adapters.discord.limits import message_problems
+    from bot.commands.replies import Action, Reply
+    from tests.discord_limits import payload
+
+    cards = tuple(
+        Card(paper_id=f"p{n}", title="T" * 1000, url=None, authors="A" * 300, venue="V",
+             snippet="s" * 20_000, why="w" * 2000)
+        for n in range(9)
+    )  # fmt: skip
+    reply = Reply(text="x" * 5000, title="t" * 500, cards=cards,
+                  actions=(Action("page", "Next ▶", "0123456789abcdef:2", page=2),))  # fmt: skip
+    assert message_problems(payload(render_one(reply))) == []

@@ -10,7 +10,8 @@ import discord
 from discord import app_commands
 
 from bot.adapters.discord import sync
-from bot.adapters.discord.commands import DiscordDeps, Papers, dynamic_buttons
+from bot.adapters.discord.buttons import BUTTONS
+from bot.adapters.discord.commands import DiscordDeps, Papers
 from bot.adapters.discord.interact import apologise
 from bot.adapters.discord.poster import DiscordPoster
 
@@ -53,7 +54,7 @@ class DigestClient(discord.Client):
 
     async def setup_hook(self) -> None:
         """Persistent buttons first, so presses on old digests work; then sync only if changed."""
-        self.add_dynamic_items(*dynamic_buttons(self.deps))
+        self.add_dynamic_items(*BUTTONS)
         if self.sync_on_change:
             await self.sync_if_changed()
 

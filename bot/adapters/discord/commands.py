@@ -10,13 +10,12 @@ import discord
 from discord import app_commands
 
 from bot.adapters.discord import choices
-from bot.adapters.discord.buttons import dynamic_buttons
 from bot.adapters.discord.choices import paper_choices, subscription_choices
 from bot.adapters.discord.help import help_reply, localise
 from bot.adapters.discord.interact import DiscordDeps, answer, run, search_args
 from bot.commands.core import Args
 
-__all__ = ["DiscordDeps", "Papers", "dynamic_buttons", "paper_choices", "subscription_choices"]
+__all__ = ["DiscordDeps", "Papers", "paper_choices", "subscription_choices"]
 Choices = list[app_commands.Choice[str]]
 # Server channels and the bot's DM; installed to servers (not as a user app).
 CONTEXTS = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=False)

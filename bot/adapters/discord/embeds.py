@@ -177,11 +177,19 @@ def render_one(reply: Reply) -> DiscordMessage:
 
 
 def _fit(m: DiscordMessage) -> None:
-    """Shorten the longest description until every embed fits Discord's 6,000-character budget."""
+    """Halve the longest description (then field) until the embeds fit Discord's 6,000 total."""
     while _size(m.embeds) > MAX_TOTAL:
-        longest = max(m.embeds, key=len)
-        longest.description = cut(
-            longest.description or "", max(100, len(longest.description or "") // 2)
+        texts = [e for e in m.embeds if len(e.description or "") > 100]
+        if texts:
+            e = max(texts, key=lambda e: len(e.description))
+            e.description = cut(e.description, max(100, len(e.description) // 2))
+            continue
+        fields = [(e, n, f) for e in m.embeds for n, f in enumerate(e.fields) if len(f.value) > 100]
+        if not fields:
+            return  # nothing left worth cutting; the shared validator names what is over
+        e, n, f = max(fields, key=lambda x: len(x[2].value))
+        e.set_field_at(
+            n, name=f.name, value=cut(f.value, max(100, len(f.value) // 2)), inline=f.inline
         )
 
 
