@@ -149,3 +149,8 @@ async def discord_bot(app, monkeypatch):
         await client.login("token")
         yield SimpleNamespace(client=client, fake=fake, app=app)
         await client.close()
+
+
+def callbacks(fake, token: str) -> int:
+    """How many times the bot tried to acknowledge one interaction (Discord allows one)."""
+    return sum(1 for m, p, _ in fake.calls if m == "POST" and p.endswith(f"/{token}/callback"))

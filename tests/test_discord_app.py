@@ -22,6 +22,7 @@ from tests.discord_interactions import (
     SERVER,
     autocomplete,
     button,
+    callbacks,
     discord_bot,
     dispatch,
     embed_text,
@@ -60,6 +61,7 @@ async def test_pager_walks_the_whole_result_set_with_a_multi_word_author(bot):
         token = f"t{pages}"
         await dispatch(bot.client, press(bot.fake, message, nxt, token))
         assert bot.fake.acks[token][0]["type"] == 6 and bot.fake.edits[token]
+        assert callbacks(bot.fake, token) == 1
         message = bot.fake.originals[token]  # the same message, edited in place
     assert seen == expected and pages == math.ceil(len(expected) / 4)
     assert not bot.fake.rejected
@@ -98,7 +100,7 @@ async def test_vote_buttons_in_a_digest_thread_vote_on_the_channel(bot):
     votes = bot.app.store.channels.feedback(channel_id)
     assert [(v.paper_id, v.value) for v in votes] == [(up.split(":", 2)[2], 1)]
     assert bot.app.store.channels.get(ChannelRef("discord", thread, "77")) is None
-    assert "noted" in embed_text(bot.fake.followups["v1"][0])
+    assert "noted" in embed_text(bot.fake.followups["v1"][0]) and callbacks(bot.fake, "v1") == 1
 
 
 async def test_vote_buttons_in_a_dm_digest_vote_on_the_personal_digest(bot):
