@@ -257,3 +257,26 @@ def test_ten_maximal_papers_still_fit_one_message():
     reply = Reply(text="x" * 5000, title="t" * 500, cards=cards,
                   actions=(Action("page", "Next ▶", "0123456789abcdef:2", page=2),))  # fmt: skip
     assert message_problems(payload(render_one(reply))) == []
+
+
+async def test_hostile_paper_text_arrives_neutralised(bot):
+    """A paper whose title and abstract try RTL spoofing, live tokens and pings, posted for real."""
+    from digest.ingest.parse import make_record
+
+    hostile = make_record(
+        source="jsonl", id="evil-1", venue="SynthConf 2025", year=2025,
+        title="Diffusion models \u202eexe.gnp <@123456789012345678> **@everyone**",
+        abstract="Diffusion models. See <#123456789012345678> and </papers:1234567890> at "
+                 "<t:1700000000:R>; diffu\u200bsion \u2066models\u2069 [x](https://evil.example).",
+        authors=["Mallory\u200b", "Eve \u202e"],
+    )  # fmt: skip
+    bot.app.store.papers.upsert([hostile])
+    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    await runner.run_channel(bot.app.store.channels.get(SERVER).id, DAY)
+    shown = "\n".join(embed_text(m) for m in bot.fake.arrived("111"))
+    assert "exe.gnp" in shown and not bot.fake.rejected
+    assert not re.search(
+        "[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]", shown.replace("@\u200b", "@")
+    )
+    assert not re.search(r"(?<!\\)<(?:#|/|t:|@)", shown) and "**" not in shown
