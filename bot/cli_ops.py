@@ -23,31 +23,38 @@ def discord_sync_cmd(
         int | None,
         typer.Option("--guild", help="Sync to one server only (instant; for development)."),
     ] = None,
+    remove: Annotated[
+        bool, typer.Option("--remove", help="With --guild: delete that server's copy.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Register the /papers commands with Discord (globally, or in one server with --guild)."""
     application = wired(db)
     if application.discord is None:
         raise DigestError("Set DIGESTBOT_DISCORD_TOKEN first.")
-    asyncio.run(_discord_sync(application, guild))
+    if remove and guild is None:
+        raise DigestError("--remove needs --guild ID (the server whose copy to delete).")
+    asyncio.run(_discord_sync(application, guild, remove))
 
 
-async def _discord_sync(application: App, guild: int | None) -> None:
-    import discord  # only when Discord is configured
+async def _discord_sync(application: App, guild: int | None, remove: bool) -> None:
+    from bot.adapters.discord import sync  # only when Discord is configured
 
-    client = application.discord
+    client, kv = application.discord, application.store.kv
     client.sync_on_change = False  # this command syncs explicitly
     await client.login(application.settings.discord_token.get_secret_value())
     try:
-        target = discord.Object(id=guild) if guild else None
-        if target is not None:
-            client.tree.copy_global_to(guild=target)
-        synced = await client.tree.sync(guild=target)
-        if target is None:
-            application.store.kv.set("discord.command_tree_hash", client.tree_hash())
-        print(
-            f"synced {len(synced)} command(s) {'to server ' + str(guild) if guild else 'globally'}"
-        )
+        if guild is None:
+            print(f"synced {await sync.sync_global(client.tree, kv)} command(s) globally")
+        elif remove:
+            await sync.sync_guild(client.tree, kv, guild, remove=True)
+            print(f"removed the /papers copy from server {guild}")
+        else:
+            print(
+                f"synced {await sync.sync_guild(client.tree, kv, guild, False)} command(s) to server {guild}"
+            )
+        if warning := sync.duplicate_warning(kv):
+            print(f"note: {warning}")
     finally:
         await client.close()
 

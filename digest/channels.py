@@ -15,6 +15,7 @@ from digest.service import DigestService
 from digest.text import is_number
 
 MAX_TOPIC_CHARS = 200
+PERSONAL_WORKSPACE = "dm"  # a personal digest belongs to its person, not to a server
 MAX_SUBSCRIPTIONS = 50
 
 
@@ -68,6 +69,22 @@ class ChannelService:
         return self.store.channels.ensure(
             ref, name=name, timezone=self.default_timezone, owner_user=owner, admin_only=restricted
         )
+
+    def personal_ref(self, platform: str, user: str) -> ChannelRef:
+        """A person's one personal digest on a platform, reachable from every server and the DM.
+
+        Older versions made one per server; the oldest is kept, takes over the others'
+        subscriptions, and the others are paused, so nobody gets the same digest twice a day.
+        """
+        mine = self.store.channels.with_channel_id(platform, f"@{user}")
+        if not mine:
+            return ChannelRef(platform, f"@{user}", PERSONAL_WORKSPACE)
+        keep, *extra = mine
+        for ch in (c for c in extra if not c.paused):
+            for sub in self.store.channels.subscriptions(ch.id):
+                self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
+            self.set_paused(ch.ref, True, "merged into your one personal digest")
+        return keep.ref
 
     def find(self, ref: ChannelRef) -> Channel:
         """An existing channel or a NotFoundError."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email
 import json
 import re
 import threading
@@ -10,6 +11,7 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler
 
 from bot.adapters.discord.limits import error_body, message_problems
+from tests.fake_discord_interactions import InteractionEndpoints
 from tests.httpfake import LocalServer
 
 BOT = {
@@ -32,7 +34,21 @@ def user(uid: str) -> dict:
     }
 
 
-class FakeDiscord(LocalServer):
+def _body(raw: bytes, content_type: str) -> dict:
+    """The JSON a request carries: the body itself, or a multipart upload's payload_json part."""
+    if raw and "json" in content_type:
+        return json.loads(raw)
+    if raw and "multipart" in content_type:
+        doc = email.message_from_bytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
+        )
+        for part in doc.walk():
+            if part.get_param("name", header="content-disposition") == "payload_json":
+                return json.loads(part.get_payload(decode=True))
+    return {}
+
+
+class FakeDiscord(InteractionEndpoints, LocalServer):
     """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first.
 
     Strict like Discord: a body the shared validator rejects gets 400 / 50035; a message into a
@@ -52,6 +68,7 @@ class FakeDiscord(LocalServer):
         self.rejected: list[tuple[str, list[str]]] = []
         self.hang = 0.0  # seconds a "hang" fault stalls before answering
         self._id = 5000
+        self._init_interactions()
         self.chaos = None  # (method, path) -> "429" | "500" | "drop" | None
         self.injected: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
@@ -61,11 +78,7 @@ class FakeDiscord(LocalServer):
             def _do(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                body = (
-                    json.loads(raw)
-                    if raw and "json" in (self.headers.get("Content-Type") or "")
-                    else {}
-                )
+                body = _body(raw, self.headers.get("Content-Type") or "")
                 status, headers, data = fake.answer(
                     method, self.path.split("?")[0].split("/api/v10", 1)[-1], body
                 )
@@ -157,18 +170,10 @@ class FakeDiscord(LocalServer):
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
                                  "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
-            if m := re.fullmatch(r"/interactions/(\d+)/([^/]+)/callback", path):
-                return 200, {}, {"interaction": {"id": m.group(1), "type": 3, "activity_instance_id": None,
-                                 "response_message_id": None, "response_message_loading": True,
-                                 "response_message_ephemeral": True}}  # fmt: skip
-            if re.fullmatch(r"/webhooks/\d+/[^/]+", path):
-                return 200, {}, {"id": self._next(), "channel_id": "111", "author": BOT, "content": body.get("content") or "",
-                                 "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
-                                 "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
-                                 "embeds": body.get("embeds", []), "pinned": False, "type": 0}  # fmt: skip
-            if re.fullmatch(r"/applications/\d+(/guilds/\d+)?/commands", path) and method == "PUT":
-                return 200, {}, [{"id": self._next(), "application_id": "2000", "name": c.get("name"), "type": 1,
-                                  "description": c.get("description", ""), "version": "1"} for c in body]  # fmt: skip
+            if (handled := self._interaction(method, path, body)) is not None:
+                return handled
+            if (handled := self._commands(method, path, body)) is not None:
+                return handled
             if path == "/oauth2/applications/@me":
                 return 200, {}, {"id": "2000", "name": "digestbot", "icon": None, "description": "",
                                  "bot_public": True, "bot_require_code_grant": False, "owner": user("1"),

@@ -54,8 +54,8 @@ async def call(group, name_, interaction, /, **kwargs):
 async def test_every_core_subcommand_is_an_app_command(group):
     names = {c.name for c in group.commands}
     assert set(REGISTRY) <= names and len(names) <= 25
-    for c in group.commands:
-        assert c.description and all(p.description for p in c.parameters)
+    for c in group.walk_commands():
+        assert c.description and all(p.description for p in getattr(c, "parameters", []))
 
 
 async def test_subscribe_round_trip_through_callbacks(app, group):
@@ -90,8 +90,9 @@ async def test_search_pages_use_buttons_and_replies_stay_within_limits(app, grou
     i = await call(
         group, "search", FakeInteraction(), query="graph neural networks", author="Grace Hopper"
     )
-    view = i.sent[-1]["view"]  # the pager sits under the last page of results
-    assert any(getattr(c, "custom_id", "").startswith("dv:p:search") for c in view.children)
+    view = i.sent[-1]["view"]  # one message: papers, their links and the pager
+    assert len(i.sent) == 1
+    assert any(getattr(c, "custom_id", "").startswith("dv:p:") for c in view.children)
     assert i.sent[0]["allowed_mentions"].everyone is False
     i = await call(group, "export", FakeInteraction(), which="liked")
     assert "No 👍 papers here yet." in i.text()
@@ -102,9 +103,9 @@ async def test_autocomplete_offers_subscriptions_and_papers(app, group):
     await call(group, "subscribe", FakeInteraction(), text="Grace Hopper", kind="author")
     deps = group.deps
     choices = await subscription_choices(deps, FakeInteraction(), "sparse")
-    assert [c.value for c in choices] == ["sparse autoencoders"]
-    assert "author:Grace Hopper" in [
-        c.value for c in await subscription_choices(deps, FakeInteraction(), "")
+    assert [(c.name, c.value) for c in choices] == [("1. sparse autoencoders", "1")]
+    assert ("2. author:Grace Hopper", "2") in [
+        (c.name, c.value) for c in await subscription_choices(deps, FakeInteraction(), "")
     ]
     papers = await paper_choices(deps, "sparse autoencoders")
     assert (
@@ -254,9 +255,8 @@ async def test_new_server_channels_need_manage_channels_by_default(app, group):
     )  # a manager opens it up
     i = await call(group, "subscribe", FakeInteraction(manage_channels=False), text="graphs")
     assert "Now following topic 'graphs'" in i.text()
-    i = await call(
-        group, "me", FakeInteraction(manage_channels=False, user_id=7), command="subscribe RLHF"
-    )
+    me = group.get_command("me")
+    i = await call(me, "subscribe", FakeInteraction(manage_channels=False, user_id=7), text="RLHF")
     assert "Now following topic 'RLHF'" in i.text()  # a personal digest is always the user's own
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -32,11 +32,25 @@ class Context:
 
 @dataclass(frozen=True)
 class Args:
-    """The text after the subcommand: raw, as words, and any key:value filters."""
+    """The text after the subcommand: raw, as words, and any key:value filters.
+
+    ``options`` holds values a platform with typed options (Discord) passed as values; handlers
+    prefer them to anything parsed from text, so a value never leaks into the text syntax.
+    """
 
     raw: str
     words: tuple[str, ...]
     filters: dict[str, str]
+    options: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def typed(
+        cls, *words: object, filters: Mapping[str, object] | None = None, **options: object
+    ) -> Args:
+        """Arguments from typed values: each word is one value, whatever characters it holds."""
+        ws = tuple(str(w) for w in words if w not in (None, ""))
+        fs = {k: str(v) for k, v in (filters or {}).items() if v not in (None, "")}
+        return cls(" ".join(ws), ws, fs, dict(options))
 
     @classmethod
     def parse(cls, raw: str) -> Args:
@@ -108,10 +122,17 @@ class Commands:
         self.observe = observe  # (platform, seconds) -> None, e.g. a latency histogram
 
     def handle(self, text: str, ctx: Context) -> Reply:
-        """Run one command. Never raises: errors become short ephemeral replies."""
+        """Run one command typed as text. Never raises: errors become short ephemeral replies."""
+        return self._guard(ctx, lambda: self._dispatch(text, ctx))
+
+    def invoke(self, name: str, ctx: Context, args: Args, personal: bool = False) -> Reply:
+        """Run one subcommand with already-typed arguments (no text parsing); never raises."""
+        return self._guard(ctx, lambda: self._run(name.lower(), ctx, args, personal))
+
+    def _guard(self, ctx: Context, work: Callable[[], Reply]) -> Reply:
         started = time.perf_counter()
         try:
-            return self._dispatch(text, ctx)
+            return work()
         except DigestError as exc:
             return error(str(exc))
         except Exception:  # noqa: BLE001 - a bug must not crash the bot or leak a traceback to chat
@@ -143,23 +164,32 @@ class Commands:
         if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
             text = after.strip()
         name, _, rest = text.partition(" ")
-        name = name.lower()
-        if name == "me":
+        personal = name.lower() == "me"
+        if personal:
+            name, _, rest = rest.strip().partition(" ")
+        return self._run(name.lower(), ctx, Args.parse(rest), personal)
+
+    def _run(self, name: str, ctx: Context, args: Args, personal: bool) -> Reply:
+        if personal:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
             ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
-            name, _, rest = rest.strip().partition(" ")
-            name = name.lower()
         name = ALIASES.get(name, name or "help")
         spec = REGISTRY.get(name)
         if spec is None:
             return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
-        if spec.changes_channel and not ctx.is_admin and self.channels.channel(ctx.ref).admin_only:
-            return error(
-                "Only channel admins can change this channel's digest here. "
-                "Use `/papers me ...` to set up your own digest."
-            )
-        return spec.handler(self, ctx, Args.parse(rest))
+        if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
+            return refused
+        return spec.handler(self, ctx, args)
+
+    def refusal(self, ctx: Context) -> Reply | None:
+        """The error for someone who may not change this channel's digest; None if they may."""
+        if ctx.is_admin or not self.channels.channel(ctx.ref).admin_only:
+            return None
+        return error(
+            "Only channel admins can change this channel's digest here. "
+            "Use `/papers me ...` to set up your own digest."
+        )
 
 
 def help_reply() -> Reply:

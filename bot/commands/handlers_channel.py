@@ -33,7 +33,10 @@ def _changed(ctx: Context, text: str) -> Reply:
     True,
 )
 def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    kind, text = _subscribe_kind(args.raw)
+    if "kind" in args.options:  # typed: the text is the value, whatever it looks like
+        kind, text = SubscriptionKind(str(args.options["kind"])), args.raw
+    else:
+        kind, text = _subscribe_kind(args.raw)
     return _changed(ctx, cmds.channels.add(ctx.ref, kind, text, ctx.user))
 
 
@@ -85,7 +88,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.channel(ctx.ref)
     if cmds.channels.profile(channel).is_empty():
         return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
-    if mode == "now":
+    if mode == "now":  # it uses up the day's digest: the same rule as any other setting
+        if (refused := cmds.refusal(ctx)) is not None:
+            return refused
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
     return digest_reply(cmds.channels.preview(ctx.ref, local_day(ctx.now, channel.timezone)))
 
@@ -97,6 +102,20 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     True,
 )
 def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if "time" in args.options:  # typed: time, timezone and days arrive as separate values
+        o = args.options
+        at, tz, days = str(o["time"]), o.get("timezone"), o.get("days")
+    else:
+        parsed = _schedule_words(args)
+        if isinstance(parsed, Reply):
+            return parsed
+        at, tz, days = parsed
+    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
+    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+
+
+def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
+    """`09:00 [Europe/Berlin] [weekdays]` as (time, timezone, days), or an error reply."""
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
@@ -106,8 +125,7 @@ def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
     if rest and tz is None and len(rest) == 2:
         return error(f"Unknown timezone {rest[0][:40]!r}. Try e.g. Europe/Berlin.")
-    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
-    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+    return at, tz, days
 
 
 @command("size", "size <n>", "papers per digest (1-25)", True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.errors import DigestError
@@ -23,12 +25,20 @@ def _filters(args: Args) -> Filters:
 
 
 def _page_arg(args: Args) -> tuple[int, Args]:
-    """A trailing `page:N` (from the Prev/Next buttons) and the rest."""
+    """The page: a typed ``page`` option, else a trailing `page:N` (from the Prev/Next buttons)."""
+    if "page" in args.options:
+        return max(1, int(args.options["page"])), args
     words = list(args.words)
     page = 1
     if words and words[-1].lower().startswith("page:") and is_number(words[-1][5:]):
         page = max(1, int(words.pop()[5:]))
-    return page, Args(args.raw, tuple(words), args.filters)
+    return page, Args(args.raw, tuple(words), args.filters, args.options)
+
+
+def _page_command(args: Args, page: int) -> str:
+    """The search as text again, quoted so that `author:"Ada Lovelace"` parses back whole."""
+    filters = [f"{k}:{shlex.quote(v)}" for k, v in args.filters.items()]
+    return " ".join(["search", shlex.join(args.words), *filters, f"page:{page}"])
 
 
 @command("help", "help", "this list")
@@ -43,7 +53,8 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
     if not args.text:
         return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
-    view = cmds.papers.search(args.text, _filters(args), page, PER_PAGE)
+    per_page = int(args.options.get("per_page", PER_PAGE))
+    view = cmds.papers.search(args.text, _filters(args), page, per_page)
     r = view.result
     if not r.hits:
         return error(r.message or f"No papers match {args.text[:60]!r} yet.")
@@ -51,13 +62,13 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     cards = tuple(
         card(view.papers[h.paper_id], h.why, first + i, h.score) for i, h in enumerate(r.hits, 1)
     )
-    filters = " ".join(f"{k}:{v}" for k, v in args.filters.items())
-    base = f"{args.text} {filters}".strip()
     actions = []
     if r.page > 1:
-        actions.append(Action("page", "◀ Prev", f"search {base} page:{r.page - 1}"))
+        prev = r.page - 1
+        actions.append(Action("page", "◀ Prev", _page_command(args, prev), page=prev))
     if r.page < r.pages:
-        actions.append(Action("page", "Next ▶", f"search {base} page:{r.page + 1}"))
+        nxt = r.page + 1
+        actions.append(Action("page", "Next ▶", _page_command(args, nxt), page=nxt))
     return Reply(
         text=f"{r.total} papers match; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",

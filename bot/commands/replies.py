@@ -19,6 +19,7 @@ class Action:
     label: str
     value: str = ""
     url: str | None = None
+    page: int | None = None  # for page turns: the page this button shows
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,16 @@ class ChannelRepo:
             session.commit()
             return to_channel(row)
 
+    def with_channel_id(self, platform: str, channel_id: str) -> list[Channel]:
+        """Every channel of a platform with this channel id, whatever its workspace; oldest first."""
+        stmt = (
+            select(ChannelRow)
+            .where(ChannelRow.platform == platform, ChannelRow.channel_id == channel_id)
+            .order_by(ChannelRow.id)
+        )
+        with Session(self.engine) as session:
+            return [to_channel(r) for r in session.scalars(stmt)]
+
     def all(self) -> list[Channel]:
         """Every channel, in creation order."""
         with Session(self.engine) as session:

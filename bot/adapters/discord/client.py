@@ -4,18 +4,19 @@ pausing on guild removal, and command sync only on demand or when the command tr
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 
 import discord
 from discord import app_commands
 
-from bot.adapters.discord.commands import DiscordDeps, Papers, dynamic_buttons
+from bot.adapters.discord import sync
+from bot.adapters.discord.buttons import BUTTONS
+from bot.adapters.discord.commands import DiscordDeps, Papers
+from bot.adapters.discord.interact import apologise
 from bot.adapters.discord.poster import DiscordPoster
 
 log = logging.getLogger(__name__)
-TREE_KEY = "discord.command_tree_hash"
+TREE_KEY = sync.TREE_KEY
 UP, DOWN = {"👍"}, {"👎"}
 
 
@@ -36,17 +37,24 @@ class DigestClient(discord.Client):
         self.deps = deps
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(Papers(deps))
+        self.tree.on_error = self.on_command_error
         self.sync_on_change = sync_on_change
         self.poster = DiscordPoster(self)
 
     def tree_hash(self) -> str:
         """A fingerprint of the command definitions (what a sync would send)."""
-        payload = [c.to_dict(self.tree) for c in self.tree.get_commands()]
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return sync.tree_hash(self.tree)
+
+    async def on_command_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        """Any failure in a command (a check, a reply Discord refused): log it, tell the user."""
+        log.error("Discord command failed", exc_info=error, extra={"platform": "discord"})
+        await apologise(interaction)
 
     async def setup_hook(self) -> None:
         """Persistent buttons first, so presses on old digests work; then sync only if changed."""
-        self.add_dynamic_items(*dynamic_buttons(self.deps))
+        self.add_dynamic_items(*BUTTONS)
         if self.sync_on_change:
             await self.sync_if_changed()
 
@@ -56,8 +64,7 @@ class DigestClient(discord.Client):
         current = self.tree_hash()
         if await asyncio.to_thread(kv.get, TREE_KEY) == current:
             return False
-        await self.tree.sync()
-        await asyncio.to_thread(kv.set, TREE_KEY, current)
+        await sync.sync_global(self.tree, kv)
         log.info("Discord commands synced")
         return True
 

@@ -45,15 +45,33 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def safe(text: str) -> str:
-    """Markdown and mentions neutralised (defence in depth: messages also send with no mentions).
+# Bidi overrides/isolates and invisible characters that let text pose as something else.
+HIDDEN = re.compile(
+    "[\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]"
+)
+# ZWJ/ZWNJ join emoji and shape Persian or Indic words; beside ASCII they only hide things.
+JOINER = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f])")
+# <#channel>, </cmd:id>, <t:stamp>, <@user>, <:emoji:id>, <id:browse>: live tokens in Discord.
+TOKEN = re.compile(r"<(?=[#@/]|t:|a?:\w+:|id:)")
 
-    escape_markdown matches links greedily, so in '[a](u) [b](v)' only the first bracket is
-    escaped; escaping every remaining '[' leaves no masked link that Discord could render.
+
+def plain(text: str) -> str:
+    """Text without bidi controls and hidden characters (for titles, footers and labels too)."""
+    return JOINER.sub("", HIDDEN.sub("", text or ""))
+
+
+def safe(text: str) -> str:
+    """Markdown, mentions and Discord's <...> tokens neutralised, hidden characters removed.
+
+    Defence in depth: messages also go out with no allowed mentions. escape_markdown matches
+    links greedily, so in '[a](u) [b](v)' only the first bracket is escaped; escaping every
+    remaining '[' leaves no masked link that Discord could render. escape_markdown doubles every
+    backslash, so a '<' it leaves is never already escaped.
     """
-    escaped = escape_mentions(escape_markdown(text or ""))
+    escaped = escape_mentions(escape_markdown(plain(text)))
     # A '[' after an even number of backslashes (none, or escaped ones) would still open a link.
-    return re.sub(r"(?<!\\)((?:\\\\)*)\[", lambda m: m.group(1) + "\\[", escaped)
+    escaped = re.sub(r"(?<!\\)((?:\\\\)*)\[", lambda m: m.group(1) + "\\[", escaped)
+    return TOKEN.sub(r"\\<", escaped)
 
 
 def safe_url(url: str | None) -> str | None:
@@ -72,14 +90,14 @@ def card_embed(c: Card) -> discord.Embed:
     meta = " · ".join(safe(x) for x in (c.authors, c.venue) if x)
     rank = f"{c.rank}. " if c.rank is not None else ""
     embed = discord.Embed(
-        title=cut(rank + c.title, MAX_TITLE),
+        title=cut(safe(rank + c.title), MAX_TITLE),
         url=safe_url(c.url),
         description=cut(f"{meta}\n{safe(c.snippet)}" if meta else safe(c.snippet), 1200),
     )
     if c.why:
         why = safe(c.why) + (f" ({c.score:.2f})" if c.score is not None else "")
         embed.add_field(name="Why", value=cut(why, MAX_FIELD), inline=False)
-    embed.set_footer(text=cut(c.paper_id, MAX_FOOTER))
+    embed.set_footer(text=cut(plain(c.paper_id), MAX_FOOTER))
     return embed
 
 
@@ -89,7 +107,7 @@ def card_row(c: Card) -> list[ButtonSpec]:
     row = [ButtonSpec(a.label, custom_id=cid) for a in c.actions
            if a.kind in kinds and (cid := custom_id(kinds[a.kind], a.value))]  # fmt: skip
     links = [
-        ButtonSpec(cut(a.label, 80), url=u)
+        ButtonSpec(cut(plain(a.label), 80), url=u)
         for a in c.actions
         if a.kind == "link" and (u := safe_url(a.url))
     ]
@@ -100,6 +118,12 @@ def _size(embeds: list[discord.Embed]) -> int:
     return sum(len(e) for e in embeds)
 
 
+def header(reply: Reply) -> discord.Embed:
+    """The reply's own embed: title and text, both escaped."""
+    title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
+    return discord.Embed(title=title, description=cut(safe(reply.text), MAX_DESCRIPTION))
+
+
 def render(
     reply: Reply, per_message: int = PAPERS_PER_MESSAGE, merge: bool = True
 ) -> list[DiscordMessage]:
@@ -107,10 +131,7 @@ def render(
 
     ``merge`` lets a short reply travel as one message; threaded digests keep the header apart.
     """
-    head = discord.Embed(
-        title=cut(reply.title or "digestbot", MAX_TITLE),
-        description=cut(safe(reply.text), MAX_DESCRIPTION),
-    )
+    head = header(reply)
     if reply.footer:
         head.set_footer(text=cut(reply.footer, MAX_FOOTER))
     page_row = [
@@ -136,11 +157,7 @@ def render(
     if page_row:
         messages[-1].rows.append(page_row)
     for m in messages:  # Discord counts every embed's text towards one 6,000-character budget
-        while _size(m.embeds) > MAX_TOTAL:
-            longest = max(m.embeds, key=len)
-            longest.description = cut(
-                longest.description or "", max(100, len(longest.description or "") // 2)
-            )
+        _fit(m)
     return messages
 
 
@@ -156,6 +173,38 @@ def stamp(msg: DiscordMessage, key: str) -> DiscordMessage:
             break  # nothing left to shorten: the validator will refuse it, and we degrade
         longest.description = cut(longest.description, max(1, len(longest.description) - excess))
     return DiscordMessage(msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids)
+
+
+def render_one(reply: Reply) -> DiscordMessage:
+    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it."""
+    head = header(reply)
+    cards = reply.cards[: MAX_EMBEDS - 1]
+    pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
+             if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip
+    rows = [r for r in (card_row(c) for c in cards) if r][: 5 - bool(pager)]
+    msg = DiscordMessage(
+        embeds=[head, *(card_embed(c) for c in cards)], rows=rows + [pager][: bool(pager)]
+    )
+    msg.paper_ids = tuple(c.paper_id for c in cards)
+    _fit(msg)
+    return msg
+
+
+def _fit(m: DiscordMessage) -> None:
+    """Halve the longest description (then field) until the embeds fit Discord's 6,000 total."""
+    while _size(m.embeds) > MAX_TOTAL:
+        texts = [e for e in m.embeds if len(e.description or "") > 100]
+        if texts:
+            e = max(texts, key=lambda e: len(e.description))
+            e.description = cut(e.description, max(100, len(e.description) // 2))
+            continue
+        fields = [(e, n, f) for e in m.embeds for n, f in enumerate(e.fields) if len(f.value) > 100]
+        if not fields:
+            return  # nothing left worth cutting; the shared validator names what is over
+        e, n, f = max(fields, key=lambda x: len(x[2].value))
+        e.set_field_at(
+            n, name=f.name, value=cut(f.value, max(100, len(f.value) // 2)), inline=f.inline
+        )
 
 
 def attachment(reply: Reply) -> discord.File | None:

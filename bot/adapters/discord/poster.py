@@ -34,6 +34,7 @@ def view_for(msg: DiscordMessage) -> discord.ui.View | None:
                 view.add_item(discord.ui.Button(label=b.label, url=b.url, row=n))
             else:
                 view.add_item(discord.ui.Button(label=b.label, custom_id=b.custom_id, row=n))
+    view.stop()  # a finished view is sent but not kept in memory: DynamicItems route the presses
     return view
 
 
@@ -45,9 +46,21 @@ def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
     return body | ({"nonce": nonce} if nonce else {})
 
 
+# Codes for a channel that cannot take a digest as configured, with the reason people will read.
+UNSENDABLE = {
+    50008: "this is a forum or voice channel (Discord 50008); digests need a text channel",
+    50024: "threads cannot be started here (Discord 50024); turn them off with "
+    "/papers option name:threads on:False",
+}
+
+
 def classify(exc: discord.HTTPException) -> PostError:
     """gone: channel or access lost; rejected: this payload (400); transient: 429, 5xx, others."""
     detail = f"{exc.status}/{exc.code}: {exc.text or type(exc).__name__}"[:200]
+    if exc.code == 50008:  # no degraded digest turns a forum into a text channel: pause now
+        return PostError(UNSENDABLE[exc.code], GONE)
+    if exc.code == 50024:  # degrading drops the thread: the digest is posted inline instead
+        return PostError(UNSENDABLE[exc.code], REJECTED)
     if isinstance(exc, discord.Forbidden):
         return PostError(f"missing access: {exc.text or 'forbidden'}", GONE)
     if isinstance(exc, discord.NotFound):

@@ -1,0 +1,202 @@
+"""Running the command core for a Discord interaction: who and where, typed arguments in,
+replies out (errors included), and the stored searches behind page buttons."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+import discord
+
+from bot.adapters.discord.embeds import attachment, render, render_one
+from bot.adapters.discord.poster import NO_MENTIONS, view_for
+from bot.commands import Commands, Context, Reply
+from bot.commands.core import Args
+from digest.channels import ChannelService
+from digest.models import ChannelRef
+
+log = logging.getLogger(__name__)
+PLATFORM = "discord"
+PAGER_KEY = "discord.pager."
+SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
+SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
+
+
+@dataclass
+class DiscordDeps:
+    """What the callbacks need from the composition root."""
+
+    commands: Commands
+    channels: ChannelService
+    deliver_now: Callable[[ChannelRef], Awaitable[str]] | None = None
+    on_schedule_change: Callable[[], None] = lambda: None
+    syntax: Callable[[str], str] = str  # rewrites the core's `/papers ...` hints (set by Papers)
+
+
+def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
+    """The core's view of who pressed or typed (reads the store: call it in a worker thread).
+
+    In a server, Manage Channels counts as channel admin. In the bot's DM every command is about
+    the person's own personal digest, the same one `/papers me` reaches from any server.
+    """
+    user = str(i.user.id)
+    personal = deps.channels.personal_ref(PLATFORM, user)
+    if i.guild_id is None:
+        return Context(ref=personal, user=user, is_admin=True, dm=personal, personal=True)
+    perms = getattr(i, "permissions", None)
+    ref = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
+    return Context(ref=ref, user=user, is_admin=bool(perms and perms.manage_channels), dm=personal)
+
+
+def invoke(
+    deps: DiscordDeps,
+    i: discord.Interaction,
+    name: str,
+    args: Args,
+    personal: bool = False,
+    ref: ChannelRef | None = None,
+) -> Reply:
+    """The core's typed entry point for this interaction (blocking: run it in a thread)."""
+    ctx = context(deps, i)
+    if ref is not None:
+        ctx = replace(ctx, ref=ref)
+    reply = deps.commands.invoke(name, ctx, args, personal)
+    return replace(reply, text=deps.syntax(reply.text))
+
+
+async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
+    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise."""
+    paged = any(a.kind == "page" for a in reply.actions)
+    messages = [render_one(reply)] if paged else render(reply)
+    for n, msg in enumerate(messages):
+        kwargs = {
+            "embeds": msg.embeds,
+            "ephemeral": not public or reply.error,
+            "allowed_mentions": NO_MENTIONS,
+        }
+        if (view := view_for(msg)) is not None:
+            kwargs["view"] = view
+        if n == 0 and (file := attachment(reply)) is not None:
+            kwargs["file"] = file
+        await i.followup.send(**kwargs)
+
+
+async def run(
+    deps: DiscordDeps,
+    i: discord.Interaction,
+    name: str,
+    args: Args,
+    *,
+    public: bool = False,
+    personal: bool = False,
+    search: dict | None = None,
+) -> Reply:
+    """Defer (work may take longer than Discord's 3 s), run the core, answer, apply effects."""
+    await i.response.defer(ephemeral=not public, thinking=True)
+    reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
+    if search is not None:
+        reply = await asyncio.to_thread(with_pager, deps, reply, search)
+    await guarded(i, answer(i, reply, public))
+    if reply.schedule_changed is not None:
+        deps.on_schedule_change()
+    if reply.deliver_now is not None and deps.deliver_now is not None:
+        outcome = await deps.deliver_now(reply.deliver_now)
+        await guarded(
+            i,
+            i.followup.send(
+                content=f"Today's digest: {outcome}.", ephemeral=True, allowed_mentions=NO_MENTIONS
+            ),
+        )
+    return reply
+
+
+async def guarded(i: discord.Interaction, work: Awaitable[object]) -> None:
+    """Await ``work``; if it fails, log it and tell the user privately instead of going silent."""
+    try:
+        await work
+    except Exception:  # noqa: BLE001 - whatever broke, the user must hear about it
+        log.exception("Discord reply failed", extra={"platform": PLATFORM})
+        await apologise(i)
+
+
+async def apologise(i: discord.Interaction, text: str = SORRY) -> None:
+    """A short private error for the person who asked; logged if even that fails."""
+    try:
+        if i.response.is_done():
+            await i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        else:
+            await i.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException as exc:
+        log.warning("could not send the error reply either: %s", exc.status)
+
+
+def search_args(spec: dict, page: int) -> Args:
+    """A stored search (query and filters, as typed) at one page."""
+    filters = {k: spec.get(k) for k in ("venue", "year", "author")}
+    return Args.typed(spec["query"], filters=filters, page=page, per_page=SEARCH_PAGE)
+
+
+def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
+    """Page buttons carry a short key to the stored search, so no search is too long to page."""
+    if not any(a.kind == "page" for a in reply.actions):
+        return reply
+    blob = json.dumps(spec, sort_keys=True)
+    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    deps.channels.store.kv.set(PAGER_KEY + key, blob)
+    actions = tuple(
+        replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
+    )
+    return replace(reply, actions=actions)
+
+
+async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: int) -> None:
+    """Next/Prev: the same search at another page, edited into the same message."""
+    await i.response.defer()  # acknowledge now; the edit follows
+    blob = await asyncio.to_thread(deps.channels.store.kv.get, PAGER_KEY + key)
+    if blob is None:
+        await apologise(i, "That search is no longer stored; run `/papers search` again.")
+        return
+    spec = json.loads(blob)
+    reply = await asyncio.to_thread(invoke, deps, i, "search", search_args(spec, page))
+    if reply.error:
+        await answer(i, reply)
+        return
+    reply = await asyncio.to_thread(with_pager, deps, reply, spec)
+    msg = render_one(reply)
+    await i.edit_original_response(
+        embeds=msg.embeds, view=view_for(msg), allowed_mentions=NO_MENTIONS
+    )
+
+
+def vote_target(deps: DiscordDeps, i: discord.Interaction, paper: str) -> ChannelRef:
+    """The channel whose digest a pressed 👍/👎 belongs to (blocking: run it in a thread).
+
+    A digest message we recorded maps to its channel; else a channel that receives digests
+    itself (e.g. a forum post subscribed as a channel); else a DM means the person's personal
+    digest and a thread the channel it was started in.
+    """
+    store = deps.channels.store
+    message = getattr(i, "message", None)
+    if message is not None:
+        found = store.deliveries.item_for_message(PLATFORM, f"{i.channel_id}:{message.id}")
+        if found is not None and found[1] == paper and (ch := store.channels.by_id(found[0])):
+            return ch.ref
+    if i.guild_id is None:
+        return deps.channels.personal_ref(PLATFORM, str(i.user.id))
+    here = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
+    if (own := store.channels.get(here)) is not None and store.deliveries.count(own.id):
+        return here
+    parent = getattr(i.channel, "parent_id", None)
+    return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here
+
+
+async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str) -> None:
+    """A 👍/👎 button: the vote lands on the delivery the message belongs to."""
+    await i.response.defer(ephemeral=True, thinking=True)
+    ref = await asyncio.to_thread(vote_target, deps, i, paper)
+    reply = await asyncio.to_thread(invoke, deps, i, name, Args.typed(paper), False, ref)
+    await answer(i, reply)

@@ -1,0 +1,66 @@
+"""Registering /papers with Discord, and a record of where it was registered: a server copy
+(`digestbot discord sync --guild`) next to the global one shows users every command twice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+
+import discord
+from discord import app_commands
+
+from digest.store.kv import KeyValueRepo as KV
+
+log = logging.getLogger(__name__)
+TREE_KEY = "discord.command_tree_hash"  # the global tree last synced
+GUILDS_KEY = "discord.synced_guilds"  # {guild id: tree hash} of server copies
+REMOVE_HINT = "digestbot discord sync --guild {id} --remove"
+
+
+def tree_hash(tree: app_commands.CommandTree) -> str:
+    """A fingerprint of the command definitions (what a sync would send)."""
+    payload = [c.to_dict(tree) for c in tree.get_commands()]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def guild_copies(kv: KV) -> dict[str, str]:
+    """Servers holding their own copy of /papers, as recorded by `discord sync --guild`."""
+    return json.loads(kv.get(GUILDS_KEY) or "{}")
+
+
+def duplicate_warning(kv: KV) -> str | None:
+    """What to tell an operator whose servers see /papers twice; None when none do."""
+    copies = guild_copies(kv)
+    if not copies or kv.get(TREE_KEY) is None:
+        return None
+    how = "; ".join(REMOVE_HINT.format(id=g) for g in sorted(copies))
+    return (
+        f"server(s) {', '.join(sorted(copies))} also have a server copy of /papers, so "
+        f"people there see every command twice. Remove it with: {how}"
+    )
+
+
+async def sync_global(tree: app_commands.CommandTree, kv: KV) -> int:
+    """Register the commands everywhere; returns how many were synced."""
+    synced = await tree.sync()
+    kv.set(TREE_KEY, tree_hash(tree))
+    if warning := duplicate_warning(kv):
+        log.warning(warning)
+    return len(synced)
+
+
+async def sync_guild(tree: app_commands.CommandTree, kv: KV, guild: int, remove: bool) -> int:
+    """Copy the commands to one server (instant, for development), or remove that copy."""
+    target = discord.Object(id=guild)
+    tree.clear_commands(guild=target)
+    if not remove:
+        tree.copy_global_to(guild=target)
+    synced = await tree.sync(guild=target)
+    copies = guild_copies(kv)
+    if remove:
+        copies.pop(str(guild), None)
+    else:
+        copies[str(guild)] = tree_hash(tree)
+    kv.set(GUILDS_KEY, json.dumps(copies, sort_keys=True))
+    return len(synced)

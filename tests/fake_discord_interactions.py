@@ -1,0 +1,118 @@
+"""The interaction side of the Discord fake: acknowledgements, follow-ups, edits, autocomplete
+answers and command sync, as strict as Discord about order and payloads (mixed into FakeDiscord)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from bot.adapters.discord.command_rules import command_problems
+from bot.adapters.discord.limits import error_body, message_problems
+
+
+class InteractionEndpoints:
+    """Needs ``_next()`` and ``rejected`` from the fake it is mixed into."""
+
+    def _init_interactions(self) -> None:
+        self.acks: dict[str, list[dict]] = defaultdict(list)  # token -> callback bodies
+        self.followups: dict[str, list[dict]] = defaultdict(list)  # token -> messages sent
+        self.edits: dict[str, list[dict]] = defaultdict(list)  # token -> edit bodies accepted
+        self.originals: dict[str, dict] = {}  # token -> the message a pressed button sits on
+        self.fail_followups: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
+        self.synced: dict[str | None, list[dict]] = {}  # guild id (None: global) -> commands
+
+    def _reply_message(self, body: dict, channel: str = "111") -> dict:
+        from tests.fake_discord import BOT  # the fake that mixes this in defines the bot user
+
+        return {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
+                "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
+                "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
+                "embeds": body.get("embeds", []), "components": body.get("components", []),
+                "pinned": False, "type": 0, "flags": body.get("flags", 0)}  # fmt: skip
+
+    def _invalid(self, token: str, problems: list[str]) -> tuple[int, dict, dict]:
+        self.rejected.append((f"interaction {token}", problems))
+        return 400, {}, error_body(problems)
+
+    def _interaction(self, method: str, path: str, body: dict) -> tuple[int, dict, dict] | None:
+        """Discord's interaction endpoints, as strict as Discord about order and payloads."""
+        if m := re.fullmatch(r"/interactions/(\d+)/([^/]+)/callback", path):
+            return self._callback(m.group(1), m.group(2), body)
+        if m := re.fullmatch(r"/webhooks/\d+/([^/]+)", path):
+            return self._followup(m.group(1), body) if method == "POST" else None
+        if m := re.fullmatch(r"/webhooks/\d+/([^/]+)/messages/(@original|\d+)", path):
+            return self._edit(m.group(1), m.group(2), body) if method == "PATCH" else None
+        return None
+
+    def _callback(self, iid: str, token: str, body: dict) -> tuple[int, dict, dict]:
+        if self.acks[token]:
+            return 400, {}, {"message": "Interaction has already been acknowledged.", "code": 40060}
+        data = body.get("data") or {}
+        original = self.originals.get(token, {})
+        shown = {**original, **data} if body.get("type") == 7 else data  # 7 edits the message
+        if body.get("type") in (4, 7) and (problems := message_problems(shown)):
+            return self._invalid(token, problems)
+        if body.get("type") == 8 and (problems := choice_problems(data.get("choices") or [])):
+            return self._invalid(token, problems)
+        self.acks[token].append(body)
+        if body.get("type") == 7 and token in self.originals:
+            self.originals[token].update(
+                {k: v for k, v in data.items() if k in ("embeds", "components", "content")}
+            )
+        return 200, {}, {"interaction": {"id": iid, "type": 2, "activity_instance_id": None,
+                         "response_message_id": None, "response_message_loading": body.get("type") == 5,
+                         "response_message_ephemeral": bool((data.get("flags") or 0) & 64)}}  # fmt: skip
+
+    def _followup(self, token: str, body: dict) -> tuple[int, dict, dict]:
+        if not self.acks[token]:  # Discord: no follow-up before the interaction is acknowledged
+            return 404, {}, {"message": "Unknown Webhook", "code": 10015}
+        if self.fail_followups.get(token):
+            return self.fail_followups[token].pop(0)
+        if problems := message_problems(body):
+            return self._invalid(token, problems)
+        msg = self._reply_message(body)
+        self.followups[token].append(msg)
+        return 200, {}, msg
+
+    def _edit(self, token: str, which: str, body: dict) -> tuple[int, dict, dict]:
+        if not self.acks[token]:
+            return 404, {}, {"message": "Unknown Webhook", "code": 10015}
+        if which == "@original":
+            target = self.originals.get(token) or (self.followups[token] or [None])[0]
+        else:
+            target = next((x for x in self.followups[token] if x["id"] == which), None)
+        if target is None:
+            return 404, {}, {"message": "Unknown Message", "code": 10008}
+        merged = {
+            **target,
+            **{k: v for k, v in body.items() if k in ("embeds", "components", "content")},
+        }
+        if problems := message_problems(merged):
+            return self._invalid(token, problems)
+        target.update(merged)
+        self.edits[token].append(body)
+        return 200, {}, target
+
+    def _commands(self, method: str, path: str, body: list) -> tuple[int, dict, list | dict] | None:
+        """Bulk overwrite of commands: refused like Discord when the JSON breaks its rules."""
+        m = re.fullmatch(r"/applications/\d+(?:/guilds/(\d+))?/commands", path)
+        if m is None or method != "PUT":
+            return None
+        if problems := command_problems(body):
+            return (
+                400,
+                {},
+                {"message": "Invalid Form Body", "code": 50035, "errors": {"_problems": problems}},
+            )
+        self.synced[m.group(1)] = body
+        return 200, {}, [{"id": self._next(), "application_id": "2000", "name": c.get("name"), "type": 1,
+                          "description": c.get("description", ""), "version": "1"} for c in body]  # fmt: skip
+
+
+def choice_problems(choices: list[dict]) -> list[str]:
+    """Discord's rules for an autocomplete answer: at most 25 choices, names and values 1-100."""
+    out = ["over 25 choices"] if len(choices) > 25 else []
+    for c in choices:
+        if not 1 <= len(str(c.get("name", ""))) <= 100 or len(str(c.get("value", ""))) > 100:
+            out.append(f"choice {str(c.get('name'))[:30]!r}: name or value length")
+    return out
