@@ -12,13 +12,21 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from sqlalchemy import Engine
 
-from bot.adapters.slack.events import register_home, register_lifecycle, register_reactions
+from bot.adapters.slack.events import (
+    register_home,
+    register_lifecycle,
+    register_messages,
+    register_reactions,
+)
+from bot.adapters.slack.gate import SeenRequests, dedup_middleware, single_team_middleware
+from bot.adapters.slack.inbound import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
 from bot.adapters.slack.poster import SlackPoster, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
+from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
-BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history"]  # fmt: skip
+BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history", "mpim:history", "files:write", "channels:read", "groups:read"]  # fmt: skip
 
 
 @dataclass
@@ -44,6 +52,20 @@ class SlackConfig:
     def socket_mode(self) -> bool:
         return bool(self.app_token)
 
+    def check(self) -> None:
+        """Refuse a configuration that would start 'healthy' and then fail every request."""
+        oauth = bool(self.client_id and self.client_secret)
+        if not self.signing_secret and not self.socket_mode:
+            raise DigestError(
+                "Slack needs DIGESTBOT_SLACK_SIGNING_SECRET (HTTP mode) or "
+                "DIGESTBOT_SLACK_APP_TOKEN (Socket Mode) besides "
+                + ("the OAuth client id and secret." if oauth else "DIGESTBOT_SLACK_BOT_TOKEN.")
+            )
+        if oauth and not self.signing_secret:
+            raise DigestError(
+                "Multi-workspace OAuth needs DIGESTBOT_SLACK_SIGNING_SECRET (it serves HTTP)."
+            )
+
 
 @dataclass
 class SlackRuntime:
@@ -64,7 +86,9 @@ class SlackRuntime:
 
     def web_app(self) -> web.Application:
         """The aiohttp application serving /slack/events (and /slack/install, /slack/oauth_redirect)."""
-        return self.app.server(path="/slack/events", port=self.config.port).web_app
+        web_app = self.app.server(path="/slack/events", port=self.config.port).web_app
+        web_app.middlewares.append(guard_middleware(self.config.signing_secret))
+        return web_app
 
     async def start(self) -> None:
         """Connect by Socket Mode, or listen for HTTP requests on the configured port."""
@@ -88,6 +112,7 @@ class SlackRuntime:
 
 def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
     """The Bolt app with every listener registered, and a poster using the same tokens."""
+    cfg.check()
     store = None
     if cfg.client_id and cfg.client_secret:
         store = InstallationStore(cfg.client_id, engine)
@@ -123,8 +148,11 @@ def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRunti
         async def tokens(team: str) -> str | None:
             return cfg.bot_token
 
+        app.middleware(single_team_middleware())
+    app.middleware(dedup_middleware(SeenRequests(engine)))
     for register in (
         register_commands,
+        register_messages,
         register_actions,
         register_reactions,
         register_home,
