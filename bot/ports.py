@@ -17,13 +17,38 @@ class Posted:
     item_refs: dict[str, str] = field(default_factory=dict)
 
 
-class PostError(Exception):
-    """Posting failed; ``permanent`` failures (channel gone, bot removed) pause the channel."""
+TRANSIENT, REJECTED, GONE = "transient", "rejected", "gone"
+KINDS = (TRANSIENT, REJECTED, GONE)
 
-    def __init__(self, reason: str, permanent: bool) -> None:
+
+class PostError(Exception):
+    """Posting failed, classified once per platform by its adapter.
+
+    ``transient``: retry later (429, 5xx, timeout, dropped connection); ``rejected``: the platform
+    refused this payload (degrade it, then pause); ``gone``: channel, bot or permission gone (pause).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        kind: str = TRANSIENT,
+        retry_after: float | None = None,
+        *,
+        permanent: bool | None = None,
+    ) -> None:
         super().__init__(reason)
+        if permanent is not None:  # older call style: permanent=True means the channel is gone
+            kind = GONE if permanent else TRANSIENT
+        if kind not in KINDS:
+            raise ValueError(f"unknown PostError kind {kind!r}")
         self.reason = reason
-        self.permanent = permanent
+        self.kind = kind
+        self.retry_after = retry_after
+
+    @property
+    def permanent(self) -> bool:
+        """True when retrying the same thing cannot help."""
+        return self.kind != TRANSIENT
 
 
 class Adapter(Protocol):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler
 
+from bot.adapters.discord.limits import error_body, message_problems
 from tests.httpfake import LocalServer
 
 BOT = {
@@ -31,12 +33,24 @@ def user(uid: str) -> dict:
 
 
 class FakeDiscord(LocalServer):
-    """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first."""
+    """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first.
+
+    Strict like Discord: a body the shared validator rejects gets 400 / 50035; a message into a
+    forum channel 400 / 50008; a thread where the channel forbids one 400 / 50024, and a second
+    thread on one message 400 / 160004; ``gone`` channels 404 / 10003. A thread's id is its
+    starter message's id, as on Discord. ``messages`` records every message that arrived.
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, dict]] = []
         self.messages: dict[str, list[dict]] = defaultdict(list)
         self.fail: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
+        self.forums: set[str] = set()  # channels where messages cannot be sent (forum/media)
+        self.no_threads: set[str] = set()  # channels where threads cannot be started
+        self.gone: set[str] = set()
+        self.threads: dict[str, str] = {}  # thread id -> parent channel
+        self.rejected: list[tuple[str, list[str]]] = []
+        self.hang = 0.0  # seconds a "hang" fault stalls before answering
         self._id = 5000
         self.chaos = None  # (method, path) -> "429" | "500" | "drop" | None
         self.injected: dict[str, int] = defaultdict(int)
@@ -55,6 +69,8 @@ class FakeDiscord(LocalServer):
                 status, headers, data = fake.answer(
                     method, self.path.split("?")[0].split("/api/v10", 1)[-1], body
                 )
+                if headers.pop("X-Fake-Hang", None):
+                    time.sleep(fake.hang)
                 if headers.pop("X-Fake-Drop", None):
                     self.close_connection = (
                         True  # processed, but the connection dies before any answer
@@ -100,6 +116,8 @@ class FakeDiscord(LocalServer):
                 channel = m.group(1)
                 if method == "POST" and self.fail.get(channel):
                     return self.fail[channel].pop(0)
+                if channel in self.gone:
+                    return 404, {}, {"message": "Unknown Channel", "code": 10003}
                 fault = self.chaos(method, path) if self.chaos else None
                 if fault:
                     self.injected[fault] += 1
@@ -119,15 +137,22 @@ class FakeDiscord(LocalServer):
                         return 200, {}, same[0]
                 if method == "GET":
                     return 200, {}, list(reversed(self.messages[channel]))
+                if refused := self._refuse(channel, body):
+                    return refused
                 msg = {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
                        "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
                        "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
                        "embeds": body.get("embeds", []), "components": body.get("components", []),
                        "pinned": False, "type": 0, "nonce": body.get("nonce")}  # fmt: skip
                 self.messages[channel].append(msg)
+                if fault == "hang":
+                    return 200, {"X-Fake-Hang": "1"}, msg
                 return 200, ({"X-Fake-Drop": "1"} if fault == "drop" else {}), msg
             if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
-                tid = self._next()
+                if refused := self._refuse_thread(m.group(1), m.group(2)):
+                    return refused
+                tid = m.group(2)
+                self.threads[tid] = m.group(1)
                 return 201, {}, {"id": tid, "type": 11, "guild_id": "77", "name": body.get("name", "t"),
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
@@ -165,6 +190,30 @@ class FakeDiscord(LocalServer):
             if m := re.fullmatch(r"/users/(\d+)", path):
                 return 200, {}, user(m.group(1))
             return 404, {}, {"message": "Unknown", "code": 0}
+
+    def _refuse(self, channel: str, body: dict) -> tuple[int, dict, dict] | None:
+        """Discord's 400 for a message it would not accept; None when it would."""
+        if channel in self.forums:
+            return 400, {}, {"message": "Cannot send messages in a non-text channel", "code": 50008}
+        problems = message_problems(body)
+        if problems:
+            self.rejected.append((channel, problems))
+            return 400, {}, error_body(problems)
+        return None
+
+    def _refuse_thread(self, channel: str, message_id: str) -> tuple[int, dict, dict] | None:
+        if channel in self.no_threads or channel in self.threads:
+            return 400, {}, {"message": "Cannot execute action on this channel type", "code": 50024}
+        if message_id in self.threads:
+            return 400, {}, {"message": "A thread has already been created for this message",
+                             "code": 160004}  # fmt: skip
+        if not any(x["id"] == message_id for x in self.messages[channel]):
+            return 404, {}, {"message": "Unknown Message", "code": 10008}
+        return None
+
+    def arrived(self, channel: str) -> list[dict]:
+        """Every message that actually landed in a channel or a thread, in order."""
+        return list(self.messages.get(channel, []))
 
     def posts(self, channel: str) -> list[dict]:
         return [b for m, p, b in self.calls if m == "POST" and p == f"/channels/{channel}/messages"]

@@ -9,17 +9,25 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
+from bot.adapters.slack.limits import error_code, message_problems, view_problems
 from tests.httpfake import LocalServer
 
 
 class FakeSlack(LocalServer):
-    """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success."""
+    """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success.
+
+    Strict like Slack: a payload the shared validator rejects gets ``invalid_blocks`` (or
+    ``msg_too_long``), a reply to an unknown thread gets ``thread_not_found``, an archived or
+    unknown channel (``gone``) gets ``channel_not_found``. ``messages`` records what arrived.
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict]] = []
         self.messages: dict[str, list[dict]] = defaultdict(list)
         self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
         self.admins: set[str] = set()
+        self.gone: set[str] = set()
+        self.rejected: list[tuple[str, list[str]]] = []
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
         self.latency = 0.0  # seconds added to every answer (to widen crash windows)
         self.injected: dict[str, int] = defaultdict(int)
@@ -46,6 +54,9 @@ class FakeSlack(LocalServer):
                 status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
                 if fake.latency:
                     time.sleep(fake.latency)
+                if headers.pop("X-Fake-Drop", None):
+                    self.close_connection = True  # processed, but the answer never comes
+                    return
                 if headers.pop("X-Fake-Delay", None):
                     time.sleep(
                         1.5
@@ -80,9 +91,35 @@ class FakeSlack(LocalServer):
                 return 429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
             if fault == "500":
                 return 500, {}, {"ok": False, "error": "internal_error"}
+            refused = self._refuse(method, args)
+            if refused is not None:
+                return 200, {}, refused
             if fault == "timeout":
                 return 200, {"X-Fake-Delay": "1"}, self._ok(method, args)
+            if fault == "drop":
+                return 200, {"X-Fake-Drop": "1"}, self._ok(method, args)
             return 200, {}, self._ok(method, args)
+
+    def _refuse(self, method: str, args: dict) -> dict | None:
+        """Slack's answer to a payload it would not accept; None when it would."""
+        if method in ("chat.postMessage", "chat.update"):
+            channel = str(args.get("channel", ""))
+            if channel in self.gone:
+                return {"ok": False, "error": "channel_not_found"}
+            problems = message_problems(args.get("blocks") or [], args.get("text") or "")
+            if problems:
+                self.rejected.append((channel, problems))
+                return {"ok": False, "error": error_code(problems), "errors": problems}
+            parent = args.get("thread_ts")
+            if parent and not any(m["ts"] == parent for m in self.messages.get(channel, [])):
+                return {"ok": False, "error": "thread_not_found"}
+        if method == "views.publish":
+            view = args.get("view")
+            view = json.loads(view) if isinstance(view, str) else view or {}
+            if problems := view_problems(view):
+                self.rejected.append(("view", problems))
+                return {"ok": False, "error": "invalid_arguments", "errors": problems}
+        return None
 
     def _ok(self, method: str, args: dict) -> dict:
         if method == "chat.postMessage":
@@ -99,6 +136,11 @@ class FakeSlack(LocalServer):
         if method == "conversations.history":
             history = list(reversed(self.messages.get(args["channel"], [])))
             return {"ok": True, "messages": [m for m in history if not m.get("thread_ts")]}
+        if method == "conversations.replies":
+            ts = args.get("ts")
+            thread = [m for m in self.messages.get(args["channel"], [])
+                      if m["ts"] == ts or m.get("thread_ts") == ts]  # fmt: skip
+            return {"ok": True, "messages": thread, "has_more": False}
         if method == "conversations.open":
             return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))}}
         if method == "users.info":
@@ -129,3 +171,7 @@ class FakeSlack(LocalServer):
             for m, a in self.calls
             if m == "chat.postMessage" and (channel is None or a["channel"] == channel)
         ]
+
+    def arrived(self, channel: str) -> list[dict]:
+        """Every message that actually landed in a channel (threads included), in order."""
+        return list(self.messages.get(channel, []))

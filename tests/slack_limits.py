@@ -1,10 +1,11 @@
-"""A checker for Slack's Block Kit limits and for mention/link injection, used by the Slack tests."""
+"""The Slack tests' checker: the shared Block Kit validator, plus mention/link injection checks."""
 
 from __future__ import annotations
 
 import re
 
 from bot.adapters.slack.blocks import SlackMessage
+from bot.adapters.slack.limits import message_problems
 
 
 def texts(obj) -> list[str]:
@@ -17,21 +18,10 @@ def texts(obj) -> list[str]:
 
 
 def check(msg: SlackMessage, allowed_links: set[str] = frozenset()) -> None:
-    """Raise AssertionError on any limit breach or injected mention/link."""
+    """Raise AssertionError on anything Slack would reject, or an injected mention/link."""
     assert msg.text.strip(), "fallback text must be set"
-    assert len(msg.blocks) <= 50
-    for b in msg.blocks:
-        assert len(b.get("block_id", "")) <= 255
-        if b["type"] == "header":
-            assert b["text"]["type"] == "plain_text" and len(b["text"]["text"]) <= 150
-        if b["type"] == "section":
-            assert len(b["text"]["text"]) <= 3000
-        for e in b.get("elements", []):
-            if e.get("type") == "button":
-                assert len(e["text"]["text"]) <= 75 and len(e["action_id"]) <= 255
-                assert len(e.get("value", "")) <= 2000
-            elif "text" in e:
-                assert len(e["text"]) <= 3000
+    problems = message_problems(msg.blocks, msg.text)
+    assert not problems, problems
     for t in texts(msg.blocks) + [msg.text]:
         assert not re.search(r"<[!@#]", t), f"mention or channel ping in {t[:80]!r}"
         for link in re.findall(r"<([^|>]+)\|", t):
