@@ -34,6 +34,7 @@ def test_manifest_is_valid_yaml_with_the_command_scopes_and_events():
         "reaction_removed",
         "app_uninstalled",
         "tokens_revoked",
+        "message.im",
     }
     assert (
         m["settings"]["socket_mode_enabled"] is True
@@ -50,6 +51,7 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
     app.channels.add(
         ChannelRef("slack", "@U2", "T1"), SubscriptionKind.TOPIC, "someone else's topic"
     )
+    slack.members["C1"] = {"U1"}
     async with Harness(app, slack) as h:
         await h.event({"type": "app_home_opened", "user": "U1", "tab": "home", "event_ts": "1"})
         await eventually(lambda: any(m == "views.publish" for m, _ in slack.calls))

@@ -94,7 +94,9 @@ class Harness:
         assert (await self.command(text, **kw)).status_code == 200
         assert len(await self.responses(before + 1)) > before, f"no answer to {text!r}"
 
-    async def action(self, action: dict, message: dict | None = None, channel="C1", user="U1", trigger=None):
+    async def action(
+        self, action: dict, message: dict | None = None, channel="C1", user="U1", trigger=None
+    ):
         self.n += 1
         action = {"action_ts": f"{time.time():.6f}", **action}
         payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "channel": {"id": channel},
@@ -182,7 +184,9 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
         await eventually(lambda: app.channels.vote_counts(ch.ref, liked) == (0, 0))
 
 
-async def test_event_retries_are_dropped_even_after_a_later_event_and_in_another_process(app, slack):
+async def test_event_retries_are_dropped_even_after_a_later_event_and_in_another_process(
+    app, slack
+):
     """Item 8. Breaks tried: no dedup middleware -> the late retry brings the vote back (red);
     dedup kept in process memory -> the second process handles the retry (red)."""
     async with Harness(app, slack) as h:
