@@ -82,9 +82,9 @@ class Harness:
         }
         return await self.http.post("/slack/events", content=body, headers={**h, **(headers or {})})
 
-    async def command(self, text: str, user="U1", channel="C1", **kw):
+    async def command(self, text: str, user="U1", channel="C1", team="T1", **kw):
         self.n += 1
-        form = {"command": "/papers", "text": text, "team_id": "T1", "channel_id": channel, "user_id": user,
+        form = {"command": "/papers", "text": text, "team_id": team, "channel_id": channel, "user_id": user,
                 "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": f"trig-{self.n}"}  # fmt: skip
         return await self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
