@@ -87,7 +87,7 @@ class SlackRuntime:
     def web_app(self) -> web.Application:
         """The aiohttp application serving /slack/events (and /slack/install, /slack/oauth_redirect)."""
         web_app = self.app.server(path="/slack/events", port=self.config.port).web_app
-        web_app.middlewares.append(guard_middleware(self.config.signing_secret))
+        web_app.middlewares.append(guard_middleware(self.app, self.config.signing_secret))
         return web_app
 
     async def start(self) -> None:

@@ -13,6 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_internals import build_async_context
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
 log = logging.getLogger(__name__)
@@ -50,8 +55,24 @@ def problem(
     return None
 
 
-def guard_middleware(signing_secret: str | None, path: str = "/slack/events"):
-    """aiohttp middleware answering 400 (and logging only size and reason) for malformed requests."""
+def bolt_request(request: web.Request, text: str) -> AsyncBoltRequest:
+    """The request as Bolt sees it, minus one Bolt misreading.
+
+    Bolt's parse_body treats any form body containing the word "payload" as an interaction, so
+    `/papers search payload attacks` arrived empty and got 404; such a command is re-read as
+    the plain form it is.
+    """
+    req = AsyncBoltRequest(body=text, query=request.query_string, headers=request.headers)
+    form = dict(parse_qsl(text, keep_blank_values=True))
+    if not req.body and "payload" not in form and "command" in form:
+        req.body = form
+        req.context = build_async_context(AsyncBoltContext({}), form)
+    return req
+
+
+def guard_middleware(app: AsyncApp, signing_secret: str | None, path: str = "/slack/events"):
+    """aiohttp middleware in front of Bolt's request handler on ``path``: 400 (logging only size
+    and reason) for malformed requests, the rest dispatched to ``app`` as read by bolt_request."""
     verifier = SignatureVerifier(signing_secret) if signing_secret else None
 
     @web.middleware
@@ -61,7 +82,8 @@ def guard_middleware(signing_secret: str | None, path: str = "/slack/events"):
         body = await request.read()  # aiohttp keeps it: Bolt's adapter reads it again
         why = problem(request.headers, body, verifier)
         if why is None:
-            return await handler(request)
+            response = await app.async_dispatch(bolt_request(request, body.decode("utf-8")))
+            return await to_aiohttp_response(response)
         log.info("rejected a Slack request: %s (%d bytes)", why, len(body))
         return web.json_response({"error": why}, status=400)
 
