@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from bot.adapters.slack.blocks import MAX_SECTION, cut, plain
+from bot.adapters.slack.blocks import MAX_SECTION, cut, markup, plain
 from digest.channels import ChannelService
 from digest.models import Channel
 
 MAX_HOME_BLOCKS = 100  # views.publish rejects more
+INTRO = (
+    "Daily research-paper digests. In any channel: `/papers subscribe <topic>`; for yourself: "
+    "`/papers me subscribe <topic>`, or write `subscribe <topic>` to me here."
+)
 
 
 def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
@@ -41,8 +45,7 @@ def home_view(channels: ChannelService, visible: list[Channel]) -> dict:
     """The Home tab showing ``visible`` (the digests this user may see; see access.manageable)."""
     blocks: list[dict] = [
         {"type": "header", "text": {"type": "plain_text", "text": "digestbot"}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": "Daily research-paper digests. "
-                                     "In any channel: `/papers subscribe <topic>`; for yourself: `/papers me subscribe <topic>`, or write `subscribe <topic>` to me here."}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": markup(INTRO)}},
         {"type": "divider"},
     ]  # fmt: skip
     for ch in visible:
