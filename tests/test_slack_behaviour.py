@@ -69,7 +69,7 @@ async def test_listener_errors_are_answered_not_raised(app, slack):
         await eventually(lambda: any(m == "chat.postMessage" and a["channel"] == "U1"
                                      for m, a in slack.calls))  # fmt: skip
     told = [a["text"] for m, a in slack.calls if m == "chat.postMessage" and a["channel"] == "U1"]
-    assert "only manage" in told[0]
+    assert "no longer exists" in told[0]
     assert not app.store.channels.get(ChannelRef("slack", "C1", "T1")).paused
 
 
@@ -147,6 +147,20 @@ async def test_replayed_button_press_does_not_withdraw_the_vote(app, slack):
         assert app.channels.vote_counts(ref, paper) == (1, 0)
         await h.action({**press, "action_ts": "18.2"})  # a real second press withdraws
         await eventually(lambda: app.channels.vote_counts(ref, paper) == (0, 0))
+
+
+async def test_a_replayed_command_is_handled_once(app, slack):
+    """Item 8 (commands). Break tried: request_key() ignoring commands -> two subscriptions
+    answers, the second 'already following' (red)."""
+    form = urlencode({"command": "/papers", "text": "subscribe diffusion models", "team_id": "T1",
+                      "channel_id": "C1", "user_id": "U1", "trigger_id": "trig-once",
+                      "response_url": f"{slack.url}resp-once"})  # fmt: skip
+    async with Harness(app, slack) as h:
+        for _ in range(2):
+            assert (await h.post(form, "application/x-www-form-urlencoded")).status_code == 200
+        await h.responses(1)
+        await asyncio.sleep(0.5)
+    assert len(slack.responses()) == 1
 
 
 async def home_of(h: Harness, slack: FakeSlack, user: str) -> str:

@@ -66,6 +66,8 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         channel = None
         if value.isdigit():
             channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(value))
+        if channel is None:
+            raise DigestError("That digest no longer exists; reopen the Home tab.")
         if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):
             raise DigestError("You can only manage digests of channels you are a member of.")
         return channel
