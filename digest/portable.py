@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import DateTime, MetaData, Table, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.errors import DigestError
@@ -83,18 +84,22 @@ def _dump_tables(store: Store, names: tuple[str, ...]) -> dict[str, list[dict[st
     return out
 
 
-def _load_tables(store: Store, secrets: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+def _load_tables(store: Store, session: Session, secrets: dict[str, Any]) -> dict[str, int]:
     """Insert exported secret tables' rows (times parsed back) into the same tables here."""
     counts = {}
-    with store.engine.begin() as conn:
-        for table in _reflect(store, list(secrets)):
-            rows = [
-                {c.name: _value(c, r.get(c.name)) for c in table.columns if c.name in r}
-                for r in secrets[table.name]
-            ]
+    for table in _reflect(store, list(secrets)) if secrets else []:
+        rows = [
+            {c.name: _value(c, r.get(c.name)) for c in table.columns if c.name in r}
+            for r in secrets[table.name]
+        ]
+        try:
             if rows:
-                conn.execute(table.insert(), rows)
-            counts[table.name] = len(rows)
+                session.execute(table.insert(), rows)
+        except IntegrityError as exc:
+            raise DigestError(
+                f"{table.name}: rows already present here; nothing imported."
+            ) from exc
+        counts[table.name] = len(rows)
     return counts
 
 
@@ -122,31 +127,35 @@ def import_state(
 ) -> dict[str, int]:
     """Load an export into an empty deployment (ids kept); refuses to merge into existing channels.
 
-    A ``secrets`` section is loaded only into the ``secret_tables`` the caller allows.
+    A ``secrets`` section is loaded only into the ``secret_tables`` the caller allows, in the
+    same transaction as the rest: either everything is imported or nothing.
     """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DigestError(f"Not a digestbot export (expected format {FORMAT!r}).")
     secrets = doc.get("secrets", {})
     if not isinstance(secrets, dict) or not set(secrets) <= set(secret_tables):
         raise DigestError("The export's secrets section holds tables this deployment refuses.")
-    counts = {}
     with Session(store.engine) as session:
         if session.scalar(select(ChannelRow.id).limit(1)) is not None:
             raise DigestError("This database already has channels; import into an empty one.")
-        known = set(session.scalars(select(PaperRow.id)))
-        papers = [p for p in doc.get("papers", []) if p["id"] not in known]
-        session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
-        counts["papers"] = len(papers)
-        session.flush()
-        for table in TABLES:
-            rows = doc.get(table.__tablename__, [])
-            session.add_all(table(**_parse(table, r)) for r in rows)
-            session.flush()  # parents before children (foreign keys)
-            counts[table.__tablename__] = len(rows)
+        counts = _load_rows(session, doc)
+        counts |= _load_tables(store, session, secrets)
         session.commit()
-    if "secrets" in doc:
-        counts |= _load_tables(store, doc["secrets"])
-    _reset_sequences(store, tuple(doc.get("secrets") or ()))
+    _reset_sequences(store, tuple(secrets))
+    return counts
+
+
+def _load_rows(session: Session, doc: dict[str, Any]) -> dict[str, int]:
+    known = set(session.scalars(select(PaperRow.id)))
+    papers = [p for p in doc.get("papers", []) if p["id"] not in known]
+    session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
+    counts = {"papers": len(papers)}
+    session.flush()
+    for table in TABLES:
+        rows = doc.get(table.__tablename__, [])
+        session.add_all(table(**_parse(table, r)) for r in rows)
+        session.flush()  # parents before children (foreign keys)
+        counts[table.__tablename__] = len(rows)
     return counts
 
 

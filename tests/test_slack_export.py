@@ -30,7 +30,9 @@ def oauth_deployment(tmp_path):
     return app
 
 
-def test_export_with_secrets_is_private_and_restores_the_installations(tmp_path, env_isolated):
+def test_export_with_secrets_is_private_and_restores_the_installations(
+    tmp_path, env_isolated, db_url
+):
     src = oauth_deployment(tmp_path)
     plain, secret = tmp_path / "plain.json", tmp_path / "secret.json"
     assert main(["--db", src.database_url, "export", str(plain)]) == 0
@@ -38,11 +40,25 @@ def test_export_with_secrets_is_private_and_restores_the_installations(tmp_path,
     assert main(["--db", src.database_url, "export", "--include-secrets", str(secret)]) == 0
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert stat.S_IMODE(plain.stat().st_mode) == 0o600
-    target = f"sqlite:///{tmp_path / 'dst.db'}"
-    assert main(["--db", target, "import", str(secret)]) == 0
-    moved = InstallationStore("111.222", Store.open(target).engine)
+    assert main(["--db", db_url, "import", str(secret)]) == 0
+    target = Store.open(db_url)
+    moved = InstallationStore("111.222", target.engine)
     bot = asyncio.run(moved.async_find_bot(enterprise_id=None, team_id="T7"))
     assert bot is not None and bot.bot_token == "xoxb-installed-T7"
+    moved.sync.save(
+        Installation(
+            app_id="A1",
+            team_id="T8",
+            user_id="U2",
+            bot_token="xoxb-T8",
+            bot_id="B2",
+            bot_user_id="UBOT2",
+        )
+    )  # ids continue after import
+    assert (
+        asyncio.run(moved.async_find_bot(enterprise_id=None, team_id="T8")).bot_token == "xoxb-T8"
+    )
+    target.close()
 
 
 def test_import_refuses_secrets_for_other_tables(tmp_path, env_isolated, capsys):
