@@ -2,7 +2,8 @@
 
 Breaks tried: export_state ignoring secret_tables (the import finds no bot token: red);
 writing the file with write_text (mode 0644: red); import accepting any table named in the
-file (the 'channels' smuggling case is accepted: red).
+file (the 'channels' smuggling case is accepted: red); PostgreSQL sequences not reset for the
+secret tables (the next installation collides on id 1: red on postgres).
 """
 
 import asyncio

@@ -113,3 +113,34 @@ def test_a_bot_token_alone_refuses_to_start(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "DIGESTBOT_SLACK_SIGNING_SECRET" in lines[0] and "DIGESTBOT_SLACK_APP_TOKEN" in lines[0]
+
+
+def test_library_warnings_keep_their_words_but_not_the_body():
+    import logging
+
+    from slack_sdk.errors import SlackApiError
+
+    from bot.logs import ChatPayloadFilter
+
+    def record(name, level, msg, exc=None):
+        return logging.LogRecord(name, level, __file__, 1, msg, (), exc)
+
+    f = ChatPayloadFilter()
+    warn = record(
+        "slack_bolt.AsyncApp", logging.WARNING, f"Unhandled request ({{'text': '{TYPED}'}})"
+    )
+    assert f.filter(warn) and warn.getMessage() == "Unhandled request (…)"
+    try:
+        raise SlackApiError(f"failed: {{'message': {{'text': '{TYPED}'}}}}", {"ok": False})
+    except SlackApiError as exc:
+        err = record(
+            "slack_bolt.App",
+            logging.ERROR,
+            f"Failed to run listener ({exc})",
+            (type(exc), exc, None),
+        )
+    assert f.filter(err) and TYPED not in err.getMessage() and err.exc_info is None
+    assert "SlackApiError" in err.getMessage()
+    assert not f.filter(record("slack_sdk.web", logging.DEBUG, f"Sending a request - {TYPED}"))
+    ours = record("bot.runner", logging.INFO, "digest posted 5 papers")
+    assert f.filter(ours) and ours.getMessage() == "digest posted 5 papers"
