@@ -87,3 +87,16 @@ async def test_help_is_copyable_and_data_still_escaped(app, slack):
         echoed = json.dumps(slack.responses()[-1], ensure_ascii=False)
     assert "`/papers subscribe" in shown and "\u200b" not in shown
     assert "<!channel>" not in echoed and "<@U9>" not in echoed and "&lt;!channel&gt;" in echoed
+
+
+async def test_a_failing_dm_command_is_answered_in_the_dm(app, slack, monkeypatch):
+    """Item 5 for DMs. Break tried: guard.answer without the DM branch (nothing arrives: red)."""
+
+    def boom(text, ctx):
+        raise RuntimeError("bug")
+
+    async with Harness(app, slack) as h:
+        monkeypatch.setattr(h.deps.commands, "handle", boom)
+        await dm(h, "search anything")
+        await eventually(lambda: len(said(slack, "DU1")) == 1)
+    assert "Something went wrong" in said(slack, "DU1")[0]

@@ -50,7 +50,8 @@ async def manageable(
     every = await asyncio.to_thread(channels.store.channels.all)
     mine = [c for c in every if c.ref.platform == "slack" and c.ref.workspace == team]
     admin = await workspace_admin(client, user)
-    allowed = [c for c in mine if await may_manage(client, c, user, admin)]
+    checks = await asyncio.gather(*(may_manage(client, c, user, admin) for c in mine))
+    allowed = [c for c, ok in zip(mine, checks, strict=True) if ok]
     return sorted(allowed, key=lambda c: not c.ref.channel_id.startswith("@"))
 
 

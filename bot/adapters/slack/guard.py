@@ -53,5 +53,7 @@ async def answer(args: AsyncArgs, text: str) -> None:
             await args.client.chat_postEphemeral(channel=channel, user=user, text=text)
         elif user and body.get("type") == "block_actions":  # Home tab: the app's DM with the user
             await args.client.chat_postMessage(channel=user, text=text)
+        elif (event := body.get("event") or {}).get("channel_type") == "im":  # a DM command
+            await args.client.chat_postMessage(channel=event["channel"], text=text)
     except (SlackApiError, OSError) as exc:
         log.warning("could not tell the user about a failure: %s", type(exc).__name__)
