@@ -21,7 +21,7 @@ from bot.adapters.slack.events import (
 from bot.adapters.slack.gate import SeenRequests, dedup_middleware, single_team_middleware
 from bot.adapters.slack.inbound import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
-from bot.adapters.slack.poster import SlackPoster, make_client
+from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
 from digest.errors import DigestError
 
@@ -110,45 +110,59 @@ class SlackRuntime:
             await self._runner.cleanup()
 
 
+def _oauth_app(
+    cfg: SlackConfig, engine: Engine, deps: SlackDeps
+) -> tuple[AsyncApp, TokenLookup, InstallationStore]:
+    """Multi-workspace: installations (and their bot tokens) come from the database."""
+    store = InstallationStore(cfg.client_id, engine)
+    oauth = AsyncOAuthSettings(
+        client_id=cfg.client_id,
+        client_secret=cfg.client_secret,
+        scopes=cfg.scopes,
+        installation_store=store,
+        state_store=StateStore(engine),
+    )
+    app = AsyncApp(
+        signing_secret=cfg.signing_secret,
+        oauth_settings=oauth,
+        client=make_client(None, cfg.api_url),
+    )
+
+    async def tokens(team: str) -> str | None:
+        bot = await store.async_find_bot(enterprise_id=None, team_id=team)
+        return bot.bot_token if bot else None
+
+    async def forget(team: str) -> None:
+        await store.async_delete_all(enterprise_id=None, team_id=team)
+
+    deps.on_uninstall = forget
+    return app, tokens, store
+
+
+def _single_app(cfg: SlackConfig) -> tuple[AsyncApp, TokenLookup]:
+    """One workspace, one bot token; requests from any other workspace are refused."""
+    app = AsyncApp(
+        token=cfg.bot_token,
+        signing_secret=cfg.signing_secret or "",
+        client=make_client(cfg.bot_token, cfg.api_url),
+        request_verification_enabled=not cfg.socket_mode,  # Socket Mode has no HTTP to sign
+    )
+    app.middleware(single_team_middleware())
+
+    async def tokens(team: str) -> str | None:
+        return cfg.bot_token
+
+    return app, tokens
+
+
 def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
     """The Bolt app with every listener registered, and a poster using the same tokens."""
     cfg.check()
     store = None
     if cfg.client_id and cfg.client_secret:
-        store = InstallationStore(cfg.client_id, engine)
-        oauth = AsyncOAuthSettings(
-            client_id=cfg.client_id,
-            client_secret=cfg.client_secret,
-            scopes=cfg.scopes,
-            installation_store=store,
-            state_store=StateStore(engine),
-        )
-        app = AsyncApp(
-            signing_secret=cfg.signing_secret,
-            oauth_settings=oauth,
-            client=make_client(None, cfg.api_url),
-        )
-
-        async def tokens(team: str) -> str | None:
-            bot = await store.async_find_bot(enterprise_id=None, team_id=team)
-            return bot.bot_token if bot else None
-
-        async def forget(team: str) -> None:
-            await store.async_delete_all(enterprise_id=None, team_id=team)
-
-        deps.on_uninstall = forget
+        app, tokens, store = _oauth_app(cfg, engine, deps)
     else:
-        app = AsyncApp(
-            token=cfg.bot_token,
-            signing_secret=cfg.signing_secret or "",
-            client=make_client(cfg.bot_token, cfg.api_url),
-            request_verification_enabled=not cfg.socket_mode,  # Socket Mode has no HTTP to sign
-        )
-
-        async def tokens(team: str) -> str | None:
-            return cfg.bot_token
-
-        app.middleware(single_team_middleware())
+        app, tokens = _single_app(cfg)
     app.middleware(dedup_middleware(SeenRequests(engine)))
     for register in (
         register_commands,

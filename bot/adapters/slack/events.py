@@ -48,37 +48,40 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("reaction_removed")(guarded(removed))
 
 
+async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
+    """Publish ``user``'s Home tab: the digests they may see (see access.manageable)."""
+    visible = await manageable(client, deps.channels, team, user)
+    view = await asyncio.to_thread(home_view, deps.channels, visible)
+    await client.views_publish(user_id=user, view=view)
+
+
+async def home_target(deps: SlackDeps, body: dict, action: dict, client) -> Channel:
+    """The channel a Home button names, if this user may act on it (else a DigestError)."""
+    value = action.get("value", "")
+    channel = None
+    if value.isdigit():
+        channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(value))
+    if channel is None:
+        raise DigestError("That digest no longer exists; reopen the Home tab.")
+    if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):
+        raise DigestError("You can only manage digests of channels you are a member of.")
+    return channel
+
+
 def register_home(app: AsyncApp, deps: SlackDeps) -> None:
     """The Home tab and its quick actions (pause, resume, preview to your DM), one access rule."""
 
-    async def publish(client, team: str, user: str) -> None:
-        visible = await manageable(client, deps.channels, team, user)
-        view = await asyncio.to_thread(home_view, deps.channels, visible)
-        await client.views_publish(user_id=user, view=view)
-
     async def opened(event, body, client) -> None:
         if event.get("tab", "home") == "home":
-            await publish(client, body.get("team_id", ""), event["user"])
-
-    async def target(body, action, client) -> Channel:
-        """The channel a Home button names, if this user may act on it."""
-        value = action.get("value", "")
-        channel = None
-        if value.isdigit():
-            channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(value))
-        if channel is None:
-            raise DigestError("That digest no longer exists; reopen the Home tab.")
-        if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):
-            raise DigestError("You can only manage digests of channels you are a member of.")
-        return channel
+            await publish_home(client, deps, body.get("team_id", ""), event["user"])
 
     async def toggle(ack, body, action, client, paused: bool) -> None:
         await ack()
-        channel = await target(body, action, client)
+        channel = await home_target(deps, body, action, client)
         reason = f"paused by {body['user']['id']}" if paused else None
         await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
         deps.on_schedule_change()
-        await publish(client, body["team"]["id"], body["user"]["id"])
+        await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
     async def pause(ack, body, action, client) -> None:
         await toggle(ack, body, action, client, True)
@@ -88,7 +91,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
 
     async def preview(ack, body, action, client) -> None:
         await ack()
-        channel = await target(body, action, client)
+        channel = await home_target(deps, body, action, client)
         ctx = Context(ref=channel.ref, user=body["user"]["id"])
         reply = await asyncio.to_thread(deps.commands.handle, "digest preview", ctx)
         for msg in as_messages(reply):  # to the user's DM with the app: nobody else sees it

@@ -138,8 +138,8 @@ def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[
     return out
 
 
-def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
-    """Buttons: 👍/👎 (a second click withdraws), More like this, search pages, links."""
+def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
+    """👍/👎 buttons (a second click withdraws); the message's counts are updated in place."""
 
     async def vote(ack, body, action, client, value: int) -> None:
         await ack()
@@ -161,6 +161,14 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
     async def vote_down(ack, body, action, client) -> None:
         await vote(ack, body, action, client, -1)
 
+    app.action("vote_up")(guarded(vote_up))
+    app.action("vote_down")(guarded(vote_down))
+
+
+def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
+    """Buttons: votes, More like this, search pages, links."""
+    register_votes(app, deps)
+
     async def rerun(ack, body, client, respond, text: str, replace_original: bool) -> None:
         await ack()
         ctx = await _context(
@@ -179,8 +187,6 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
         await ack()  # link buttons open in the browser; Slack still notifies us
 
     for action_id, listener in (
-        ("vote_up", vote_up),
-        ("vote_down", vote_down),
         ("more_like", more_like),
         (re.compile(r"^page(_\d+)?$"), page),
         (re.compile(r"^link_"), link),
