@@ -144,3 +144,22 @@ def test_library_warnings_keep_their_words_but_not_the_body():
     assert not f.filter(record("slack_sdk.web", logging.DEBUG, f"Sending a request - {TYPED}"))
     ours = record("bot.runner", logging.INFO, "digest posted 5 papers")
     assert f.filter(ours) and ours.getMessage() == "digest posted 5 papers"
+
+
+def test_half_configured_slack_is_refused_with_what_is_missing():
+    import pytest
+
+    from bot.adapters.slack.app import SlackConfig
+    from digest.errors import DigestError
+
+    SlackConfig().check()  # no Slack at all: fine
+    SlackConfig(bot_token="xoxb-1", app_token="xapp-1").check()
+    SlackConfig(bot_token="xoxb-1", signing_secret="s").check()
+    for cfg, missing in (
+        (SlackConfig(bot_token="xoxb-1"), "DIGESTBOT_SLACK_SIGNING_SECRET"),
+        (SlackConfig(app_token="xapp-1"), "DIGESTBOT_SLACK_BOT_TOKEN"),
+        (SlackConfig(signing_secret="s"), "DIGESTBOT_SLACK_BOT_TOKEN"),
+        (SlackConfig(client_id="1.2", client_secret="x", app_token="xapp"), "SIGNING_SECRET"),
+    ):
+        with pytest.raises(DigestError, match=missing):
+            cfg.check()

@@ -55,6 +55,13 @@ class SlackConfig:
     def check(self) -> None:
         """Refuse a configuration that would start 'healthy' and then fail every request."""
         oauth = bool(self.client_id and self.client_secret)
+        if not self.enabled:
+            if self.app_token or self.signing_secret or self.client_id or self.client_secret:
+                raise DigestError(
+                    "Slack settings are incomplete: set DIGESTBOT_SLACK_BOT_TOKEN (one workspace) "
+                    "or both DIGESTBOT_SLACK_CLIENT_ID and DIGESTBOT_SLACK_CLIENT_SECRET (OAuth)."
+                )
+            return
         if not self.signing_secret and not self.socket_mode:
             raise DigestError(
                 "Slack needs DIGESTBOT_SLACK_SIGNING_SECRET (HTTP mode) or "
