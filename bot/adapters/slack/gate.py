@@ -4,6 +4,8 @@ retried or replayed requests are dropped, remembered in the database so every pr
 Slack retries an event it thinks went unanswered (same ``event_id``), and a signed request can be
 replayed within the 5-minute signature window; handling either twice would e.g. bring back a
 withdrawn vote. The first process to insert the request's key handles it; the rest ack and stop.
+The key is recorded before the listener runs, so a process that dies mid-request is not retried
+by Slack's own retry of it: at most once, as a vote or subscription must be.
 """
 
 from __future__ import annotations
