@@ -80,6 +80,7 @@ class App:
     def slack(self) -> SlackRuntime | None:
         """The Slack app and poster, or None when no Slack token is configured."""
         cfg = self.settings.slack()
+        cfg.check()  # half-configured Slack stops the start with one clear error
         if not cfg.enabled:
             return None
         from bot.adapters.slack.app import build_slack  # Slack code loads only when it is used

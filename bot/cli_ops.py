@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -59,15 +60,43 @@ async def _discord_sync(application: App, guild: int | None, remove: bool) -> No
         await client.close()
 
 
+#: Tables holding credentials (Slack OAuth installations and their bot tokens).
+SECRET_TABLES = ("slack_installations", "slack_bots")
+
+
+def _write_private(file: Path, text: str) -> None:
+    """Write ``text`` readable by its owner only (0600), even if the file existed."""
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
 @app.command("export")
-def export_cmd(file: Path, db: DbOption = None) -> None:
+def export_cmd(
+    file: Path,
+    include_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--include-secrets",
+            help="Also export Slack workspace installations (bot tokens): needed to move a "
+            "multi-workspace deployment. Keep the file like a password.",
+        ),
+    ] = False,
+    db: DbOption = None,
+) -> None:
     """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
     from digest.portable import dumps, export_state
 
-    doc = export_state(wired(db).store)
-    file.write_text(dumps(doc), encoding="utf-8")
+    doc = export_state(wired(db).store, SECRET_TABLES if include_secrets else ())
+    _write_private(file, dumps(doc))  # user data (and maybe tokens): owner-only, always
     print(f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
           f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests to {file}")  # fmt: skip
+    if include_secrets:
+        installs = len(doc["secrets"]["slack_bots"])
+        print(
+            f"included {installs} Slack workspace installation(s) with their tokens (file mode 0600)"
+        )
 
 
 @app.command("import")
@@ -81,5 +110,5 @@ def import_cmd(file: Path, db: DbOption = None) -> None:
         doc = json.loads(file.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise DigestError(f"{file} is not valid JSON: {exc}") from exc
-    counts = import_state(wired(db).store, doc)
+    counts = import_state(wired(db).store, doc, SECRET_TABLES)
     print("imported " + ", ".join(f"{n} {k}" for k, n in counts.items()))

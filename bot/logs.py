@@ -42,9 +42,44 @@ class RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+#: Libraries that put request bodies and API payloads (so, what users typed) into log messages.
+CHAT_LIBRARIES = ("slack_bolt", "slack_sdk", "slack")
+PAYLOAD = re.compile(r"[({\[].*", re.DOTALL)  # from the first bracket on: bodies, dicts, reprs
+SIGNATURE = "Invalid request signature"
+
+
+class ChatPayloadFilter(logging.Filter):
+    """Keeps request bodies and payloads that Slack's libraries log out of every log line.
+
+    Their DEBUG and INFO records are dropped (each outgoing call and incoming body is logged
+    there), a rejected signature becomes one line with the body's size only, and warnings and
+    errors keep their first words, never the bracketed body, payload or exception text after them.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(CHAT_LIBRARIES):
+            return True
+        message = record.getMessage()
+        if SIGNATURE in message:
+            size = len(message.partition("body: ")[2]) - 1
+            record.msg, record.args = (
+                "rejected a Slack request: invalid signature (%d bytes)",
+                (max(size, 0),),
+            )
+            return True
+        if record.levelno < logging.WARNING:
+            return False
+        head = PAYLOAD.sub("(…)", message.splitlines()[0] if message else "")
+        kind = type(record.exc_info[1]).__name__ if record.exc_info else ""
+        record.msg, record.args = (f"{head} [{kind}]" if kind else head), ()
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
 def configure(level: str = "WARNING", fmt: str = "text") -> None:
-    """Set up the root logger once (the CLI calls this at start)."""
+    """Set up the root logger once (the CLI calls this at start); see ChatPayloadFilter."""
     handler = logging.StreamHandler()
+    handler.addFilter(ChatPayloadFilter())
     handler.setFormatter(
         JsonFormatter()
         if fmt == "json"

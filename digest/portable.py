@@ -11,7 +11,8 @@ import json
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import DateTime, MetaData, Table, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.errors import DigestError
@@ -39,8 +40,12 @@ def _row(obj: Any) -> dict[str, Any]:
     return out
 
 
-def export_state(store: Store) -> dict[str, Any]:
-    """Everything user-made, plus the papers it refers to."""
+def export_state(store: Store, secret_tables: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Everything user-made, plus the papers it refers to, plus ``secret_tables`` verbatim.
+
+    Secret tables (e.g. a chat platform's installations with their tokens) travel only when the
+    caller names them: the file then holds credentials and must be kept like them.
+    """
     with Session(store.engine) as session:
         data = {
             t.__tablename__: [_row(r) for r in session.scalars(select(t).order_by(t.id))]
@@ -55,7 +60,53 @@ def export_state(store: Store) -> dict[str, Any]:
             else []
         )
         data["papers"] = [_row(p) for p in papers]
+    if secret_tables:
+        data["secrets"] = _dump_tables(store, secret_tables)
     return {"format": FORMAT, **data}
+
+
+def _reflect(store: Store, names) -> list[Table]:
+    meta = MetaData()
+    meta.reflect(store.engine, only=list(names))
+    return [meta.tables[n] for n in names]
+
+
+def _dump_tables(store: Store, names: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Rows of tables outside the ORM (read by reflection), JSON-ready."""
+    out = {}
+    with store.engine.connect() as conn:
+        for table in _reflect(store, names):
+            rows = conn.execute(select(table)).mappings()
+            out[table.name] = [
+                {k: v.isoformat() if isinstance(v, date | datetime) else v for k, v in r.items()}
+                for r in rows
+            ]
+    return out
+
+
+def _load_tables(store: Store, session: Session, secrets: dict[str, Any]) -> dict[str, int]:
+    """Insert exported secret tables' rows (times parsed back) into the same tables here."""
+    counts = {}
+    for table in _reflect(store, list(secrets)) if secrets else []:
+        rows = [
+            {c.name: _value(c, r.get(c.name)) for c in table.columns if c.name in r}
+            for r in secrets[table.name]
+        ]
+        try:
+            if rows:
+                session.execute(table.insert(), rows)
+        except IntegrityError as exc:
+            raise DigestError(
+                f"{table.name}: rows already present here; nothing imported."
+            ) from exc
+        counts[table.name] = len(rows)
+    return counts
+
+
+def _value(column: Any, value: Any) -> Any:
+    if value is not None and isinstance(column.type, DateTime):
+        return datetime.fromisoformat(value)
+    return value
 
 
 def _parse(table: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -71,38 +122,51 @@ def _parse(table: Any, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def import_state(store: Store, doc: dict[str, Any]) -> dict[str, int]:
-    """Load an export into an empty deployment (ids kept); refuses to merge into existing channels."""
+def import_state(
+    store: Store, doc: dict[str, Any], secret_tables: tuple[str, ...] = ()
+) -> dict[str, int]:
+    """Load an export into an empty deployment (ids kept); refuses to merge into existing channels.
+
+    A ``secrets`` section is loaded only into the ``secret_tables`` the caller allows, in the
+    same transaction as the rest: either everything is imported or nothing.
+    """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DigestError(f"Not a digestbot export (expected format {FORMAT!r}).")
-    counts = {}
+    secrets = doc.get("secrets", {})
+    if not isinstance(secrets, dict) or not set(secrets) <= set(secret_tables):
+        raise DigestError("The export's secrets section holds tables this deployment refuses.")
     with Session(store.engine) as session:
         if session.scalar(select(ChannelRow.id).limit(1)) is not None:
             raise DigestError("This database already has channels; import into an empty one.")
-        known = set(session.scalars(select(PaperRow.id)))
-        papers = [p for p in doc.get("papers", []) if p["id"] not in known]
-        session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
-        counts["papers"] = len(papers)
-        session.flush()
-        for table in TABLES:
-            rows = doc.get(table.__tablename__, [])
-            session.add_all(table(**_parse(table, r)) for r in rows)
-            session.flush()  # parents before children (foreign keys)
-            counts[table.__tablename__] = len(rows)
+        counts = _load_rows(session, doc)
+        counts |= _load_tables(store, session, secrets)
         session.commit()
-    _reset_sequences(store)
+    _reset_sequences(store, tuple(secrets))
     return counts
 
 
-def _reset_sequences(store: Store) -> None:
+def _load_rows(session: Session, doc: dict[str, Any]) -> dict[str, int]:
+    known = set(session.scalars(select(PaperRow.id)))
+    papers = [p for p in doc.get("papers", []) if p["id"] not in known]
+    session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
+    counts = {"papers": len(papers)}
+    session.flush()
+    for table in TABLES:
+        rows = doc.get(table.__tablename__, [])
+        session.add_all(table(**_parse(table, r)) for r in rows)
+        session.flush()  # parents before children (foreign keys)
+        counts[table.__tablename__] = len(rows)
+    return counts
+
+
+def _reset_sequences(store: Store, extra: tuple[str, ...] = ()) -> None:
     """PostgreSQL sequences must continue after the imported ids (SQLite does this itself)."""
     if store.engine.dialect.name != "postgresql":
         return
     from sqlalchemy import text
 
     with store.engine.begin() as conn:
-        for table in TABLES:
-            name = table.__tablename__
+        for name in [t.__tablename__ for t in TABLES] + list(extra):
             conn.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                               f"COALESCE((SELECT MAX(id) FROM {name}), 0) + 1, false)"))  # fmt: skip
 

@@ -27,6 +27,8 @@ class FakeSlack(LocalServer):
         self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
         self.admins: set[str] = set()
         self.gone: set[str] = set()
+        self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
+        self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
         self.rejected: list[tuple[str, list[str]]] = []
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
         self.latency = 0.0  # seconds added to every answer (to widen crash windows)
@@ -51,6 +53,7 @@ class FakeSlack(LocalServer):
                 for key in ("blocks", "metadata"):
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
+                args = fake.upload_args(parts.path, raw, args)
                 status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
                 if fake.latency:
                     time.sleep(fake.latency)
@@ -102,6 +105,8 @@ class FakeSlack(LocalServer):
 
     def _refuse(self, method: str, args: dict) -> dict | None:
         """Slack's answer to a payload it would not accept; None when it would."""
+        if (refused := self._refuse_more(method, args)) is not None:
+            return refused
         if method in ("chat.postMessage", "chat.update"):
             channel = str(args.get("channel", ""))
             if channel in self.gone:
@@ -122,6 +127,8 @@ class FakeSlack(LocalServer):
         return None
 
     def _ok(self, method: str, args: dict) -> dict:
+        if (answer := self._ok_more(method, args)) is not None:
+            return answer
         if method == "chat.postMessage":
             self._ts += 1
             ts = f"{self._ts}.000100"
@@ -175,3 +182,48 @@ class FakeSlack(LocalServer):
     def arrived(self, channel: str) -> list[dict]:
         """Every message that actually landed in a channel (threads included), in order."""
         return list(self.messages.get(channel, []))
+
+    # Added for the Slack app's tests (issue 11): files, membership, ephemeral and response URLs.
+
+    def upload_args(self, path: str, raw: str, args: dict) -> dict:
+        """A file upload's body is the file itself, not a form."""
+        return {"content": raw} if "/upload/" in path else args
+
+    def _refuse_more(self, method: str, args: dict) -> dict | None:
+        """Response-URL messages and ephemeral messages are checked like any other message."""
+        if method.startswith("resp-") or method == "chat.postEphemeral":
+            problems = message_problems(args.get("blocks") or [], args.get("text") or "")
+            if problems:
+                self.rejected.append((method, problems))
+                return {"ok": False, "error": error_code(problems), "errors": problems}
+        if method == "files.completeUploadExternal":
+            files = args.get("files")
+            files = json.loads(files) if isinstance(files, str) else files or []
+            if not files or any(f.get("id") not in self.uploads for f in files):
+                return {"ok": False, "error": "file_not_found"}
+            if any("content" not in self.uploads[f["id"]] for f in files):
+                return {"ok": False, "error": "file_upload_not_completed"}
+        return None
+
+    def _ok_more(self, method: str, args: dict) -> dict | None:
+        if method == "conversations.members":
+            return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
+                    "response_metadata": {"next_cursor": ""}}  # fmt: skip
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{len(self.uploads) + 1}"
+            self.uploads[file_id] = {"name": args.get("filename"), "length": int(args["length"])}
+            return {"ok": True, "file_id": file_id, "upload_url": f"{self.url}upload/{file_id}"}
+        if method.startswith("F") and method[1:].isdigit():  # the upload itself
+            self.uploads[method]["content"] = args.get("content", "")
+            return {"ok": True}
+        if method == "files.completeUploadExternal":
+            files = args.get("files")
+            files = json.loads(files) if isinstance(files, str) else files
+            for f in files:
+                self.uploads[f["id"]]["channel"] = args.get("channel_id")
+            return {"ok": True, "files": [{"id": f["id"]} for f in files]}
+        return None
+
+    def shared_files(self, channel: str) -> list[dict]:
+        """Files whose upload was completed into ``channel``."""
+        return [f for f in self.uploads.values() if f.get("channel") == channel]

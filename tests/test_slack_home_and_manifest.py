@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from bot.adapters.slack.app import BOT_SCOPES
+from bot.adapters.slack.limits import view_problems
 from bot.commands.core import REGISTRY
 from digest.models import ChannelRef, SubscriptionKind
 from tests.fake_slack import FakeSlack
@@ -34,6 +35,7 @@ def test_manifest_is_valid_yaml_with_the_command_scopes_and_events():
         "reaction_removed",
         "app_uninstalled",
         "tokens_revoked",
+        "message.im",
     }
     assert (
         m["settings"]["socket_mode_enabled"] is True
@@ -50,6 +52,7 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
     app.channels.add(
         ChannelRef("slack", "@U2", "T1"), SubscriptionKind.TOPIC, "someone else's topic"
     )
+    slack.members["C1"] = {"U1"}
     async with Harness(app, slack) as h:
         await h.event({"type": "app_home_opened", "user": "U1", "tab": "home", "event_ts": "1"})
         await eventually(lambda: any(m == "views.publish" for m, _ in slack.calls))
@@ -72,3 +75,20 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
         )
         await eventually(lambda: app.store.channels.get(ref).paused)
     assert app.store.channels.get(ref).paused
+
+
+@pytest.mark.asyncio
+async def test_home_of_an_admin_with_many_channels_stays_within_slacks_view_limits(app, slack):
+    """The fake refuses views over 100 blocks (shared validator). Break tried: MAX_HOME_BLOCKS
+    = 150 -> views.publish refused and the 'more channels' line never shown (red)."""
+    for i in range(60):
+        app.channels.add(ChannelRef("slack", f"C{i:03}", "T1"), SubscriptionKind.TOPIC, f"t{i}")
+    slack.admins.add("UADMIN")
+    async with Harness(app, slack) as h:
+        await h.event({"type": "app_home_opened", "user": "UADMIN", "tab": "home", "event_ts": "1"})
+        await eventually(lambda: any(m == "views.publish" for m, _ in slack.calls))
+    view = next(a for m, a in slack.calls if m == "views.publish")["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert slack.rejected == [] and view_problems(view) == []
+    assert 90 < len(view["blocks"]) <= 100 and "more channels" in json.dumps(view)
+    assert "`/papers subscribe &lt;topic&gt;`" in json.dumps(view, ensure_ascii=False)

@@ -82,10 +82,10 @@ class Harness:
         }
         return await self.http.post("/slack/events", content=body, headers={**h, **(headers or {})})
 
-    async def command(self, text: str, user="U1", channel="C1", **kw):
+    async def command(self, text: str, user="U1", channel="C1", team="T1", **kw):
         self.n += 1
-        form = {"command": "/papers", "text": text, "team_id": "T1", "channel_id": channel, "user_id": user,
-                "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": "x"}  # fmt: skip
+        form = {"command": "/papers", "text": text, "team_id": team, "channel_id": channel, "user_id": user,
+                "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": f"trig-{self.n}"}  # fmt: skip
         return await self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
     async def done(self, text: str, **kw):
@@ -94,9 +94,13 @@ class Harness:
         assert (await self.command(text, **kw)).status_code == 200
         assert len(await self.responses(before + 1)) > before, f"no answer to {text!r}"
 
-    async def action(self, action: dict, message: dict | None = None, channel="C1", user="U1"):
+    async def action(
+        self, action: dict, message: dict | None = None, channel="C1", user="U1", trigger=None
+    ):
+        self.n += 1
+        action = {"action_ts": f"{time.time():.6f}", **action}
         payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "channel": {"id": channel},
-                   "actions": [action], "response_url": f"{self.slack.url}resp-act", "trigger_id": "x",
+                   "actions": [action], "response_url": f"{self.slack.url}resp-act", "trigger_id": trigger or f"trig-{self.n}",
                    "container": {"type": "message", "is_ephemeral": message is None}, "api_app_id": "A1"}  # fmt: skip
         if message:
             payload["message"] = message
@@ -180,7 +184,11 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
         await eventually(lambda: app.channels.vote_counts(ch.ref, liked) == (0, 0))
 
 
-async def test_reactions_on_thread_items_count_once_even_when_retried(app, slack):
+async def test_event_retries_are_dropped_even_after_a_later_event_and_in_another_process(
+    app, slack
+):
+    """Item 8. Breaks tried: no dedup middleware -> the late retry brings the vote back (red);
+    dedup kept in process memory -> the second process handles the retry (red)."""
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         await h.done("option threads on")
@@ -198,16 +206,19 @@ async def test_reactions_on_thread_items_count_once_even_when_retried(app, slack
         app.channels.react = counted
         reaction = {"type": "reaction_added", "user": "U2", "reaction": "+1",
                     "item": {"type": "message", "channel": "C1", "ts": item["ts"]}, "event_ts": "1"}  # fmt: skip
-        await h.event(reaction)
-        await h.event(
-            reaction, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
-        )
-        await eventually(lambda: len(seen) == 2)  # both deliveries of the event were handled
-        votes = app.store.channels.feedback(ch.id)
-        assert [(v.user, v.value) for v in votes] == [("U2", 1)]
+        retry = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+        assert (await h.event(reaction)).status_code == 200
+        assert (await h.event(reaction, headers=retry)).status_code == 200
+        await eventually(lambda: len(seen) == 1)
+        assert [(v.user, v.value) for v in app.store.channels.feedback(ch.id)] == [("U2", 1)]
         await h.event({**reaction, "type": "reaction_removed"}, event_id="Ev2")
-        await eventually(lambda: len(seen) == 3)
+        await eventually(lambda: len(seen) == 2)
         assert app.store.channels.feedback(ch.id) == []
+        assert (await h.event(reaction, headers=retry)).status_code == 200  # a late retry
+    async with Harness(app, slack) as other:  # another process on the same database
+        assert (await other.event(reaction, headers=retry)).status_code == 200
+        await asyncio.sleep(0.5)
+    assert len(seen) == 2 and app.store.channels.feedback(ch.id) == []
 
 
 async def test_search_pages_replace_the_original_message(app, slack):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
 from digest.delivery import next_digest, today_state
@@ -174,8 +176,9 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     bib = cmds.channels.bibtex(ctx.ref, which)
     if not bib:
         return error("Nothing to export yet." if which == "all" else "No 👍 papers here yet.")
+    n = len(re.findall(r"^@\w+\{", bib, re.MULTILINE))  # entries, not every '@' in the text
     return Reply(
-        text=f"{bib.count('@')} BibTeX entries attached.",
+        text=f"{n} BibTeX {'entry' if n == 1 else 'entries'} attached.",
         attachment=(f"digestbot-{which}.bib", bib),
     )
 

@@ -12,13 +12,21 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from sqlalchemy import Engine
 
-from bot.adapters.slack.events import register_home, register_lifecycle, register_reactions
+from bot.adapters.slack.events import (
+    register_home,
+    register_lifecycle,
+    register_messages,
+    register_reactions,
+)
+from bot.adapters.slack.gate import SeenRequests, dedup_middleware, single_team_middleware
+from bot.adapters.slack.inbound import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
-from bot.adapters.slack.poster import SlackPoster, make_client
+from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
+from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
-BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history"]  # fmt: skip
+BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history", "mpim:history", "files:write", "channels:read", "groups:read"]  # fmt: skip
 
 
 @dataclass
@@ -44,6 +52,27 @@ class SlackConfig:
     def socket_mode(self) -> bool:
         return bool(self.app_token)
 
+    def check(self) -> None:
+        """Refuse a configuration that would start 'healthy' and then fail every request."""
+        oauth = bool(self.client_id and self.client_secret)
+        if not self.enabled:
+            if self.app_token or self.signing_secret or self.client_id or self.client_secret:
+                raise DigestError(
+                    "Slack settings are incomplete: set DIGESTBOT_SLACK_BOT_TOKEN (one workspace) "
+                    "or both DIGESTBOT_SLACK_CLIENT_ID and DIGESTBOT_SLACK_CLIENT_SECRET (OAuth)."
+                )
+            return
+        if not self.signing_secret and not self.socket_mode:
+            raise DigestError(
+                "Slack needs DIGESTBOT_SLACK_SIGNING_SECRET (HTTP mode) or "
+                "DIGESTBOT_SLACK_APP_TOKEN (Socket Mode) besides "
+                + ("the OAuth client id and secret." if oauth else "DIGESTBOT_SLACK_BOT_TOKEN.")
+            )
+        if oauth and not self.signing_secret:
+            raise DigestError(
+                "Multi-workspace OAuth needs DIGESTBOT_SLACK_SIGNING_SECRET (it serves HTTP)."
+            )
+
 
 @dataclass
 class SlackRuntime:
@@ -64,7 +93,9 @@ class SlackRuntime:
 
     def web_app(self) -> web.Application:
         """The aiohttp application serving /slack/events (and /slack/install, /slack/oauth_redirect)."""
-        return self.app.server(path="/slack/events", port=self.config.port).web_app
+        web_app = self.app.server(path="/slack/events", port=self.config.port).web_app
+        web_app.middlewares.append(guard_middleware(self.app, self.config.signing_secret))
+        return web_app
 
     async def start(self) -> None:
         """Connect by Socket Mode, or listen for HTTP requests on the configured port."""
@@ -86,45 +117,63 @@ class SlackRuntime:
             await self._runner.cleanup()
 
 
+def _oauth_app(
+    cfg: SlackConfig, engine: Engine, deps: SlackDeps
+) -> tuple[AsyncApp, TokenLookup, InstallationStore]:
+    """Multi-workspace: installations (and their bot tokens) come from the database."""
+    store = InstallationStore(cfg.client_id, engine)
+    oauth = AsyncOAuthSettings(
+        client_id=cfg.client_id,
+        client_secret=cfg.client_secret,
+        scopes=cfg.scopes,
+        installation_store=store,
+        state_store=StateStore(engine),
+    )
+    app = AsyncApp(
+        signing_secret=cfg.signing_secret,
+        oauth_settings=oauth,
+        client=make_client(None, cfg.api_url),
+    )
+
+    async def tokens(team: str) -> str | None:
+        bot = await store.async_find_bot(enterprise_id=None, team_id=team)
+        return bot.bot_token if bot else None
+
+    async def forget(team: str) -> None:
+        await store.async_delete_all(enterprise_id=None, team_id=team)
+
+    deps.on_uninstall = forget
+    return app, tokens, store
+
+
+def _single_app(cfg: SlackConfig) -> tuple[AsyncApp, TokenLookup]:
+    """One workspace, one bot token; requests from any other workspace are refused."""
+    app = AsyncApp(
+        token=cfg.bot_token,
+        signing_secret=cfg.signing_secret or "",
+        client=make_client(cfg.bot_token, cfg.api_url),
+        request_verification_enabled=not cfg.socket_mode,  # Socket Mode has no HTTP to sign
+    )
+    app.middleware(single_team_middleware())
+
+    async def tokens(team: str) -> str | None:
+        return cfg.bot_token
+
+    return app, tokens
+
+
 def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
     """The Bolt app with every listener registered, and a poster using the same tokens."""
+    cfg.check()
     store = None
     if cfg.client_id and cfg.client_secret:
-        store = InstallationStore(cfg.client_id, engine)
-        oauth = AsyncOAuthSettings(
-            client_id=cfg.client_id,
-            client_secret=cfg.client_secret,
-            scopes=cfg.scopes,
-            installation_store=store,
-            state_store=StateStore(engine),
-        )
-        app = AsyncApp(
-            signing_secret=cfg.signing_secret,
-            oauth_settings=oauth,
-            client=make_client(None, cfg.api_url),
-        )
-
-        async def tokens(team: str) -> str | None:
-            bot = await store.async_find_bot(enterprise_id=None, team_id=team)
-            return bot.bot_token if bot else None
-
-        async def forget(team: str) -> None:
-            await store.async_delete_all(enterprise_id=None, team_id=team)
-
-        deps.on_uninstall = forget
+        app, tokens, store = _oauth_app(cfg, engine, deps)
     else:
-        app = AsyncApp(
-            token=cfg.bot_token,
-            signing_secret=cfg.signing_secret or "",
-            client=make_client(cfg.bot_token, cfg.api_url),
-            request_verification_enabled=not cfg.socket_mode,  # Socket Mode has no HTTP to sign
-        )
-
-        async def tokens(team: str) -> str | None:
-            return cfg.bot_token
-
+        app, tokens = _single_app(cfg)
+    app.middleware(dedup_middleware(SeenRequests(engine)))
     for register in (
         register_commands,
+        register_messages,
         register_actions,
         register_reactions,
         register_home,

@@ -42,6 +42,21 @@ def plain(text: str) -> str:
     return re.sub(r"([*_~`])", "\\1\u200b", escape(text))
 
 
+CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
+def markup(text: str) -> str:
+    """The bot's own text: its `code` spans kept intact (escaped only), everything else as plain().
+
+    Help and usage hints quote commands in code spans; neutralising those with zero-width spaces
+    would make a copied `/papers ...` command fail. Data inside a reply is still escaped, so no
+    mention or link can be injected either way.
+    """
+    return "".join(
+        escape(part) if CODE_SPAN.fullmatch(part) else plain(part) for part in CODE_SPAN.split(text)
+    )
+
+
 def safe_url(url: str | None) -> str | None:
     """Only http(s) links, with the characters that would end a Slack link percent-encoded."""
     if not url or not re.match(r"https?://", url):
@@ -59,9 +74,8 @@ def _button(a: Action, paper_id: str) -> dict:
         button["url"] = safe_url(a.url)
         button["action_id"] = cut(f"link_{a.label.lower()}_{paper_id}", MAX_ID)
     else:
-        button["action_id"] = {"up": "vote_up", "down": "vote_down", "more": "more_like"}.get(
-            a.kind, a.kind
-        )
+        kinds = {"up": "vote_up", "down": "vote_down", "more": "more_like"}
+        button["action_id"] = kinds.get(a.kind, a.kind)
         button["value"] = cut(a.value, MAX_VALUE)
     return button
 
@@ -103,7 +117,7 @@ def _head_blocks(reply: Reply) -> list[dict]:
         blocks.append({"type": "header", "text": _text("plain_text", cut(reply.title, MAX_HEADER))})
     if reply.text:
         blocks.append(
-            {"type": "section", "text": _text("mrkdwn", cut(plain(reply.text), MAX_SECTION))}
+            {"type": "section", "text": _text("mrkdwn", cut(markup(reply.text), MAX_SECTION))}
         )
     return blocks
 
@@ -121,13 +135,20 @@ def render(reply: Reply) -> list[SlackMessage]:
     pages = [a for a in reply.actions if a.kind == "page"]
     if pages:
         tail.append(
-            {"type": "actions", "block_id": "pages", "elements": [_button(a, "") for a in pages]}
+            # Slack rejects a block whose elements share an action_id (invalid_blocks).
+            {
+                "type": "actions",
+                "block_id": "pages",
+                "elements": [
+                    {**_button(a, ""), "action_id": f"page_{i}"} for i, a in enumerate(pages)
+                ],
+            }  # fmt: skip
         )
     if reply.footer:
         tail.append(
             {
                 "type": "context",
-                "elements": [_text("mrkdwn", cut(plain(reply.footer), MAX_SECTION))],
+                "elements": [_text("mrkdwn", cut(markup(reply.footer), MAX_SECTION))],
             }
         )
     messages, current, ids = [], list(head), []

@@ -7,15 +7,19 @@ import logging
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.adapters.slack.access import manageable, may_act
+from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
-from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages
+from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages, effects, send_file
 from bot.commands import Context
+from digest.errors import DigestError
+from digest.models import Channel, ChannelRef
 
 log = logging.getLogger(__name__)
 
 
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
-    """Reactions count as votes; retried deliveries of the same event set the same vote again."""
+    """Reactions count as votes (retried deliveries are dropped before this, see dedup)."""
 
     async def react(event: dict, added: bool) -> None:
         item = event.get("item") or {}
@@ -23,61 +27,110 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
         value = 1 if name in UP else -1 if name in DOWN else 0
         if item.get("type") != "message" or value == 0:
             return
-        ref_msg = f"{item['channel']}:{item['ts']}"
-        await asyncio.to_thread(
-            deps.channels.react, "slack", event["user"], ref_msg, value if added else 0
-        )
+        user, where, ts = event["user"], item["channel"], item["ts"]
+        refs = [f"{where}:{ts}"]
+        if where.startswith("D"):  # a personal digest in the user's DM with the app
+            refs.append(f"@{user}:{ts}")
+        for ref_msg in refs:
+            found = await asyncio.to_thread(
+                deps.channels.react, "slack", user, ref_msg, value if added else 0
+            )
+            if found is not None:
+                return
 
-    @app.event("reaction_added")
     async def added(event) -> None:
         await react(event, True)
 
-    @app.event("reaction_removed")
     async def removed(event) -> None:
         await react(event, False)
 
+    app.event("reaction_added")(guarded(added))
+    app.event("reaction_removed")(guarded(removed))
+
+
+async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
+    """Publish ``user``'s Home tab: the digests they may see (see access.manageable)."""
+    visible = await manageable(client, deps.channels, team, user)
+    view = await asyncio.to_thread(home_view, deps.channels, visible)
+    await client.views_publish(user_id=user, view=view)
+
+
+async def home_target(deps: SlackDeps, body: dict, action: dict, client) -> Channel:
+    """The channel a Home button names, if this user may act on it (else a DigestError)."""
+    value = action.get("value", "")
+    channel = None
+    if value.isdigit():
+        channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(value))
+    if channel is None:
+        raise DigestError("That digest no longer exists; reopen the Home tab.")
+    if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):
+        raise DigestError("You can only manage digests of channels you are a member of.")
+    return channel
+
 
 def register_home(app: AsyncApp, deps: SlackDeps) -> None:
-    """The Home tab and its quick actions (pause, resume, preview to your DM)."""
+    """The Home tab and its quick actions (pause, resume, preview to your DM), one access rule."""
 
-    async def publish(client, team: str, user: str) -> None:
-        view = await asyncio.to_thread(home_view, deps.channels, team, user)
-        await client.views_publish(user_id=user, view=view)
-
-    @app.event("app_home_opened")
     async def opened(event, body, client) -> None:
         if event.get("tab", "home") == "home":
-            await publish(client, body.get("team_id", ""), event["user"])
+            await publish_home(client, deps, body.get("team_id", ""), event["user"])
 
     async def toggle(ack, body, action, client, paused: bool) -> None:
         await ack()
-        channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(action["value"]))
-        if channel is not None and channel.ref.workspace == body["team"]["id"]:
-            reason = f"paused by {body['user']['id']}" if paused else None
-            await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
-            deps.on_schedule_change()
-        await publish(client, body["team"]["id"], body["user"]["id"])
+        channel = await home_target(deps, body, action, client)
+        reason = f"paused by {body['user']['id']}" if paused else None
+        await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
+        deps.on_schedule_change()
+        await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
-    @app.action("home_pause")
     async def pause(ack, body, action, client) -> None:
         await toggle(ack, body, action, client, True)
 
-    @app.action("home_resume")
     async def resume(ack, body, action, client) -> None:
         await toggle(ack, body, action, client, False)
 
-    @app.action("home_preview")
     async def preview(ack, body, action, client) -> None:
         await ack()
-        channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(action["value"]))
-        if channel is None or channel.ref.workspace != body["team"]["id"]:
-            return
+        channel = await home_target(deps, body, action, client)
         ctx = Context(ref=channel.ref, user=body["user"]["id"])
         reply = await asyncio.to_thread(deps.commands.handle, "digest preview", ctx)
         for msg in as_messages(reply):  # to the user's DM with the app: nobody else sees it
             await client.chat_postMessage(
                 channel=body["user"]["id"], text=msg.text, blocks=msg.blocks
             )
+
+    app.event("app_home_opened")(guarded(opened))
+    for action_id, listener in (
+        ("home_pause", pause),
+        ("home_resume", resume),
+        ("home_preview", preview),
+    ):
+        app.action(action_id)(guarded(listener))
+
+
+def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
+    """Direct messages to the app are `/papers me` commands: "search diffusion" just works."""
+
+    async def direct(event, body, client) -> None:
+        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+            return  # edits, joins, our own posts and other bots' are not commands
+        user, where, team = event["user"], event["channel"], body.get("team_id", "")
+        text = (event.get("text") or "").strip().removeprefix("/papers").strip()
+        me = ChannelRef("slack", f"@{user}", team)
+        ctx = Context(ref=me, user=user, dm=me, personal=True)
+        command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
+        reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
+        if reply.attachment is not None:
+            reply = await send_file(client, reply, where, user)
+
+        async def say(text: str, **_: object) -> None:
+            await client.chat_postMessage(channel=where, text=text)
+
+        for msg in as_messages(reply):
+            await client.chat_postMessage(channel=where, text=msg.text, blocks=msg.blocks)
+        await effects(deps, reply, say)
+
+    app.event("message")(guarded(direct))
 
 
 def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
@@ -92,10 +145,11 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)
 
-    @app.event("tokens_revoked")
     async def revoked(body) -> None:
         await disable(body.get("team_id", ""), "Slack tokens were revoked")
 
-    @app.event("app_uninstalled")
     async def uninstalled(body) -> None:
         await disable(body.get("team_id", ""), "the app was uninstalled from this workspace")
+
+    app.event("tokens_revoked")(guarded(revoked))
+    app.event("app_uninstalled")(guarded(uninstalled))

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from bot.adapters.slack.blocks import MAX_BLOCKS, MAX_SECTION, cut, plain
+from bot.adapters.slack.blocks import MAX_SECTION, cut, markup, plain
 from digest.channels import ChannelService
 from digest.models import Channel
+
+MAX_HOME_BLOCKS = 100  # views.publish rejects more
+INTRO = (
+    "Daily research-paper digests. In any channel: `/papers subscribe <topic>`; for yourself: "
+    "`/papers me subscribe <topic>`, or write `subscribe <topic>` to me here."
+)
 
 
 def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
@@ -35,32 +41,22 @@ def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
     ]
 
 
-def home_view(channels: ChannelService, team: str, user: str) -> dict:
-    """The Home tab for ``user`` in workspace ``team``."""
-    mine = [
-        c
-        for c in channels.store.channels.all()
-        if c.ref.platform == "slack" and c.ref.workspace == team
-    ]
-    mine = [
-        c for c in mine if not c.ref.channel_id.startswith("@") or c.ref.channel_id == f"@{user}"
-    ]
-    mine = [c for c in mine if not c.admin_only or c.owner_user in (None, user)]
+def home_view(channels: ChannelService, visible: list[Channel]) -> dict:
+    """The Home tab showing ``visible`` (the digests this user may see; see access.manageable)."""
     blocks: list[dict] = [
         {"type": "header", "text": {"type": "plain_text", "text": "digestbot"}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": "Daily research-paper digests. "
-                                     "In any channel: `/papers subscribe <topic>`; for yourself: `/papers me subscribe <topic>`."}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": markup(INTRO)}},
         {"type": "divider"},
     ]  # fmt: skip
-    for ch in mine:
-        if len(blocks) + 3 > MAX_BLOCKS - 1:
+    for ch in visible:
+        if len(blocks) + 3 > MAX_HOME_BLOCKS - 1:
             blocks.append(
                 {"type": "context", "elements": [{"type": "mrkdwn", "text": "…and more channels."}]}
             )
             break
         blocks += _channel_blocks(channels, ch)
-    if not mine:
+    if not visible:
         blocks.append(
-            {"type": "section", "text": {"type": "mrkdwn", "text": "No digests here yet."}}
+            {"type": "section", "text": {"type": "mrkdwn", "text": "No digests for you here yet."}}
         )
     return {"type": "home", "blocks": blocks}

@@ -10,10 +10,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.access import workspace_admin
 from bot.adapters.slack.blocks import SlackMessage, cut, render
+from bot.adapters.slack.guard import guarded
 from bot.commands import Commands, Context, Reply
+from bot.commands.replies import error
 from bot.runner import DigestRunner
 from digest.channels import ChannelService
 from digest.models import ChannelRef
@@ -35,14 +39,15 @@ class SlackDeps:
 
 
 def as_messages(reply: Reply) -> list[SlackMessage]:
-    """A reply's messages; an attached file is shown inline as code blocks."""
-    if reply.attachment is None:
-        return render(reply)
-    name, content = reply.attachment
-    chunks = [content[i : i + 2900] for i in range(0, len(content), 2900)][:45]
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": f"```{c}```"}} for c in chunks]
-    head = render(replace(reply, attachment=None))[0]
-    return [SlackMessage(head.text, head.blocks + blocks[: 50 - len(head.blocks)])]
+    """A reply's messages (an attachment travels separately, as a file: see send_file)."""
+    return render(replace(reply, attachment=None))
+
+
+def channel_ref(team: str, channel: str, user: str) -> ChannelRef:
+    """Where a request came from; the user's DM with the app (D…) is their personal digest."""
+    if channel.startswith("D"):
+        return ChannelRef("slack", f"@{user}", team)
+    return ChannelRef("slack", channel, team)
 
 
 async def _respond(
@@ -57,22 +62,37 @@ async def _respond(
         )
 
 
+async def send_file(client: AsyncWebClient, reply: Reply, channel: str | None, user: str) -> Reply:
+    """Upload the reply's attachment as a file (never inline, where it would be read as mrkdwn).
+
+    Into ``channel`` when the reply is public, else into the user's DM with the app; the answer
+    says where it went, or why it could not be attached.
+    """
+    name, content = reply.attachment
+    try:
+        target = channel or (await client.conversations_open(users=user))["channel"]["id"]
+        await client.files_upload_v2(channel=target, filename=name, title=name, content=content)
+    except SlackApiError as exc:
+        why = exc.response.get("error") or "no answer"
+        return error(f"Could not attach {name} (Slack said: {why}). Is the app in this channel?")
+    where = "here" if channel else "to your direct messages with the app"
+    return replace(reply, text=f"{reply.text} Sent as {name} {where}.", attachment=None)
+
+
 async def _context(
     deps: SlackDeps, client: AsyncWebClient, team: str, channel: str, user: str
 ) -> Context:
     """The core's view of the caller; admin status is only looked up where it matters."""
-    ref = ChannelRef("slack", channel, team)
+    ref = channel_ref(team, channel, user)
     known = await asyncio.to_thread(deps.channels.store.channels.get, ref)
     is_admin = True
     if known is not None and known.admin_only:
-        info = (await client.users_info(user=user))["user"]
-        is_admin = bool(
-            info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner")
-        )
+        is_admin = await workspace_admin(client, user)
     return Context(ref=ref, user=user, is_admin=is_admin, dm=ChannelRef("slack", f"@{user}", team))
 
 
-async def _effects(deps: SlackDeps, reply: Reply, ctx: Context, respond) -> None:
+async def effects(deps: SlackDeps, reply: Reply, respond) -> None:
+    """A reply's side effects: re-read schedules, post a digest now (and say how it went)."""
     if reply.schedule_changed is not None:
         deps.on_schedule_change()
     if reply.deliver_now is not None and deps.runner is not None:
@@ -85,18 +105,21 @@ async def _effects(deps: SlackDeps, reply: Reply, ctx: Context, respond) -> None
 def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
     """`/papers`: ack at once, then run the core and answer through the response URL."""
 
-    @app.command("/papers")
     async def papers(ack, command, respond, client) -> None:
         await ack()
         text = (command.get("text") or "").strip()
         public = text.endswith("--public")  # replies are private unless asked for
         text = text.removesuffix("--public").strip()
-        ctx = await _context(
-            deps, client, command["team_id"], command["channel_id"], command["user_id"]
-        )
+        user, channel = command["user_id"], command["channel_id"]
+        ctx = await _context(deps, client, command["team_id"], channel, user)
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        public = public and not reply.error
+        if reply.attachment is not None:
+            reply = await send_file(client, reply, channel if public else None, user)
         await _respond(respond, reply, public=public and not reply.error)
-        await _effects(deps, reply, ctx, respond)
+        await effects(deps, reply, respond)
+
+    app.command("/papers")(guarded(papers))
 
 
 def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[dict]:
@@ -115,13 +138,13 @@ def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[
     return out
 
 
-def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
-    """Buttons: 👍/👎 (a second click withdraws), More like this, search pages, links."""
+def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
+    """👍/👎 buttons (a second click withdraws); the message's counts are updated in place."""
 
-    async def vote(ack, body, action, client, respond, value: int) -> None:
+    async def vote(ack, body, action, client, value: int) -> None:
         await ack()
-        team, user = body["team"]["id"], body["user"]["id"]
-        ref = ChannelRef("slack", body["channel"]["id"], team)
+        team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
+        ref = channel_ref(team, where, user)
         paper_id = action["value"]
         await asyncio.to_thread(deps.channels.vote, ref, user, paper_id, value)
         up, down = await asyncio.to_thread(deps.channels.vote_counts, ref, paper_id)
@@ -129,36 +152,43 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
         if message and not body.get("container", {}).get("is_ephemeral"):
             blocks = _with_counts(message.get("blocks", []), paper_id, up, down)
             await client.chat_update(
-                channel=ref.channel_id,
-                ts=message["ts"],
-                text=message.get("text", ""),
-                blocks=blocks,
+                channel=where, ts=message["ts"], text=message.get("text", ""), blocks=blocks
             )
 
-    @app.action("vote_up")
-    async def vote_up(ack, body, action, client, respond) -> None:
-        await vote(ack, body, action, client, respond, 1)
+    async def vote_up(ack, body, action, client) -> None:
+        await vote(ack, body, action, client, 1)
 
-    @app.action("vote_down")
-    async def vote_down(ack, body, action, client, respond) -> None:
-        await vote(ack, body, action, client, respond, -1)
+    async def vote_down(ack, body, action, client) -> None:
+        await vote(ack, body, action, client, -1)
 
-    async def rerun(ack, body, action, client, respond, text: str, replace_original: bool) -> None:
+    app.action("vote_up")(guarded(vote_up))
+    app.action("vote_down")(guarded(vote_down))
+
+
+def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
+    """Buttons: votes, More like this, search pages, links."""
+    register_votes(app, deps)
+
+    async def rerun(ack, body, client, respond, text: str, replace_original: bool) -> None:
         await ack()
         ctx = await _context(
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
-        await _respond(respond, reply, replace_original=replace_original)
+        await _respond(respond, reply, replace_original=replace_original and not reply.error)
 
-    @app.action("more_like")
     async def more_like(ack, body, action, client, respond) -> None:
-        await rerun(ack, body, action, client, respond, f"similar {action['value']}", False)
+        await rerun(ack, body, client, respond, f"similar {action['value']}", False)
 
-    @app.action("page")
     async def page(ack, body, action, client, respond) -> None:
-        await rerun(ack, body, action, client, respond, action["value"], True)
+        await rerun(ack, body, client, respond, action["value"], True)
 
-    @app.action(re.compile(r"^link_"))
     async def link(ack) -> None:
         await ack()  # link buttons open in the browser; Slack still notifies us
+
+    for action_id, listener in (
+        ("more_like", more_like),
+        (re.compile(r"^page(_\d+)?$"), page),
+        (re.compile(r"^link_"), link),
+    ):
+        app.action(action_id)(guarded(listener))

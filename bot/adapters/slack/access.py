@@ -1,0 +1,64 @@
+"""Who may see and control a channel's digest from the App Home: one rule for listing and acting.
+
+A user sees their personal digest and the channels they are a member of; workspace admins
+see every channel; `admin_only` channels need an admin (or the person who set them up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from digest.channels import ChannelService
+from digest.models import Channel
+
+
+async def workspace_admin(client: AsyncWebClient, user: str) -> bool:
+    """Whether ``user`` is a workspace admin or owner (users.info)."""
+    info = (await client.users_info(user=user))["user"]
+    return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+
+
+async def is_member(client: AsyncWebClient, channel_id: str, user: str) -> bool:
+    """Whether ``user`` is in the conversation (every page of conversations.members is read)."""
+    try:
+        async for page in await client.conversations_members(channel=channel_id, limit=1000):
+            if user in page.get("members", []):
+                return True
+    except SlackApiError:  # channel gone, or private and the app was removed: not shown
+        return False
+    return False
+
+
+async def may_manage(client: AsyncWebClient, ch: Channel, user: str, admin: bool) -> bool:
+    """The Home rule for one channel; ``admin`` is the user's workspace-admin status."""
+    if ch.ref.channel_id.startswith("@"):
+        return ch.ref.channel_id == f"@{user}"
+    if admin:
+        return True
+    if ch.admin_only and ch.owner_user != user:
+        return False
+    return await is_member(client, ch.ref.channel_id, user)
+
+
+async def manageable(
+    client: AsyncWebClient, channels: ChannelService, team: str, user: str
+) -> list[Channel]:
+    """The workspace's digests ``user`` may see and control, personal digest first."""
+    every = await asyncio.to_thread(channels.store.channels.all)
+    mine = [c for c in every if c.ref.platform == "slack" and c.ref.workspace == team]
+    admin = await workspace_admin(client, user)
+    checks = await asyncio.gather(*(may_manage(client, c, user, admin) for c in mine))
+    allowed = [c for c, ok in zip(mine, checks, strict=True) if ok]
+    return sorted(allowed, key=lambda c: not c.ref.channel_id.startswith("@"))
+
+
+async def may_act(client: AsyncWebClient, ch: Channel | None, team: str, user: str) -> bool:
+    """Whether a Home button press on ``ch`` by ``user`` of ``team`` may take effect."""
+    if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
+        return False
+    if ch.ref.channel_id.startswith("@"):
+        return ch.ref.channel_id == f"@{user}"
+    return await may_manage(client, ch, user, await workspace_admin(client, user))

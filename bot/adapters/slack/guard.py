@@ -1,0 +1,59 @@
+"""Every listener answers its own failures: acked, an ephemeral line for the user, never a raise.
+
+A listener that raises after ``ack()`` makes Bolt answer 404 once its 3-second wait runs out and
+leaves the user with nothing; a bad button value or an unknown paper id is a user's problem to
+be told about, not a crash.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+
+from slack_bolt.kwargs_injection.async_args import AsyncArgs
+from slack_sdk.errors import SlackApiError
+
+from digest.errors import DigestError
+
+log = logging.getLogger(__name__)
+FAILED = "Something went wrong on our side; nothing was changed. Please try again later."
+Listener = Callable[..., Awaitable[None]]
+
+
+def guarded(func: Listener) -> Callable[[AsyncArgs], Awaitable[None]]:
+    """``func`` as a Bolt listener that acks, catches every error and tells the user briefly."""
+    names = inspect.getfullargspec(func).args
+
+    async def listener(args: AsyncArgs) -> None:
+        try:
+            await func(**{n: getattr(args, n) for n in names})
+        except DigestError as exc:
+            await answer(args, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a listener must never raise (see module doc)
+            # Where, not what: the body carries what the user typed.
+            log.error("Slack listener %s failed: %s", func.__name__, type(exc).__name__)
+            await answer(args, FAILED)
+
+    listener.__name__ = func.__name__
+    return listener
+
+
+async def answer(args: AsyncArgs, text: str) -> None:
+    """Ack if not yet done, then tell the user ``text`` where only they can see it."""
+    if args.ack.response is None:
+        await args.ack()
+    body = args.body or {}
+    user = (body.get("user") or {}).get("id") or body.get("user_id")
+    channel = (body.get("channel") or {}).get("id") or body.get("channel_id")
+    try:
+        if body.get("response_url"):
+            await args.respond(text=text, response_type="ephemeral", replace_original=False)
+        elif user and channel:
+            await args.client.chat_postEphemeral(channel=channel, user=user, text=text)
+        elif user and body.get("type") == "block_actions":  # Home tab: the app's DM with the user
+            await args.client.chat_postMessage(channel=user, text=text)
+        elif (event := body.get("event") or {}).get("channel_type") == "im":  # a DM command
+            await args.client.chat_postMessage(channel=event["channel"], text=text)
+    except (SlackApiError, OSError) as exc:
+        log.warning("could not tell the user about a failure: %s", type(exc).__name__)

@@ -1,0 +1,102 @@
+"""Direct messages with the app (issue 11, items 10-12): DMs are `/papers me` commands, votes in a
+personal digest count for that digest, and help arrives copyable. Signed HTTP against the fake.
+"""
+
+import json
+from datetime import date
+
+import pytest
+
+from digest.models import ChannelRef
+from tests.fake_slack import FakeSlack
+from tests.test_slack_http import Harness, eventually
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        yield fake
+
+
+async def dm(h: Harness, text: str, user: str = "U1", **extra) -> None:
+    h.n += 1
+    event = {"type": "message", "channel_type": "im", "channel": f"D{user}", "user": user,
+             "text": text, "ts": f"{h.n}.0001", "event_ts": f"{h.n}.0001", **extra}  # fmt: skip
+    assert (await h.event(event, event_id=f"Ev-dm-{h.n}")).status_code == 200
+
+
+def said(slack: FakeSlack, channel: str) -> list[str]:
+    return [json.dumps(a, ensure_ascii=False) for m, a in slack.calls
+            if m == "chat.postMessage" and a["channel"] == channel]  # fmt: skip
+
+
+async def test_direct_messages_are_personal_commands(app, slack):
+    """Item 10. Break tried: register_messages not registered -> nothing answers (red)."""
+    me = ChannelRef("slack", "@U1", "T1")
+    async with Harness(app, slack) as h:
+        await dm(h, "search graph neural networks")
+        await eventually(lambda: len(said(slack, "DU1")) == 1)
+        assert "papers match" in said(slack, "DU1")[0]
+        await dm(h, "subscribe diffusion models")
+        await eventually(lambda: len(said(slack, "DU1")) == 2)
+        await dm(h, "a message from a bot", bot_id="B9")  # e.g. our own digest: not a command
+        await dm(h, "edited", subtype="message_changed")
+        await dm(h, "/papers me list")
+        await eventually(lambda: len(said(slack, "DU1")) == 3)
+    assert [s.text for s in app.channels.subscriptions(me)] == ["diffusion models"]
+    assert "diffusion models" in said(slack, "DU1")[2]
+    assert app.store.channels.get(ChannelRef("slack", "DU1", "T1")) is None
+    assert slack.rejected == []
+
+
+async def test_votes_in_a_personal_digest_count_for_it(app, slack):
+    """Item 11. Break tried: channel_ref() not mapping D… to @user (the 👍 button lands on a
+    stray 'DU1' channel and the personal digest never sees it: red). Reactions on thread items
+    are looked up by the DM's D… id and, failing that, by the '@user' key of the digest."""
+    me = ChannelRef("slack", "@U1", "T1")
+    async with Harness(app, slack) as h:
+        await dm(h, "subscribe diffusion models")
+        await dm(h, "option threads on")
+        await eventually(lambda: len(said(slack, "DU1")) == 2)
+        ch = app.store.channels.get(me)
+        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+        items = [m for m in slack.arrived("DU1") if m.get("thread_ts")]
+        first = next(b for b in items[0]["blocks"] if b["type"] == "actions")
+        paper = first["block_id"].removeprefix("act:")
+        await h.action({"action_id": "vote_up", "value": paper, "type": "button",
+                        "block_id": first["block_id"]}, message=items[0], channel="DU1")  # fmt: skip
+        await eventually(lambda: app.channels.vote_counts(me, paper) == (1, 0))
+        second = next(b for b in items[1]["blocks"] if b["type"] == "actions")
+        reaction = {"type": "reaction_added", "user": "U1", "reaction": "-1", "event_ts": "9",
+                    "item": {"type": "message", "channel": "DU1", "ts": items[1]["ts"]}}  # fmt: skip
+        await h.event(reaction, event_id="Ev-react-dm")
+        other = second["block_id"].removeprefix("act:")
+        await eventually(lambda: app.channels.vote_counts(me, other) == (0, 1))
+    assert app.store.channels.get(ChannelRef("slack", "DU1", "T1")) is None
+
+
+async def test_help_is_copyable_and_data_still_escaped(app, slack):
+    """Item 12. Break tried: reply text rendered with plain() again (a zero-width space after
+    every backtick: red)."""
+    async with Harness(app, slack) as h:
+        await h.done("help")
+        shown = json.dumps(slack.responses()[-1], ensure_ascii=False)
+        await h.done("subscribe *bold* `tick <!channel> <@U9>")
+        echoed = json.dumps(slack.responses()[-1], ensure_ascii=False)
+    assert "`/papers subscribe" in shown and "\u200b" not in shown
+    assert "<!channel>" not in echoed and "<@U9>" not in echoed and "&lt;!channel&gt;" in echoed
+
+
+async def test_a_failing_dm_command_is_answered_in_the_dm(app, slack, monkeypatch):
+    """Item 5 for DMs. Break tried: guard.answer without the DM branch (nothing arrives: red)."""
+
+    def boom(text, ctx):
+        raise RuntimeError("bug")
+
+    async with Harness(app, slack) as h:
+        monkeypatch.setattr(h.deps.commands, "handle", boom)
+        await dm(h, "search anything")
+        await eventually(lambda: len(said(slack, "DU1")) == 1)
+    assert "Something went wrong" in said(slack, "DU1")[0]
