@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
-from digest.compose import Digest, compose
+from digest.backlog import compose_digest
+from digest.compose import Digest
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
@@ -187,8 +188,13 @@ class ChannelService:
         )
 
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet (no message on empty days), admin_only."""
-        fields = {"quiet": "quiet_when_empty", "admin-only": "admin_only", "threads": "threaded"}
+        """Boolean channel options: quiet, admin-only, threads, backlog (see `help`)."""
+        fields = {
+            "quiet": "quiet_when_empty",
+            "admin-only": "admin_only",
+            "threads": "threaded",
+            "backlog": "backlog",
+        }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
@@ -225,16 +231,7 @@ class ChannelService:
 
     def preview(self, ref: ChannelRef, day: date) -> Digest:
         """The digest the channel would get now, without claiming or sending anything."""
-        channel = self.channel(ref)
-        ids = self.candidates(channel)
-        return compose(
-            channel,
-            self.profile(channel),
-            self.papers.ranker(),
-            ids,
-            day,
-            self.store.papers.get_many(ids),
-        )
+        return compose_digest(self, self.channel(ref), day)
 
     def stats(self, ref: ChannelRef) -> Stats:
         """Digest, paper and vote counts, and how many delivered papers each interest brought."""

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from digest.backlog import compose_digest
 from digest.channels import ChannelService
-from digest.compose import Digest, DigestItem, compose, interests
+from digest.compose import Digest, DigestItem, interests
 from digest.models import Channel
 from digest.store.deliveries import CLAIMED, POSTED, SENDING, Delivery, ItemClaim
 
@@ -42,10 +43,7 @@ class Deliveries:
         """Compose and reserve today's digest; None if another worker (or an earlier run) has it."""
         if self.store.deliveries.for_day(channel.id, day) is not None:
             return None
-        profile = self.channels.profile(channel)
-        ids = self.channels.candidates(channel)
-        papers = self.store.papers.get_many(ids)
-        digest = compose(channel, profile, self.channels.papers.ranker(), ids, day, papers)
+        digest = compose_digest(self.channels, channel, day)  # new papers, then the backlog
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
             channel.id, day, self.worker, items, digest.near_misses, quiet=channel.quiet_when_empty

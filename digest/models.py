@@ -109,6 +109,7 @@ class Channel:
     paused_reason: str | None = None
     quiet_when_empty: bool = False
     threaded: bool = False  # post each paper as a reply under the digest's header
+    backlog: bool = True  # after the new papers, fill the digest with unposted older ones
     admin_only: bool = False
     owner_user: str | None = None
 

@@ -28,6 +28,7 @@ def runner(app, worker, adapter):
 
 def test_one_digest_per_channel_and_day_and_never_a_paper_twice(app):
     ch = channel_with_topic(app)
+    app.channels.set_option(ch.ref, "backlog", False)  # new papers only (tests/test_backlog.py)
     adapter = RecordingAdapter()
     r = runner(app, "w1", adapter)
     assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("posted 5")
@@ -114,6 +115,7 @@ def test_transient_failure_is_retried_by_recovery_exactly_once(app):
 def test_quiet_channel_stays_silent_on_an_empty_day(app):
     ch = channel_with_topic(app)
     app.channels.set_option(ch.ref, "quiet", True)
+    app.channels.set_option(ch.ref, "backlog", False)
     adapter = RecordingAdapter()
     r = runner(app, "w1", adapter)
     asyncio.run(r.run_channel(ch.id, DAY))

@@ -65,7 +65,8 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else "Next digest: none scheduled",
         f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
         f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
-        f"admins only: {'on' if channel.admin_only else 'off'}",
+        f"admins only: {'on' if channel.admin_only else 'off'} · "
+        f"backlog: {'on' if channel.backlog else 'off'}",
     ]
     who = (
         "Your personal digest"
@@ -134,8 +135,9 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only|threads on|off",
-    "silence empty days; restrict settings to admins; one thread reply per paper",
+    "option quiet|admin-only|threads|backlog on|off",
+    "silence empty days; restrict settings to admins; one thread reply per paper; "
+    "fill digests with unsent older papers",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
+from digest.backlog import outlook
 from digest.errors import DigestError
 from digest.rank.engine import Filters
 from digest.text import is_number
@@ -99,19 +100,11 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Why which paper? e.g. `/papers why 2401.01234`")
     paper = cmds.papers.paper(args.words[0])
     channel = cmds.channels.channel(ctx.ref)
-    profile = cmds.channels.profile(channel)
-    ranker = cmds.papers.ranker()
-    if profile.is_empty() or ranker is None:
+    if cmds.channels.profile(channel).is_empty() or cmds.papers.ranker() is None:
         return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
-    picks = ranker.rank(profile, [paper.id], size=1, threshold=0.0)
-    if not picks.hits:
-        return Reply(text=f"{paper.title!r} is excluded by this channel's `exclude` terms.")
-    hit = picks.hits[0]
-    verdict = "above" if hit.score >= channel.threshold else "below"
-    return Reply(
-        text=f"Score {hit.score:.2f}, {verdict} this channel's threshold {channel.threshold:.2f}.\nWhy: {hit.why}",
-        title=paper.title,
-    )
+    seen = outlook(cmds.channels, channel, paper.id, ctx.now)
+    why = f"\nWhy: {seen.why}" if seen.why else ""
+    return Reply(text=f"{seen.verdict}{why}", title=paper.title)
 
 
 @command("topics", "topics", "suggested topics mined from the stored papers")

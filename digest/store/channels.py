@@ -23,6 +23,7 @@ SETTINGS = {
     "paused_reason",
     "quiet_when_empty",
     "threaded",
+    "backlog",
     "admin_only",
     "owner_user",
 }
@@ -43,6 +44,7 @@ def to_channel(row: ChannelRow) -> Channel:
         paused_reason=row.paused_reason,
         quiet_when_empty=row.quiet_when_empty,
         threaded=row.threaded,
+        backlog=row.backlog,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
     )
