@@ -12,8 +12,9 @@ from datetime import date
 from typing import Any
 
 from digest.errors import IngestError
+from digest.headline import derive_title
 from digest.models import Links, PaperRecord, ParseProblem
-from digest.text import clean_text, derive_title, derived_id
+from digest.text import clean_text, derived_id
 
 MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning
 
