@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.adapters.console import ConsoleAdapter
 from bot.commands import Commands
-from bot.config import Settings
+from bot.config import Settings, load_settings
 from bot.ops import Health, Metrics, record_ingest
 
 if TYPE_CHECKING:
@@ -174,7 +174,26 @@ class App:
             self.store.close()
 
 
+class _StartupNoise(logging.Filter):
+    """Drops third-party start-up warnings that ask nothing of the user (voice support, a token
+    Bolt ignores because we hand it a client); everything else from those loggers still shows."""
+
+    NOISE = ("voice will NOT be supported", "`token` will be unused")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(n in record.getMessage() for n in self.NOISE)
+
+
+def quiet_third_party() -> None:
+    """Install the start-up noise filter on discord.py's and Bolt's loggers (idempotent)."""
+    for name in ("discord.client", "slack_bolt.App", "slack_bolt.AsyncApp"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _StartupNoise) for f in logger.filters):
+            logger.addFilter(_StartupNoise())
+
+
 def build(db_url: str | None = None, settings: Settings | None = None) -> App:
     """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL."""
-    settings = settings or Settings()
+    quiet_third_party()
+    settings = settings or load_settings()
     return App(settings=settings, database_url=db_url or settings.resolved_database_url())

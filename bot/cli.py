@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from typer.exceptions import Abort, TyperException
 
 from bot import app as composition
-from bot.config import Settings
+from bot.config import Settings, load_settings
 from bot.logs import configure
 from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
@@ -20,6 +21,7 @@ from digest.ingest.pipeline import IngestReport
 from digest.models import Paper
 from digest.rank.engine import Filters, Hit
 from digest.service import SearchView
+from digest.text import hide_password
 
 app = typer.Typer(
     add_completion=False,
@@ -51,7 +53,9 @@ def _root(
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
     _State.db = db
-    _State.settings = Settings()  # read once per invocation; the composition root gets this one
+    _State.settings = (
+        load_settings()
+    )  # read once per invocation; the composition root gets this one
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
@@ -208,6 +212,13 @@ def db_upgrade(db: DbOption = None) -> None:
     )
 
 
+def fail(message: str) -> int:
+    """Print one ``error:`` line (first line only, passwords hidden); the exit code is 2."""
+    lines = str(message).strip().splitlines() or ["unknown error"]
+    err.print(f"error: {hide_password(lines[0])}", markup=False)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
     from bot import cli_channels, cli_ops  # noqa: F401 - registers the channel, bot and ops commands
@@ -215,14 +226,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
     except DigestError as exc:
-        err.print(f"error: {exc}", markup=False)
-        return 2
+        return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        err.print(f"error: {exc.format_message()}", markup=False)
-        return 2
+        return fail(exc.format_message())
     except Abort:
         err.print("aborted", markup=False)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback
+        logging.getLogger("digestbot").debug("unexpected error", exc_info=True)
+        return fail(f"{type(exc).__name__}: {exc} (run with -v for details)")
     return rv if isinstance(rv, int) else 0

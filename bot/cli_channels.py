@@ -118,15 +118,24 @@ def digest_cmd(
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
     application = wired(db)
     ref = _ref(channel)
+    # With --json the console rendering goes to stderr so stdout stays parseable.
+    adapters = application.adapters(err.file if as_json else out.file)
+    if ref.platform not in adapters and not dry_run:
+        raise DigestError(_no_connection(ref.platform))
     ch = application.channels.channel(ref)
     when = _day(day, ch.timezone)
+    today = local_day(datetime.now(UTC), ch.timezone)
+    if when > today and not dry_run:
+        raise DigestError(
+            f"--date {when} is in the future ({ref} is at {today}); posting it now would use up "
+            "that day. Preview it with --dry-run."
+        )
     if dry_run:
         d = application.channels.preview(ref, when)
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
         print(_digest_json(ref, when, "preview", items) if as_json else render(digest_reply(d)))
         return
-    # With --json the console rendering goes to stderr so stdout stays parseable.
-    runner = application.runner(application.adapters(err.file if as_json else out.file))
+    runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
     if not as_json:
         print(f"{ref} {when}: {outcome}")
@@ -141,6 +150,17 @@ def digest_cmd(
     print(_digest_json(ref, when, outcome, rows))
 
 
+def _no_connection(platform: str) -> str:
+    """Why a platform's channel cannot be posted to from here."""
+    need = {
+        "slack": "DIGESTBOT_SLACK_BOT_TOKEN (or the OAuth settings)",
+        "discord": "DIGESTBOT_DISCORD_TOKEN",
+    }
+    if platform in need:
+        return f"No {platform} connection: set {need[platform]} to post there (or use --dry-run)."
+    return f"Unknown platform {platform!r}; channels look like console:lab, slack:T123/C456 or discord:GUILD/CHANNEL."
+
+
 def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) -> str:
     papers = [{"id": i, "title": t, "score": s, "why": w} for i, t, s, w in items]
     return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
@@ -152,7 +172,12 @@ def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
     application = wired(db)
     now = datetime.now(UTC)
-    for ch in application.store.channels.all():
+    channels = application.store.channels.all()
+    if not channels:
+        print(
+            'No channels yet; `digestbot subscribe console:lab "a topic"` or `digestbot run` makes one.'
+        )
+    for ch in channels:
         last = application.store.deliveries.last(ch.id)
         due = next_due(now, ch.digest_time, ch.weekdays, ch.timezone)
         state = (

@@ -37,8 +37,8 @@ async def _discord_sync(application: App, guild: int | None) -> None:
 
     client = application.discord
     client.sync_on_change = False  # this command syncs explicitly
-    await client.login(application.settings.discord_token.get_secret_value())
     try:
+        await client.login(application.settings.discord_token.get_secret_value())
         target = discord.Object(id=guild) if guild else None
         if target is not None:
             client.tree.copy_global_to(guild=target)
@@ -48,8 +48,12 @@ async def _discord_sync(application: App, guild: int | None) -> None:
         print(
             f"synced {len(synced)} command(s) {'to server ' + str(guild) if guild else 'globally'}"
         )
+    except discord.LoginFailure as exc:
+        raise DigestError(f"Discord login failed: {exc}") from None
+    except (discord.HTTPException, OSError) as exc:  # aiohttp's connection errors are OSErrors
+        raise DigestError(f"Discord sync failed: {exc}") from None
     finally:
-        await client.close()
+        await client.close()  # also after a failed login, so no "Unclosed client session"
 
 
 @app.command("export")
@@ -57,8 +61,13 @@ def export_cmd(file: Path, db: DbOption = None) -> None:
     """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
     from digest.portable import dumps, export_state
 
+    if not file.parent.is_dir():
+        raise DigestError(f"Folder {file.parent} does not exist; create it first.")
     doc = export_state(wired(db).store)
-    file.write_text(dumps(doc), encoding="utf-8")
+    try:
+        file.write_text(dumps(doc), encoding="utf-8")
+    except OSError as exc:
+        raise DigestError(f"Cannot write {file}: {exc.strerror}.") from exc
     print(f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
           f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests to {file}")  # fmt: skip
 

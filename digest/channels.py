@@ -11,9 +11,10 @@ from digest.compose import Digest
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
-from digest.schedule import parse_time, parse_timezone, parse_weekdays
+from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
 from digest.text import is_number
+from digest.zones import parse_timezone
 
 MAX_TOPIC_CHARS = 200
 MAX_SUBSCRIPTIONS = 50

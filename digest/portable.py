@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.errors import DigestError
@@ -58,17 +59,54 @@ def export_state(store: Store) -> dict[str, Any]:
     return {"format": FORMAT, **data}
 
 
-def _parse(table: Any, row: dict[str, Any]) -> dict[str, Any]:
+def _parse(table: Any, row: Any, n: int) -> dict[str, Any]:
+    """One exported row as column values; a bad one is a DigestError naming table, row, column."""
+    where = f"{table.__tablename__} row {n}"
+    if not isinstance(row, dict):
+        raise DigestError(f"{where}: expected an object, got {type(row).__name__}.")
     out = {}
     for col in table.__table__.columns:
         value = row.get(col.key)
-        py = col.type.python_type if value is not None else None
-        if py is datetime:
-            value = datetime.fromisoformat(value)
-        elif py is date:
-            value = date.fromisoformat(value)
-        out[col.key] = value
+        if value is None:
+            if not col.nullable and col.server_default is None and not col.primary_key:
+                raise DigestError(f"{where}: missing {col.key!r}.")
+            out[col.key] = None
+            continue
+        out[col.key] = _value(col, value, f"{where}, {col.key!r}")
     return out
+
+
+def _value(col: Any, value: Any, where: str) -> Any:
+    py = col.type.python_type
+    try:
+        if py is datetime:
+            return datetime.fromisoformat(value)
+        if py is date:
+            return date.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise DigestError(f"{where}: not a date/time: {str(value)[:40]!r}.") from None
+    if py is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise DigestError(f"{where}: expected a whole number, got {str(value)[:40]!r}.")
+    if py is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise DigestError(f"{where}: expected a number, got {str(value)[:40]!r}.")
+    if py is str and not isinstance(value, str):
+        raise DigestError(f"{where}: expected text, got {str(value)[:40]!r}.")
+    if py is bool and not isinstance(value, bool):
+        raise DigestError(f"{where}: expected true or false, got {str(value)[:40]!r}.")
+    return value
+
+
+def _rows(doc: dict[str, Any], table: Any) -> list[dict[str, Any]]:
+    """A table's exported rows, parsed and checked (no two with the same id)."""
+    raw = doc.get(table.__tablename__, [])
+    if not isinstance(raw, list):
+        raise DigestError(f"{table.__tablename__}: expected a list of rows.")
+    rows = [_parse(table, r, n) for n, r in enumerate(raw, 1)]
+    ids = [r["id"] for r in rows]
+    if len(ids) != len(set(ids)):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DigestError(f"{table.__tablename__}: id {dup!r} appears twice; nothing was imported.")
+    return rows
 
 
 def import_state(store: Store, doc: dict[str, Any]) -> dict[str, int]:
@@ -80,14 +118,18 @@ def import_state(store: Store, doc: dict[str, Any]) -> dict[str, int]:
         if session.scalar(select(ChannelRow.id).limit(1)) is not None:
             raise DigestError("This database already has channels; import into an empty one.")
         known = set(session.scalars(select(PaperRow.id)))
-        papers = [p for p in doc.get("papers", []) if p["id"] not in known]
-        session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
-        counts["papers"] = len(papers)
-        session.flush()
-        for table in TABLES:
-            rows = doc.get(table.__tablename__, [])
-            session.add_all(table(**_parse(table, r)) for r in rows)
-            session.flush()  # parents before children (foreign keys)
+        for table in (PaperRow, *TABLES):
+            rows = _rows(doc, table)
+            if table is PaperRow:
+                rows = [r for r in rows if r["id"] not in known]
+            session.add_all(table(**r) for r in rows)
+            try:
+                session.flush()  # parents before children (foreign keys)
+            except IntegrityError as exc:
+                reason = str(exc.orig).strip().splitlines()[0] if exc.orig else "constraint"
+                raise DigestError(
+                    f"{table.__tablename__}: duplicate or dangling rows ({reason}); nothing was imported."
+                ) from None
             counts[table.__tablename__] = len(rows)
         session.commit()
     _reset_sequences(store)

@@ -134,3 +134,11 @@ def acronym_span(acronym: str, words: list[str]) -> int:
     if not first or first[0].lower() != letters[0]:
         return 0
     return len(used) if len(used) <= len(letters) + 5 else 0
+
+
+_URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^@\s]*@")
+
+
+def hide_password(text: str) -> str:
+    """``text`` with the password of any URL in it replaced by *** (also for unparseable URLs)."""
+    return _URL_PASSWORD.sub(r"\1:***@", text)
