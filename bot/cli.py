@@ -33,8 +33,8 @@ papers_app = typer.Typer(no_args_is_help=True, help="Browse stored papers.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
 app.add_typer(papers_app, name="papers")
 app.add_typer(db_app, name="db")
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 DbOption = Annotated[
     str | None,
@@ -65,7 +65,32 @@ def wired(db: str | None = None) -> composition.App:
 
 
 def _report_line(r: IngestReport) -> str:
-    return f"{r.source}: {r.added} new, {r.merged} merged, {r.unchanged} already stored ({r.parsed} read)"
+    skipped = sum(not p.warning for p in r.problems)
+    return (
+        f"{r.source}: {r.added} new, {r.updated} updated, {r.merged} merged, "
+        f"{r.unchanged} already stored ({r.parsed} read, {skipped} skipped)"
+    )
+
+
+def _print_problems(source: str, report: IngestReport, shown: int = 20) -> None:
+    """Per-line problems on stderr: ``file:line: message`` (warnings say so)."""
+    for p in report.problems[:shown]:
+        kind = "warning: " if p.warning else ""
+        err.print(f"{source}:{p.line}: {kind}{p.message}", markup=False)
+    if len(report.problems) > shown:
+        err.print(f"{source}: … and {len(report.problems) - shown} more", markup=False)
+
+
+def _bar() -> Progress:
+    """A progress bar on a terminal (stderr); nothing at all on a pipe."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
 
 
 @app.command("ingest")
@@ -79,28 +104,28 @@ def ingest_cmd(
     ] = "auto",
     db: DbOption = None,
 ) -> None:
-    """Read papers into the store; re-ingesting a source adds nothing new."""
+    """Read papers into the store; re-ingesting a source adds nothing new.
+
+    Exit code 0: every line stored; 1: good lines stored, some skipped (listed with line numbers).
+    """
     service = wired(db).service
+    skipped = 0
     for source in sources:
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err,
-            transient=True,
-            disable=not err.is_terminal,
-        ) as bar:
+        with _bar() as bar:
             task = bar.add_task(f"ingesting {source}", total=None)
             report = service.ingest(source, fmt, progress=lambda n, t=task: bar.advance(t, n))
-        for problem in report.problems[:20]:
-            err.print(f"{source}:{problem.line}: {problem.message}", markup=False)
-        if len(report.problems) > 20:
-            err.print(f"{source}: … and {len(report.problems) - 20} more problems", markup=False)
+        _print_problems(source, report)
+        skipped += sum(not p.warning for p in report.problems)
         out.print(_report_line(report), markup=False)
     from bot.ops import record_ingest
 
     record_ingest(service.store)
-    service.ranker()  # fit or extend the index now, so the first search is fast
+    with _bar() as bar:
+        bar.add_task("fitting the search index", total=None)
+        service.ranker()  # fit or extend the index now, so the first search is fast
+    if skipped:
+        err.print(f"{skipped} line(s) skipped; the rest were stored.", markup=False)
+        raise typer.Exit(1)
 
 
 @papers_app.command("list")

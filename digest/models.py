@@ -60,6 +60,7 @@ class ParseProblem:
 
     line: int
     message: str
+    warning: bool = False  # stored anyway (e.g. no abstract); not a skipped line
 
 
 class SubscriptionKind(StrEnum):

@@ -24,6 +24,7 @@ class UpsertCounts:
     added: int = 0
     merged: int = 0
     unchanged: int = 0
+    updated: int = 0  # same id, different text: the stored paper now has the new text
     added_ids: list[str] = field(default_factory=list)
 
 
@@ -129,6 +130,25 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     return changed
 
 
+def _update(old: PaperRow, new: PaperRow) -> bool:
+    """Replace ``old``'s text when a record with the same id brings different content."""
+    if new.id != old.id or not new.abstract or new.content_hash == old.content_hash:
+        return False
+    if new.published and old.published and new.published < old.published:
+        return False  # an older version (arXiv v1 after v2) never replaces a newer one
+    old.abstract, old.abstract_raw, old.content_hash = (
+        new.abstract,
+        new.abstract_raw,
+        new.content_hash,
+    )
+    if not new.title_derived or old.title_derived:
+        old.title, old.title_derived, old.title_key = new.title, new.title_derived, new.title_key
+    for attr in ("authors", "keywords"):
+        if getattr(new, attr):
+            setattr(old, attr, getattr(new, attr))
+    return True
+
+
 def to_paper(row: PaperRow) -> Paper:
     """Domain object from a row."""
     return Paper(
@@ -191,7 +211,10 @@ class PaperRepo:
                     keys.add(_KeyView(row))
                     counts.added += 1
                     counts.added_ids.append(row.id)
-                elif _merge(session.get(PaperRow, existing_id), row):
+                elif _update(old := session.get(PaperRow, existing_id), row):
+                    _merge(old, row)
+                    counts.updated += 1
+                elif _merge(old, row):
                     counts.merged += 1
                 else:
                     counts.unchanged += 1
