@@ -7,7 +7,7 @@ import logging
 import os
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
@@ -40,6 +40,7 @@ class App:
 
     settings: Settings
     database_url: str
+    failed: dict[str, str] = field(default_factory=dict)  # platform -> why it could not log in
 
     @cached_property
     def store(self) -> Store:
@@ -165,7 +166,11 @@ class App:
         if self.discord is not None:
             platforms["discord"] = self.discord.is_ready
         return Health(
-            self.store, lambda: scheduler.scheduler.running, platforms, bool(self._sources())
+            self.store,
+            lambda: scheduler.scheduler.running,
+            platforms,
+            bool(self._sources()),
+            failed=self.failed,
         )
 
     def close(self) -> None:

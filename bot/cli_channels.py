@@ -20,6 +20,7 @@ from bot.commands import Context
 from bot.commands.replies import Reply, digest_reply
 from bot.ops import ops_app
 from bot.scheduler import DigestScheduler
+from bot.startup import report, slack_problem, start_discord
 from digest import BUNDLED_PAPERS
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
@@ -209,16 +210,10 @@ async def _serve(application: App) -> None:
     scheduler = application.scheduler(runner)
     application.connect(runner, scheduler)
     await runner.recover()
+    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
+    discord_task = await _start_platforms(application, interactive)
     scheduler.start()
-    if application.slack is not None:
-        await application.slack.start()
     ops_runner = await _start_ops(application, scheduler)
-    discord_task = None
-    if (
-        application.discord is not None
-    ):  # same event loop; setup_hook registers commands and buttons
-        token = application.settings.discord_token.get_secret_value()
-        discord_task = asyncio.create_task(application.discord.start(token))
     now = datetime.now(UTC)
     for ch in application.store.channels.all():  # a console channel's first digest is shown at once
         if (
@@ -238,19 +233,46 @@ async def _serve(application: App) -> None:
         return await _apply(application, runner, reply, ctx)
 
     try:
-        if (application.slack or application.discord) is not None and not sys.stdin.isatty():
+        if not interactive:
             await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
             await repl(handle)
     finally:
         scheduler.shutdown()
-        if application.slack is not None:
+        if application.slack is not None and "slack" not in application.failed:
             await application.slack.stop()
         if discord_task is not None:
             await application.discord.close()
+            discord_task.cancel()
         if ops_runner is not None:
             await ops_runner.cleanup()
+
+
+async def _start_platforms(application: App, interactive: bool) -> asyncio.Task | None:
+    """Log in to each configured platform once; report failures, give up if nothing is left."""
+    discord_task, running = None, ["the console"] if interactive else []
+    if application.slack is not None:
+        if problem := await slack_problem(application):
+            application.failed["slack"] = problem
+        else:
+            await application.slack.start()
+            running.append("Slack")
+    if application.discord is not None:  # same event loop; setup_hook registers the commands
+        started = await start_discord(application)
+        if isinstance(started, str):
+            application.failed["discord"] = started
+        else:
+            discord_task, running = started, [*running, "Discord"]
+    if application.failed and not running:
+        raise DigestError(
+            "no platform could start: "
+            + "; ".join(
+                f"{k.capitalize()} login failed: {v}" for k, v in application.failed.items()
+            )
+        )
+    report(application.failed, running)
+    return discord_task
 
 
 async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
