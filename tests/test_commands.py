@@ -61,7 +61,7 @@ def test_like_subscription_needs_a_real_paper(app):
     ("text", "message"),
     [
         ("schedule 25:00", "Time must look like 09:30"),
-        ("schedule 09:00 Mars/Base", "Unknown timezone 'Mars/Base'. Try e.g. Europe/Berlin"),
+        ("schedule 09:00 Mars/Base", "Unknown time zone 'Mars/Base' (e.g. Europe/Berlin"),
         ("schedule 09:00 Europe/Berlin someday", "Days must be daily, weekdays"),
         ("schedule", "When?"),
         ("size 0", "from 1 to 25"),

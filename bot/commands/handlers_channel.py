@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.errors import DigestError
 from digest.models import SubscriptionKind
-from digest.schedule import local_day, next_due
+from digest.schedule import local_day, next_due, parse_weekdays
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -99,14 +100,23 @@ def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
-    tz = next((w for w in rest if "/" in w or w.upper() == "UTC"), None)
-    days = next((w for w in rest if w is not tz), None)
-    if len(rest) > 2 or (rest and tz is None and days is None):
+    days = next((w for w in rest if _is_days(w)), None)
+    zone = [w for w in rest if w is not days]
+    if days is None and len(zone) == 2 and "/" in zone[0]:
+        days = zone.pop()  # "Europe/Berlin someday": the days parser says what is wrong
+    if len(zone) > 1 and any("/" in w for w in zone):  # only "New York"-style names have spaces
         return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
-    if rest and tz is None and len(rest) == 2:
-        return error(f"Unknown timezone {rest[0][:40]!r}. Try e.g. Europe/Berlin.")
-    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
+    ch = cmds.channels.set_schedule(ctx.ref, at, " ".join(zone) or None, days)
     return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+
+
+def _is_days(word: str) -> bool:
+    """True for 'daily', 'weekdays', 'mon,wed,fri' and the like (not a time zone)."""
+    try:
+        parse_weekdays(word)
+    except DigestError:
+        return False
+    return True
 
 
 @command("size", "size <n>", "papers per digest (1-25)", True)
