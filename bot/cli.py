@@ -5,23 +5,25 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from typer.exceptions import Abort, TyperException
 
-from bot import app as composition
-from bot.config import Settings, load_settings
-from bot.logs import configure
-from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
-from digest.ingest.pipeline import IngestReport
-from digest.models import Paper
-from digest.rank.engine import Filters, Hit
-from digest.service import SearchView
-from digest.text import hide_password
+
+# Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
+# use them, so `digestbot --help` and usage errors answer in well under a second.
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from bot.app import App
+    from bot.config import Settings
+    from digest.ingest.pipeline import IngestReport
+    from digest.models import Paper
+    from digest.rank.engine import Hit
+    from digest.service import SearchView
 
 app = typer.Typer(
     add_completion=False,
@@ -52,16 +54,19 @@ def _root(
     db: DbOption = None, verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
+    from bot.config import load_settings
+    from bot.logs import configure
+
     _State.db = db
-    _State.settings = (
-        load_settings()
-    )  # read once per invocation; the composition root gets this one
+    _State.settings = load_settings()  # read once per invocation; the composition root gets it
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
-def wired(db: str | None = None) -> composition.App:
+def wired(db: str | None = None) -> App:
     """The application built by the composition root for this invocation."""
-    return composition.build(db or _State.db, _State.settings)
+    from bot.app import build
+
+    return build(db or _State.db, _State.settings)
 
 
 def _report_line(r: IngestReport) -> str:
@@ -83,6 +88,8 @@ def _print_problems(source: str, report: IngestReport, shown: int = 20) -> None:
 
 def _bar() -> Progress:
     """A progress bar on a terminal (stderr); nothing at all on a pipe."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -135,13 +142,23 @@ def papers_list(
     db: DbOption = None,
 ) -> None:
     """Most recently ingested papers."""
-    for paper in wired(db).service.papers(limit, offset):
+    from bot.render_text import paper_line
+
+    papers = wired(db).service.papers(limit, offset)
+    if not papers and offset == 0:
+        out.print(
+            "No papers stored yet; `digestbot ingest FILE` (or `digestbot run`) adds some.",
+            markup=False,
+        )
+    for paper in papers:
         out.print(paper_line(paper), markup=False)
 
 
 @papers_app.command("show")
 def papers_show(paper_id: str, db: DbOption = None) -> None:
     """One paper in full."""
+    from bot.render_text import paper_detail
+
     out.print(paper_detail(wired(db).service.paper(paper_id)), markup=False)
 
 
@@ -195,6 +212,8 @@ def search_cmd(
         raise DigestError("Give either a QUERY or --queries-file FILE.")
     if limit < 1:
         raise DigestError("--limit must be at least 1.")
+    from digest.rank.engine import Filters
+
     service = wired(db).service
     filters = Filters(venue=venue, year=year, author=author)
     for q in _read_queries(queries_file) if queries_file else [query]:
@@ -212,6 +231,8 @@ def search_cmd(
 
 def _print_page(view: SearchView, page: int, limit: int) -> None:
     """One page of search results as numbered lines with their reasons."""
+    from bot.render_text import paper_line
+
     if view.result.message:
         out.print(view.result.message, markup=False)
     for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
@@ -239,6 +260,8 @@ def db_upgrade(db: DbOption = None) -> None:
 
 def fail(message: str) -> int:
     """Print one ``error:`` line (first line only, passwords hidden); the exit code is 2."""
+    from digest.text import hide_password
+
     lines = str(message).strip().splitlines() or ["unknown error"]
     err.print(f"error: {hide_password(lines[0])}", markup=False)
     return 2
@@ -246,7 +269,7 @@ def fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
-    from bot import cli_channels, cli_ops  # noqa: F401 - registers the channel, bot and ops commands
+    from bot import cli_channels, cli_ops, cli_run  # noqa: F401 - registers their commands
 
     try:
         rv = app(args=argv, standalone_mode=False)

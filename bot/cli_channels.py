@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import signal
-import sys
 from datetime import UTC, date, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from aiohttp import web
 
-from bot.adapters.console import render, repl
-from bot.app import App
 from bot.cli import DbOption, app, err, out, wired
-from bot.commands import Context
-from bot.commands.replies import Reply, digest_reply
-from bot.ops import ops_app
-from bot.scheduler import DigestScheduler
-from bot.startup import report, slack_problem, start_discord
-from digest import BUNDLED_PAPERS
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 from digest.schedule import local_day, next_due
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from bot.app import App
+    from bot.commands import Context
+    from bot.commands.replies import Reply
+
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
 
@@ -44,8 +36,10 @@ def _day(text: str | None, tz: str) -> date:
         raise DigestError(f"--date must look like 2026-12-01, got {text[:20]!r}.") from None
 
 
-async def _apply(application: App, runner, reply: Reply, ctx: Context) -> str:
+async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> str:
     """Render a reply and carry out what it asks of the runner (post a digest now)."""
+    from bot.adapters.console import render
+
     text = render(reply)
     if reply.deliver_now is not None:
         channel = application.channels.channel(reply.deliver_now)
@@ -62,12 +56,14 @@ def cmd_cmd(
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
+    from bot.commands import Context
+
     application = wired(db)
     ref = _ref(channel)
     ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
     reply = application.commands.handle(text, ctx)
     runner = application.runner(application.adapters(out.file))
-    print(asyncio.run(_apply(application, runner, reply, ctx)))
+    print(asyncio.run(apply_reply(application, runner, reply, ctx)))
 
 
 @app.command("subscribe")
@@ -134,7 +130,13 @@ def digest_cmd(
     if dry_run:
         d = application.channels.preview(ref, when)
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
-        print(_digest_json(ref, when, "preview", items) if as_json else render(digest_reply(d)))
+        if as_json:
+            print(_digest_json(ref, when, "preview", items))
+        else:
+            from bot.adapters.console import render
+            from bot.commands.replies import digest_reply
+
+            print(render(digest_reply(d)))
         return
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
@@ -191,117 +193,3 @@ def channels_cmd(db: DbOption = None) -> None:
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscriptions  {last_text}  {state}"
         )
-
-
-def _first_run(application: App) -> None:
-    """The embedded default: bundled papers and a demo console channel, so `run` shows a digest."""
-    if application.store.papers.count() == 0:
-        report = application.service.ingest(str(BUNDLED_PAPERS))
-        print(f"Loaded {report.added} bundled NeurIPS 2026 papers.")
-    if not application.store.channels.all():
-        for topic in DEMO_TOPICS:
-            application.channels.add(DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot")
-        print(f"Created channel {DEMO_CHANNEL} following: {', '.join(DEMO_TOPICS)}.")
-
-
-async def _serve(application: App) -> None:
-    adapters = application.adapters(out.file)
-    runner = application.runner(adapters)
-    scheduler = application.scheduler(runner)
-    application.connect(runner, scheduler)
-    await runner.recover()
-    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
-    discord_task = await _start_platforms(application, interactive)
-    scheduler.start()
-    ops_runner = await _start_ops(application, scheduler)
-    now = datetime.now(UTC)
-    for ch in application.store.channels.all():  # a console channel's first digest is shown at once
-        if (
-            ch.ref.platform == "console"
-            and application.store.deliveries.last(ch.id) is None
-            and not ch.paused
-        ):
-            await runner.run_channel(ch.id, local_day(now, ch.timezone))
-    for ref, outcome in (await scheduler.catch_up()).items():
-        log.info("catch-up %s: %s", ref, outcome)
-
-    async def handle(line: str) -> str:
-        ctx = Context(ref=DEMO_CHANNEL, user="you", dm=ChannelRef("console", "@you"))
-        reply = application.commands.handle(line, ctx)
-        if reply.schedule_changed is not None:
-            scheduler.sync()
-        return await _apply(application, runner, reply, ctx)
-
-    try:
-        if not interactive:
-            await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
-        else:
-            print("Type /papers help (or exit). Digests print here when they are due.")
-            await repl(handle)
-    finally:
-        scheduler.shutdown()
-        if application.slack is not None and "slack" not in application.failed:
-            await application.slack.stop()
-        if discord_task is not None:
-            await application.discord.close()
-            discord_task.cancel()
-        if ops_runner is not None:
-            await ops_runner.cleanup()
-
-
-async def _start_platforms(application: App, interactive: bool) -> asyncio.Task | None:
-    """Log in to each configured platform once; report failures, give up if nothing is left."""
-    discord_task, running = None, ["the console"] if interactive else []
-    if application.slack is not None:
-        if problem := await slack_problem(application):
-            application.failed["slack"] = problem
-        else:
-            await application.slack.start()
-            running.append("Slack")
-    if application.discord is not None:  # same event loop; setup_hook registers the commands
-        started = await start_discord(application)
-        if isinstance(started, str):
-            application.failed["discord"] = started
-        else:
-            discord_task, running = started, [*running, "Discord"]
-    if application.failed and not running:
-        raise DigestError(
-            "no platform could start: "
-            + "; ".join(
-                f"{k.capitalize()} login failed: {v}" for k, v in application.failed.items()
-            )
-        )
-    report(application.failed, running)
-    return discord_task
-
-
-async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
-    """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
-    s = application.settings
-    if not s.health_port:
-        return None
-    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, s.health_host, s.health_port).start()
-    except OSError as exc:
-        log.warning("health endpoint not started on %s:%s: %s", s.health_host, s.health_port, exc)
-        await runner.cleanup()
-        return None
-    return runner
-
-
-async def _until_stopped() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-
-
-@app.command("run")
-def run_cmd(db: DbOption = None) -> None:
-    """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
-    application = wired(db)
-    _first_run(application)
-    asyncio.run(_serve(application))

@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.app import App
 from bot.cli import DbOption, app, wired
 from digest.errors import DigestError
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 discord_app = typer.Typer(no_args_is_help=True, help="Discord maintenance.")
 app.add_typer(discord_app, name="discord")
