@@ -12,24 +12,22 @@ from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
-from bot.adapters.console import ConsoleAdapter
-from bot.commands import Commands
 from bot.config import Settings, load_settings
-from bot.ops import Health, Metrics, record_ingest
 
+# What each property needs is imported inside it: a CLI command that only reads channels must not
+# pay for scikit-learn, APScheduler, Prometheus or the chat SDKs.
 if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
-from bot.ports import Adapter
-from bot.runner import DigestRunner
-from bot.scheduler import DigestScheduler
-from digest.channels import ChannelService
-from digest.delivery import Deliveries
-from digest.ingest.pipeline import SourceConfig
-from digest.models import ChannelRef
-from digest.schedule import local_day
-from digest.service import DigestService
-from digest.store import Store
+    from bot.commands import Commands
+    from bot.ops import Health, Metrics
+    from bot.ports import Adapter
+    from bot.runner import DigestRunner
+    from bot.scheduler import DigestScheduler
+    from digest.channels import ChannelService
+    from digest.models import ChannelRef
+    from digest.service import DigestService
+    from digest.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +43,16 @@ class App:
     @cached_property
     def store(self) -> Store:
         """The store, migrated on first use."""
+        from digest.store import Store
+
         return Store.open(self.database_url)
 
     @cached_property
     def service(self) -> DigestService:
         """Use cases over the store and the shared ranker."""
+        from digest.ingest.pipeline import SourceConfig
+        from digest.service import DigestService
+
         s = self.settings
         sources = SourceConfig(
             arxiv_base_url=s.arxiv_base_url,
@@ -61,17 +64,23 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
+        from digest.channels import ChannelService
+
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         return ChannelService(self.service, self.settings.default_timezone, frozenset({"discord"}))
 
     @cached_property
     def commands(self) -> Commands:
         """The `/papers` command core shared by every adapter."""
+        from bot.commands import Commands
+
         return Commands(self.channels, observe=self.metrics.command)
 
     @cached_property
     def metrics(self) -> Metrics:
         """Prometheus metrics for this process."""
+        from bot.ops import Metrics
+
         return Metrics(self.store)
 
     @cached_property
@@ -102,6 +111,8 @@ class App:
 
     def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
         """The console always; Slack and Discord when their tokens are set."""
+        from bot.adapters.console import ConsoleAdapter
+
         transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
         adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
         if self.slack is not None:
@@ -116,6 +127,7 @@ class App:
             deps = self.slack.deps
             deps.runner, deps.on_schedule_change = runner, scheduler.sync
         if self.discord is not None:
+            from digest.schedule import local_day
 
             async def deliver_now(ref: ChannelRef) -> str:
                 channel = await asyncio.to_thread(self.channels.channel, ref)
@@ -128,12 +140,17 @@ class App:
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""
+        from bot.runner import DigestRunner
+        from digest.delivery import Deliveries
+
         return DigestRunner(
             Deliveries(self.channels, self.worker), adapters, on_outcome=self.metrics.digest
         )
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
+        from bot.scheduler import DigestScheduler
+
         return DigestScheduler(
             self.store,
             runner,
@@ -148,6 +165,8 @@ class App:
         ]
 
     async def _scheduled_ingest(self) -> None:
+        from bot.ops import record_ingest
+
         for source in self._sources():
             try:
                 report = await asyncio.to_thread(self.service.ingest, source)
@@ -160,6 +179,8 @@ class App:
 
     def health(self, scheduler: DigestScheduler) -> Health:
         """The /healthz checks for this deployment."""
+        from bot.ops import Health
+
         platforms = {}
         if self.slack is not None:
             platforms["slack"] = lambda: self.slack.connected
