@@ -233,6 +233,10 @@ def _print_page(view: SearchView, page: int, limit: int) -> None:
     """One page of search results as numbered lines with their reasons."""
     from bot.render_text import paper_line
 
+    if not view.result.hits and view.result.total:
+        raise DigestError(
+            f"There is no page {page}: {view.result.total} matches fill {view.result.pages} page(s)."
+        )
     if view.result.message:
         out.print(view.result.message, markup=False)
     for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):

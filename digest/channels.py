@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from digest.backlog import compose_digest
-from digest.compose import Digest
+from digest.compose import Digest, plural
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
@@ -111,10 +111,12 @@ class ChannelService:
             raise DigestError(
                 f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
             )
+        what = f"{kind.value} {text!r}"
+        if kind is SubscriptionKind.LIKE:
+            what = f"papers like *{self.papers.paper(text).title[:100]}*"
         if not self.store.channels.add_subscription(channel.id, kind, text, user):
-            return f"Already following {kind.value} {text!r}."
-        note = self._coverage_note(kind, text)
-        return f"Now following {kind.value} {text!r}.{note}"
+            return f"Already following {what}."
+        return f"Now following {what}.{self._coverage_note(kind, text)}"
 
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
@@ -122,7 +124,7 @@ class ChannelService:
         result = self.papers.search(text, per_page=1).result
         if not result.total:
             return " No stored paper matches it yet; digests will include it when one arrives."
-        return f" {result.total} stored papers match it."
+        return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."
 
     def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
         """Remove by number (as in `list`), by exact text, or `all`."""
@@ -149,7 +151,9 @@ class ChannelService:
                     f"This channel does not follow {selector.strip()[:60]!r}; `list` shows what it does."
                 )
         removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
-        return f"Stopped following {removed} item{'s' if removed != 1 else ''}."
+        if removed == 1:
+            return f"Stopped following {chosen[0].text!r}."
+        return f"Stopped following {plural(removed, 'item')}."
 
     def set_schedule(
         self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.compose import plural
 from digest.errors import DigestError
 from digest.models import SubscriptionKind
 from digest.schedule import local_day, next_due, parse_weekdays
@@ -53,11 +54,15 @@ def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.channel(ctx.ref)
     subs = cmds.channels.subscriptions(ctx.ref)
+    me = "me " if ctx.personal else ""
     lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
-        "Nothing yet: `/papers subscribe <topic>`."
+        f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
     due = next_due(ctx.now, channel.digest_time, channel.weekdays, channel.timezone)
-    state = f"⏸ paused: {channel.paused_reason or 'by request'}" if channel.paused else "active"
+    reason = channel.paused_reason or "by request"
+    if reason == f"paused by {ctx.user}":
+        reason = "paused by you"
+    state = f"⏸ {reason}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
@@ -175,8 +180,11 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 @command("stats", "stats", "digests, papers and 👍/👎 so far, per interest")
 def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     s = cmds.channels.stats(ctx.ref)
-    lines = [f"{s.digests} digests, {s.papers} papers posted, {s.up} 👍, {s.down} 👎."]
-    lines += [
-        f"• {k}: {v} papers" for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
+    lines = [
+        f"{plural(s.digests, 'digest')}, {plural(s.papers, 'paper')} posted, {s.up} 👍, {s.down} 👎."
     ]
-    return Reply(text="\n".join(lines), title="Channel stats")
+    lines += [
+        f"• {k}: {plural(v, 'paper')}"
+        for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
+    ]
+    return Reply(text="\n".join(lines), title="Your stats" if ctx.personal else "Channel stats")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.backlog import outlook
+from digest.compose import plural
 from digest.errors import DigestError
 from digest.rank.engine import Filters
 from digest.text import is_number
@@ -38,7 +41,9 @@ def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 
 @command(
-    "search", "search <query> [venue:X] [year:YYYY] [author:NAME]", "search every stored paper"
+    "search",
+    "search <query> [venue:X] [year:YYYY] [author:NAME] [page:N]",
+    "search every stored paper (5 a page)",
 )
 def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
@@ -46,6 +51,10 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
     view = cmds.papers.search(args.text, _filters(args), page, PER_PAGE)
     r = view.result
+    if not r.hits and r.total:
+        return error(
+            f"There is no page {page}: {plural(r.total, 'paper')} match, {plural(r.pages, 'page')}."
+        )
     if not r.hits:
         return error(r.message or f"No papers match {args.text[:60]!r} yet.")
     first = (r.page - 1) * r.per_page
@@ -60,7 +69,7 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if r.page < r.pages:
         actions.append(Action("page", "Next ▶", f"search {base} page:{r.page + 1}"))
     return Reply(
-        text=f"{r.total} papers match; page {r.page} of {r.pages}.",
+        text=f"{plural(r.total, 'paper')} {'matches' if r.total == 1 else 'match'}; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",
         cards=cards,
         actions=tuple(actions),
@@ -72,9 +81,8 @@ def paper_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.words:
         return error("Which paper? e.g. `/papers paper 2401.01234`")
     p = cmds.papers.paper(args.words[0])
-    c = card(p, feedback=True)
-    full = Reply(text=p.abstract[:2900], title=p.title, cards=(c,))
-    return full
+    c = replace(card(p, feedback=True), snippet="")  # the abstract is the text: show it once
+    return Reply(text=p.abstract[:2900], title=p.title, cards=(c,))
 
 
 @command("similar", "similar <id>", "papers like this one")
