@@ -100,3 +100,35 @@ def test_import_rejects_broken_exports_and_keeps_nothing(tmp_path, mutate, needl
     target = f"sqlite:///{tmp_path / 'new.db'}"
     assert needle in one_error(digestbot(tmp_path, "--db", target, "import", str(bad)))
     assert digestbot(tmp_path, "--db", target, "channels").stdout.startswith("No channels yet")
+
+
+def test_empty_database_says_so(tmp_path):
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
+    assert digestbot(tmp_path, "papers", "list").stdout.startswith("No papers stored yet")
+
+
+def test_help_loads_no_heavy_library():
+    """`digestbot --help` answers fast because the command modules import nothing heavy at load.
+
+    Break that turns it red: a top-level `from bot import app` (or any digest.rank import) in
+    bot/cli*.py."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import bot.cli, bot.cli_channels, bot.cli_ops, bot.cli_run; "
+        "heavy = ('sklearn', 'sqlalchemy', 'pydantic', 'apscheduler', 'aiohttp', 'numpy'); "
+        "print([m for m in sys.modules if m.split('.')[0] in heavy])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    help_text = digestbot_help()
+    assert "ingest" in help_text and "digest" in help_text
+
+
+def digestbot_help() -> str:
+    import subprocess
+
+    from tests.cli_proc import ENTRY
+
+    return subprocess.run([str(ENTRY), "--help"], capture_output=True, text=True).stdout
