@@ -62,6 +62,8 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     reason = channel.paused_reason or "by request"
     if reason == f"paused by {ctx.user}":
         reason = "paused by you"
+    if not reason.startswith("paused by"):
+        reason = f"paused: {reason}"  # e.g. "paused: channel_not_found"
     state = f"⏸ {reason}" if channel.paused else "active"
     lines += [
         "",
