@@ -70,3 +70,18 @@ def test_blank_tokens_mean_off(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
                          text=True)  # fmt: skip
     assert out.stdout.split() == ["None", "False", "8080"], out.stderr
+
+
+def test_discord_sync_with_a_bad_token_is_one_line(monkeypatch, capsys, env_isolated):
+    """Through the real entry point (in-process, so discord.py can be pointed at the fake)."""
+    from bot.cli import main
+
+    monkeypatch.setenv("DIGESTBOT_DISCORD_TOKEN", "bogus")
+    with RefusingDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
+        code = main(["discord", "sync"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [
+        "error: Discord login failed: Improper token has been passed."
+    ]
+    assert "Unclosed client session" not in err and "Traceback" not in err
