@@ -85,3 +85,14 @@ def test_discord_sync_with_a_bad_token_is_one_line(monkeypatch, capsys, env_isol
         "error: Discord login failed: Improper token has been passed."
     ]
     assert "Unclosed client session" not in err and "Traceback" not in err
+
+
+def test_third_party_start_up_noise_is_silenced(tmp_path, caplog):
+    """Bolt warns that the token "will be unused" when given a client: noise, not a problem."""
+    from pydantic import SecretStr
+
+    settings = Settings(index_dir=str(tmp_path / "i"), slack_bot_token=SecretStr("xoxb-1"),
+                        slack_signing_secret=SecretStr("s"))  # fmt: skip
+    app = build(f"sqlite:///{tmp_path / 'n.db'}", settings)
+    assert app.slack is not None
+    assert "will be unused" not in caplog.text
