@@ -1,8 +1,8 @@
 """Every CLI error is one `error:` line and exit code 2, through the real `digestbot` entry point.
 
-Deliberate breaks that turn these red: main() without its last-resort handler (tracebacks for
-the database port and the bad export); load_settings() bypassed (Settings() in the callback);
-engine URLs printed unredacted; the future-date check removed from `digest`.
+Deliberate breaks seen red: the future-date check removed from `digest`; load_settings()
+bypassed (plain Settings() in the callback). Expected red (not run): engine URLs unredacted. main()'s last-resort handler is not exercised by these (every case here has its
+own message).
 """
 
 import json
