@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
+#: The backlog is drawn from this many most recently stored unsent papers: scoring every stored
+#: paper for every channel costs ~25 ms a channel at 10k papers (measured), ten times that at 100k.
+BACKLOG_POOL = 2000
 
 
 def already_seen(service: ChannelService, channel: Channel) -> set[str]:
@@ -35,13 +38,15 @@ def backlog(
 ) -> Picks:
     """Up to ``limit`` unposted papers above the threshold, best first (``more`` counts the rest).
 
-    Empty when the channel turned its backlog off. ``exclude_ids`` are today's new candidates.
+    Drawn from the ``BACKLOG_POOL`` most recently stored papers the channel was not sent. Empty
+    when the channel turned its backlog off. ``exclude_ids`` are today's new candidates.
     """
     ranker = service.papers.ranker()
     if not channel.backlog or ranker is None:
         return Picks(())
     skip = already_seen(service, channel) | set(exclude_ids)
-    ids = [pid for pid in ranker.index.ids if pid not in skip]
+    recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip))
+    ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
     return ranker.rank(
         service.profile(channel),
         ids,

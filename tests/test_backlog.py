@@ -95,3 +95,15 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     )
     app.channels.set_option(ref, "backlog", False)
     assert "backlog is off, so it will not be sent" in _why(app, ref, later, now).text
+
+
+def test_backlog_draws_from_the_most_recent_papers_only(app, monkeypatch):
+    """Scale guard: the backlog never scores the whole store (see BACKLOG_POOL)."""
+    import digest.backlog as backlog_module
+
+    ref, adapter, runner = _setup(app)
+    monkeypatch.setattr(backlog_module, "BACKLOG_POOL", 3)
+    channel = app.store.channels.get(ref)
+    recent = set(app.store.papers.recent_ids(3))
+    picks = backlog_module.backlog(app.channels, channel, [], 10)
+    assert picks.considered == 3 and {h.paper_id for h in picks.hits} <= recent

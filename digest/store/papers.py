@@ -264,6 +264,12 @@ class PaperRepo:
         with Session(self.engine) as session:
             return [to_paper(r) for r in session.scalars(stmt)]
 
+    def recent_ids(self, limit: int) -> list[str]:
+        """Ids of the ``limit`` most recently ingested papers, newest first."""
+        stmt = select(PaperRow.id).order_by(PaperRow.ingested_at.desc(), PaperRow.id).limit(limit)
+        with Session(self.engine) as session:
+            return list(session.scalars(stmt))
+
     def iter_all(self) -> Iterator[Paper]:
         """Every paper in a stable order (id), streamed."""
         with Session(self.engine) as session:
