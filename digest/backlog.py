@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
-#: The backlog is drawn from this many most recently stored unsent papers: scoring every stored
-#: paper for every channel costs ~25 ms a channel at 10k papers (measured), ten times that at 100k.
+#: The backlog is drawn from this many most recently stored unsent papers, so its cost per channel
+#: does not grow with the store (warm, at 10k papers: 5.4 ms for all of them, 2.1 ms for 2,000).
 BACKLOG_POOL = 2000
 
 
