@@ -5,29 +5,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
-from bot.adapters.console import ConsoleAdapter
-from bot.commands import Commands
-from bot.config import Settings
-from bot.ops import Health, Metrics, record_ingest
+from bot.config import Settings, load_settings
 
+# What each property needs is imported inside it: a CLI command that only reads channels must not
+# pay for scikit-learn, APScheduler, Prometheus or the chat SDKs.
 if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
-from bot.ports import Adapter
-from bot.runner import DigestRunner
-from bot.scheduler import DigestScheduler
-from digest.channels import ChannelService
-from digest.delivery import Deliveries, new_instance_id
-from digest.ingest.pipeline import SourceConfig
-from digest.models import ChannelRef
-from digest.schedule import local_day
-from digest.service import DigestService
-from digest.store import Store
+    from bot.commands import Commands
+    from bot.ops import Health, Metrics
+    from bot.ports import Adapter
+    from bot.runner import DigestRunner
+    from bot.scheduler import DigestScheduler
+    from digest.channels import ChannelService
+    from digest.models import ChannelRef
+    from digest.service import DigestService
+    from digest.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +36,21 @@ class App:
 
     settings: Settings
     database_url: str
+    failed: dict[str, str] = field(default_factory=dict)  # platform -> why it could not log in
 
     @cached_property
     def store(self) -> Store:
         """The store, migrated on first use."""
+        from digest.store import Store
+
         return Store.open(self.database_url)
 
     @cached_property
     def service(self) -> DigestService:
         """Use cases over the store and the shared ranker."""
+        from digest.ingest.pipeline import SourceConfig
+        from digest.service import DigestService
+
         s = self.settings
         sources = SourceConfig(
             arxiv_base_url=s.arxiv_base_url,
@@ -58,22 +62,30 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
+        from digest.channels import ChannelService
+
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         return ChannelService(self.service, self.settings.default_timezone, frozenset({"discord"}))
 
     @cached_property
     def commands(self) -> Commands:
         """The `/papers` command core shared by every adapter."""
+        from bot.commands import Commands
+
         return Commands(self.channels, observe=self.metrics.command)
 
     @cached_property
     def metrics(self) -> Metrics:
         """Prometheus metrics for this process."""
+        from bot.ops import Metrics
+
         return Metrics(self.store)
 
     @cached_property
     def worker(self) -> str:
         """This process's name in delivery claims: fresh each start (host:pid repeats in containers)."""
+        from digest.delivery import new_instance_id
+
         return new_instance_id()
 
     @cached_property
@@ -100,6 +112,8 @@ class App:
 
     def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
         """The console always; Slack and Discord when their tokens are set."""
+        from bot.adapters.console import ConsoleAdapter
+
         transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
         adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
         if self.slack is not None:
@@ -114,6 +128,7 @@ class App:
             deps = self.slack.deps
             deps.runner, deps.on_schedule_change = runner, scheduler.sync
         if self.discord is not None:
+            from digest.schedule import local_day
 
             async def deliver_now(ref: ChannelRef) -> str:
                 channel = await asyncio.to_thread(self.channels.channel, ref)
@@ -126,6 +141,9 @@ class App:
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """Delivery runner over the given adapters."""
+        from bot.runner import DigestRunner
+        from digest.delivery import Deliveries
+
         s = self.settings
         deliveries = Deliveries(
             self.channels,
@@ -138,6 +156,8 @@ class App:
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
+        from bot.scheduler import DigestScheduler
+
         return DigestScheduler(
             self.store,
             runner,
@@ -153,6 +173,8 @@ class App:
         ]
 
     async def _scheduled_ingest(self) -> None:
+        from bot.ops import record_ingest
+
         for source in self._sources():
             try:
                 report = await asyncio.to_thread(self.service.ingest, source)
@@ -165,13 +187,19 @@ class App:
 
     def health(self, scheduler: DigestScheduler) -> Health:
         """The /healthz checks for this deployment."""
+        from bot.ops import Health
+
         platforms = {}
         if self.slack is not None:
             platforms["slack"] = lambda: self.slack.connected
         if self.discord is not None:
             platforms["discord"] = self.discord.is_ready
         return Health(
-            self.store, lambda: scheduler.scheduler.running, platforms, bool(self._sources())
+            self.store,
+            lambda: scheduler.scheduler.running,
+            platforms,
+            bool(self._sources()),
+            failed=self.failed,
         )
 
     def close(self) -> None:
@@ -180,7 +208,26 @@ class App:
             self.store.close()
 
 
+class _StartupNoise(logging.Filter):
+    """Drops third-party start-up warnings that ask nothing of the user (voice support, a token
+    Bolt ignores because we hand it a client); everything else from those loggers still shows."""
+
+    NOISE = ("voice will NOT be supported", "`token` will be unused")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(n in record.getMessage() for n in self.NOISE)
+
+
+def quiet_third_party() -> None:
+    """Install the start-up noise filter on discord.py's and Bolt's loggers (idempotent)."""
+    for name in ("discord.client", "slack_bolt.App", "slack_bolt.AsyncApp"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _StartupNoise) for f in logger.filters):
+            logger.addFilter(_StartupNoise())
+
+
 def build(db_url: str | None = None, settings: Settings | None = None) -> App:
     """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL."""
-    settings = settings or Settings()
+    quiet_third_party()
+    settings = settings or load_settings()
     return App(settings=settings, database_url=db_url or settings.resolved_database_url())

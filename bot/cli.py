@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from typer.exceptions import Abort, TyperException
 
-from bot import app as composition
-from bot.config import Settings
-from bot.logs import configure
-from bot.render_text import paper_detail, paper_line
 from digest.errors import DigestError
-from digest.ingest.pipeline import IngestReport
-from digest.models import Paper
-from digest.rank.engine import Filters, Hit
-from digest.service import SearchView
+
+# Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
+# use them, so `digestbot --help` and usage errors answer in well under a second.
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from bot.app import App
+    from bot.config import Settings
+    from digest.ingest.pipeline import IngestReport
+    from digest.models import Paper
+    from digest.rank.engine import Hit
+    from digest.service import SearchView
 
 app = typer.Typer(
     add_completion=False,
@@ -31,8 +35,8 @@ papers_app = typer.Typer(no_args_is_help=True, help="Browse stored papers.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
 app.add_typer(papers_app, name="papers")
 app.add_typer(db_app, name="db")
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 DbOption = Annotated[
     str | None,
@@ -50,18 +54,50 @@ def _root(
     db: DbOption = None, verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
+    from bot.config import load_settings
+    from bot.logs import configure
+
     _State.db = db
-    _State.settings = Settings()  # read once per invocation; the composition root gets this one
+    _State.settings = load_settings()  # read once per invocation; the composition root gets it
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
-def wired(db: str | None = None) -> composition.App:
+def wired(db: str | None = None) -> App:
     """The application built by the composition root for this invocation."""
-    return composition.build(db or _State.db, _State.settings)
+    from bot.app import build
+
+    return build(db or _State.db, _State.settings)
 
 
 def _report_line(r: IngestReport) -> str:
-    return f"{r.source}: {r.added} new, {r.merged} merged, {r.unchanged} already stored ({r.parsed} read)"
+    skipped = sum(not p.warning for p in r.problems)
+    return (
+        f"{r.source}: {r.added} new, {r.updated} updated, {r.merged} merged, "
+        f"{r.unchanged} already stored ({r.parsed} read, {skipped} skipped)"
+    )
+
+
+def _print_problems(source: str, report: IngestReport, shown: int = 20) -> None:
+    """Per-line problems on stderr: ``file:line: message`` (warnings say so)."""
+    for p in report.problems[:shown]:
+        kind = "warning: " if p.warning else ""
+        err.print(f"{source}:{p.line}: {kind}{p.message}", markup=False)
+    if len(report.problems) > shown:
+        err.print(f"{source}: … and {len(report.problems) - shown} more", markup=False)
+
+
+def _bar() -> Progress:
+    """A progress bar on a terminal (stderr); nothing at all on a pipe."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
 
 
 @app.command("ingest")
@@ -75,28 +111,28 @@ def ingest_cmd(
     ] = "auto",
     db: DbOption = None,
 ) -> None:
-    """Read papers into the store; re-ingesting a source adds nothing new."""
+    """Read papers into the store; re-ingesting a source adds nothing new.
+
+    Exit code 0: every line stored; 1: good lines stored, some skipped (listed with line numbers).
+    """
     service = wired(db).service
+    skipped = 0
     for source in sources:
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err,
-            transient=True,
-            disable=not err.is_terminal,
-        ) as bar:
+        with _bar() as bar:
             task = bar.add_task(f"ingesting {source}", total=None)
             report = service.ingest(source, fmt, progress=lambda n, t=task: bar.advance(t, n))
-        for problem in report.problems[:20]:
-            err.print(f"{source}:{problem.line}: {problem.message}", markup=False)
-        if len(report.problems) > 20:
-            err.print(f"{source}: … and {len(report.problems) - 20} more problems", markup=False)
+        _print_problems(source, report)
+        skipped += sum(not p.warning for p in report.problems)
         out.print(_report_line(report), markup=False)
     from bot.ops import record_ingest
 
     record_ingest(service.store)
-    service.ranker()  # fit or extend the index now, so the first search is fast
+    with _bar() as bar:
+        bar.add_task("fitting the search index", total=None)
+        service.ranker()  # fit or extend the index now, so the first search is fast
+    if skipped:
+        err.print(f"{skipped} line(s) skipped; the rest were stored.", markup=False)
+        raise typer.Exit(1)
 
 
 @papers_app.command("list")
@@ -106,13 +142,23 @@ def papers_list(
     db: DbOption = None,
 ) -> None:
     """Most recently ingested papers."""
-    for paper in wired(db).service.papers(limit, offset):
+    from bot.render_text import paper_line
+
+    papers = wired(db).service.papers(limit, offset)
+    if not papers and offset == 0:
+        out.print(
+            "No papers stored yet; `digestbot ingest FILE` (or `digestbot run`) adds some.",
+            markup=False,
+        )
+    for paper in papers:
         out.print(paper_line(paper), markup=False)
 
 
 @papers_app.command("show")
 def papers_show(paper_id: str, db: DbOption = None) -> None:
     """One paper in full."""
+    from bot.render_text import paper_detail
+
     out.print(paper_detail(wired(db).service.paper(paper_id)), markup=False)
 
 
@@ -166,6 +212,8 @@ def search_cmd(
         raise DigestError("Give either a QUERY or --queries-file FILE.")
     if limit < 1:
         raise DigestError("--limit must be at least 1.")
+    from digest.rank.engine import Filters
+
     service = wired(db).service
     filters = Filters(venue=venue, year=year, author=author)
     for q in _read_queries(queries_file) if queries_file else [query]:
@@ -183,6 +231,12 @@ def search_cmd(
 
 def _print_page(view: SearchView, page: int, limit: int) -> None:
     """One page of search results as numbered lines with their reasons."""
+    from bot.render_text import paper_line
+
+    if not view.result.hits and view.result.total:
+        raise DigestError(
+            f"There is no page {page}: {view.result.total} matches fill {view.result.pages} page(s)."
+        )
     if view.result.message:
         out.print(view.result.message, markup=False)
     for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
@@ -208,21 +262,31 @@ def db_upgrade(db: DbOption = None) -> None:
     )
 
 
+def fail(message: str) -> int:
+    """Print one ``error:`` line (first line only, passwords hidden); the exit code is 2."""
+    from digest.text import hide_password
+
+    lines = str(message).strip().splitlines() or ["unknown error"]
+    err.print(f"error: {hide_password(lines[0])}", markup=False)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
-    from bot import cli_channels, cli_ops  # noqa: F401 - registers the channel, bot and ops commands
+    from bot import cli_channels, cli_ops, cli_run  # noqa: F401 - registers their commands
 
     try:
         rv = app(args=argv, standalone_mode=False)
     except DigestError as exc:
-        err.print(f"error: {exc}", markup=False)
-        return 2
+        return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        err.print(f"error: {exc.format_message()}", markup=False)
-        return 2
+        return fail(exc.format_message())
     except Abort:
         err.print("aborted", markup=False)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback
+        logging.getLogger("digestbot").debug("unexpected error", exc_info=True)
+        return fail(f"{type(exc).__name__}: {exc} (run with -v for details)")
     return rv if isinstance(rv, int) else 0

@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import signal
-import sys
 from datetime import UTC, date, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from aiohttp import web
 
-from bot.adapters.console import render, repl
-from bot.app import App
 from bot.cli import DbOption, app, err, out, wired
-from bot.commands import Context
-from bot.commands.replies import Reply, digest_reply
-from bot.ops import ops_app
-from bot.scheduler import DigestScheduler
-from digest import BUNDLED_PAPERS
-from digest.delivery import next_digest, today_state
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 from digest.schedule import local_day
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from bot.app import App
+    from bot.commands import Context
+    from bot.commands.replies import Reply
+
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
 
@@ -44,8 +36,10 @@ def _day(text: str | None, tz: str) -> date:
         raise DigestError(f"--date must look like 2026-12-01, got {text[:20]!r}.") from None
 
 
-async def _apply(application: App, runner, reply: Reply, ctx: Context) -> str:
+async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> str:
     """Render a reply and carry out what it asks of the runner (post a digest now)."""
+    from bot.adapters.console import render
+
     text = render(reply)
     if reply.deliver_now is not None:
         channel = application.channels.channel(reply.deliver_now)
@@ -62,12 +56,14 @@ def cmd_cmd(
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
+    from bot.commands import Context
+
     application = wired(db)
     ref = _ref(channel)
     ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
     reply = application.commands.handle(text, ctx)
     runner = application.runner(application.adapters(out.file))
-    print(asyncio.run(_apply(application, runner, reply, ctx)))
+    print(asyncio.run(apply_reply(application, runner, reply, ctx)))
 
 
 @app.command("subscribe")
@@ -119,15 +115,30 @@ def digest_cmd(
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
     application = wired(db)
     ref = _ref(channel)
+    # With --json the console rendering goes to stderr so stdout stays parseable.
+    adapters = application.adapters(err.file if as_json else out.file)
+    if ref.platform not in adapters and not dry_run:
+        raise DigestError(_no_connection(ref.platform))
     ch = application.channels.channel(ref)
     when = _day(day, ch.timezone)
+    today = local_day(datetime.now(UTC), ch.timezone)
+    if when > today and not dry_run:
+        raise DigestError(
+            f"--date {when} is in the future ({ref} is at {today}); posting it now would use up "
+            "that day. Preview it with --dry-run."
+        )
     if dry_run:
         d = application.channels.preview(ref, when)
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
-        print(_digest_json(ref, when, "preview", items) if as_json else render(digest_reply(d)))
+        if as_json:
+            print(_digest_json(ref, when, "preview", items))
+        else:
+            from bot.adapters.console import render
+            from bot.commands.replies import digest_reply
+
+            print(render(digest_reply(d)))
         return
-    # With --json the console rendering goes to stderr so stdout stays parseable.
-    runner = application.runner(application.adapters(err.file if as_json else out.file))
+    runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
     if not as_json:
         print(f"{ref} {when}: {outcome}")
@@ -142,6 +153,17 @@ def digest_cmd(
     print(_digest_json(ref, when, outcome, rows))
 
 
+def _no_connection(platform: str) -> str:
+    """Why a platform's channel cannot be posted to from here."""
+    need = {
+        "slack": "DIGESTBOT_SLACK_BOT_TOKEN (or the OAuth settings)",
+        "discord": "DIGESTBOT_DISCORD_TOKEN",
+    }
+    if platform in need:
+        return f"No {platform} connection: set {need[platform]} to post there (or use --dry-run)."
+    return f"Unknown platform {platform!r}; channels look like console:lab, slack:T123/C456 or discord:GUILD/CHANNEL."
+
+
 def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) -> str:
     papers = [{"id": i, "title": t, "score": s, "why": w} for i, t, s, w in items]
     return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
@@ -151,9 +173,16 @@ def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) 
 @app.command("channels")
 def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
+    from digest.delivery import next_digest, today_state
+
     application = wired(db)
     now = datetime.now(UTC)
-    for ch in application.store.channels.all():
+    channels = application.store.channels.all()
+    if not channels:
+        print(
+            'No channels yet; `digestbot subscribe console:lab "a topic"` or `digestbot run` makes one.'
+        )
+    for ch in channels:
         last = application.store.deliveries.last(ch.id)
         due = next_digest(application.store, ch, now)
         state = (
@@ -170,96 +199,3 @@ def channels_cmd(db: DbOption = None) -> None:
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscriptions  {last_text}  {state}"
         )
-
-
-def _first_run(application: App) -> None:
-    """The embedded default: bundled papers and a demo console channel, so `run` shows a digest."""
-    if application.store.papers.count() == 0:
-        report = application.service.ingest(str(BUNDLED_PAPERS))
-        print(f"Loaded {report.added} bundled NeurIPS 2026 papers.")
-    if not application.store.channels.all():
-        for topic in DEMO_TOPICS:
-            application.channels.add(DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot")
-        print(f"Created channel {DEMO_CHANNEL} following: {', '.join(DEMO_TOPICS)}.")
-
-
-async def _serve(application: App) -> None:
-    adapters = application.adapters(out.file)
-    runner = application.runner(adapters)
-    scheduler = application.scheduler(runner)
-    application.connect(runner, scheduler)
-    await runner.recover()
-    scheduler.start()
-    if application.slack is not None:
-        await application.slack.start()
-    ops_runner = await _start_ops(application, scheduler)
-    discord_task = None
-    if (
-        application.discord is not None
-    ):  # same event loop; setup_hook registers commands and buttons
-        token = application.settings.discord_token.get_secret_value()
-        discord_task = asyncio.create_task(application.discord.start(token))
-    now = datetime.now(UTC)
-    for ch in application.store.channels.all():  # a console channel's first digest is shown at once
-        if (
-            ch.ref.platform == "console"
-            and application.store.deliveries.last(ch.id) is None
-            and not ch.paused
-        ):
-            await runner.run_channel(ch.id, local_day(now, ch.timezone))
-    for ref, outcome in (await scheduler.catch_up()).items():
-        log.info("catch-up %s: %s", ref, outcome)
-
-    async def handle(line: str) -> str:
-        ctx = Context(ref=DEMO_CHANNEL, user="you", dm=ChannelRef("console", "@you"))
-        reply = application.commands.handle(line, ctx)
-        if reply.schedule_changed is not None:
-            scheduler.sync()
-        return await _apply(application, runner, reply, ctx)
-
-    try:
-        if (application.slack or application.discord) is not None and not sys.stdin.isatty():
-            await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
-        else:
-            print("Type /papers help (or exit). Digests print here when they are due.")
-            await repl(handle)
-    finally:
-        scheduler.shutdown()
-        if application.slack is not None:
-            await application.slack.stop()
-        if discord_task is not None:
-            await application.discord.close()
-        if ops_runner is not None:
-            await ops_runner.cleanup()
-
-
-async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
-    """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
-    s = application.settings
-    if not s.health_port:
-        return None
-    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, s.health_host, s.health_port).start()
-    except OSError as exc:
-        log.warning("health endpoint not started on %s:%s: %s", s.health_host, s.health_port, exc)
-        await runner.cleanup()
-        return None
-    return runner
-
-
-async def _until_stopped() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-
-
-@app.command("run")
-def run_cmd(db: DbOption = None) -> None:
-    """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
-    application = wired(db)
-    _first_run(application)
-    asyncio.run(_serve(application))

@@ -6,13 +6,15 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.app import App
 from bot.cli import DbOption, app, wired
 from digest.errors import DigestError
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 discord_app = typer.Typer(no_args_is_help=True, help="Discord maintenance.")
 app.add_typer(discord_app, name="discord")
@@ -39,25 +41,30 @@ def discord_sync_cmd(
 
 
 async def _discord_sync(application: App, guild: int | None, remove: bool) -> None:
-    from bot.adapters.discord import sync  # only when Discord is configured
+    import discord  # only when Discord is configured
+
+    from bot.adapters.discord import sync
 
     client, kv = application.discord, application.store.kv
     client.sync_on_change = False  # this command syncs explicitly
-    await client.login(application.settings.discord_token.get_secret_value())
     try:
+        await client.login(application.settings.discord_token.get_secret_value())
         if guild is None:
             print(f"synced {await sync.sync_global(client.tree, kv)} command(s) globally")
         elif remove:
             await sync.sync_guild(client.tree, kv, guild, remove=True)
             print(f"removed the /papers copy from server {guild}")
         else:
-            print(
-                f"synced {await sync.sync_guild(client.tree, kv, guild, False)} command(s) to server {guild}"
-            )
+            count = await sync.sync_guild(client.tree, kv, guild, False)
+            print(f"synced {count} command(s) to server {guild}")
         if warning := sync.duplicate_warning(kv):
             print(f"note: {warning}")
+    except discord.LoginFailure as exc:
+        raise DigestError(f"Discord login failed: {exc}") from None
+    except (discord.HTTPException, OSError) as exc:  # aiohttp's connection errors are OSErrors
+        raise DigestError(f"Discord sync failed: {exc}") from None
     finally:
-        await client.close()
+        await client.close()  # also after a failed login, so no "Unclosed client session"
 
 
 #: Tables holding credentials (Slack OAuth installations and their bot tokens).
@@ -88,8 +95,13 @@ def export_cmd(
     """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
     from digest.portable import dumps, export_state
 
+    if not file.parent.is_dir():
+        raise DigestError(f"Folder {file.parent} does not exist; create it first.")
     doc = export_state(wired(db).store, SECRET_TABLES if include_secrets else ())
-    _write_private(file, dumps(doc))  # user data (and maybe tokens): owner-only, always
+    try:  # user data (and maybe tokens): owner-only, always
+        _write_private(file, dumps(doc))
+    except OSError as exc:
+        raise DigestError(f"Cannot write {file}: {exc.strerror}.") from exc
     print(f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
           f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests to {file}")  # fmt: skip
     if include_secrets:

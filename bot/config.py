@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 from platformdirs import user_data_dir
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from digest.errors import DigestError
+from digest.zones import parse_timezone
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
@@ -19,36 +23,81 @@ def default_database_url() -> str:
     return f"sqlite:///{folder / 'digestbot.db'}"
 
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 class Settings(BaseSettings):
     """Everything the composition root needs; secrets are SecretStr so they never print."""
 
-    model_config = SettingsConfigDict(env_prefix="DIGESTBOT_", env_file=".env", extra="ignore")
+    # A blank variable (DIGESTBOT_DISCORD_TOKEN= in .env.example) means unset: off, or the default.
+    model_config = SettingsConfigDict(
+        env_prefix="DIGESTBOT_", env_file=".env", extra="ignore", env_ignore_empty=True
+    )
 
     database_url: str = ""
     index_dir: str = ""
     log_level: str = "WARNING"
     default_timezone: str = "UTC"
-    catchup_grace_hours: float = 12.0
-    delivery_lease_seconds: float = 120.0  # a claim lapses this long after its owner went quiet
-    delivery_sweep_seconds: float = 60.0  # how often due retries and lapsed claims are resumed
+    catchup_grace_hours: float = Field(12.0, ge=0)
+    delivery_lease_seconds: float = Field(
+        120.0, gt=0
+    )  # a claim lapses this long after its owner went quiet
+    delivery_sweep_seconds: float = Field(
+        60.0, gt=0
+    )  # how often due retries and lapsed claims are resumed
     delivery_backoff_seconds: list[float] = [60.0, 300.0, 900.0, 3600.0]
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"
-    arxiv_queries: list[str] = []
-    openreview_venues: list[str] = []
+    arxiv_queries: Annotated[list[str], NoDecode] = []
+    openreview_venues: Annotated[list[str], NoDecode] = []
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
     health_host: str = "127.0.0.1"
-    health_port: int = 8080  # /healthz and /metrics; 0 turns them off
+    health_port: int = Field(8080, ge=0, le=65535)  # /healthz and /metrics; 0 turns them off
     log_format: str = "text"  # or "json"
     slack_api_url: str | None = None  # only for tests and proxies; Slack's own URL otherwise
     slack_host: str = "0.0.0.0"
-    slack_port: int = 3000
+    slack_port: int = Field(3000, ge=1, le=65535)
     discord_token: SecretStr | None = None
+
+    @field_validator("arxiv_queries", "openreview_venues", mode="before")
+    @classmethod
+    def _json_list(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+            raise ValueError('must be a JSON list of strings, e.g. ["cat:cs.LG"]')
+        return parsed
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            return parse_timezone(value)
+        except DigestError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        if value.upper() not in LEVELS:
+            raise ValueError(f"must be one of {', '.join(LEVELS)}")
+        return value.upper()
+
+    @field_validator("log_format")
+    @classmethod
+    def _format(cls, value: str) -> str:
+        if value.lower() not in ("text", "json"):
+            raise ValueError("must be text or json")
+        return value.lower()
 
     def resolved_database_url(self) -> str:
         """The configured URL, or the per-user SQLite default."""
@@ -77,3 +126,17 @@ class Settings(BaseSettings):
         if self.index_dir:
             return Path(self.index_dir)
         return Path(user_data_dir("digestbot", appauthor=False)) / "index"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """The settings, validated; a bad value is one DigestError line naming the variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = [
+            f"DIGESTBOT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        ]
+        raise DigestError("bad setting: " + "; ".join(problems)) from None
+    except SettingsError as exc:  # a value pydantic-settings could not even decode
+        raise DigestError(f"bad setting: {exc}") from None

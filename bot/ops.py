@@ -63,6 +63,7 @@ class Health:
     platforms: dict[str, Callable[[], bool]] = field(default_factory=dict)
     ingest_configured: bool = False
     max_ingest_age_hours: float = 24.0
+    failed: dict[str, str] = field(default_factory=dict)  # platform -> why its login failed
 
     async def report(self) -> tuple[bool, dict]:
         """Overall health and the detail behind it."""
@@ -75,6 +76,8 @@ class Health:
         checks["scheduler"] = {"ok": bool(self.scheduler_running())}
         for name, connected in self.platforms.items():
             checks[name] = {"ok": bool(connected())}
+            if name in self.failed:
+                checks[name] = {"ok": False, "error": f"login failed: {self.failed[name]}"}
         checks["ingest"] = await asyncio.to_thread(self._ingest)
         return all(c["ok"] for c in checks.values()), checks
 

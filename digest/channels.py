@@ -6,13 +6,15 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
-from digest.compose import Digest, compose
+from digest.backlog import compose_digest
+from digest.compose import Digest, plural
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
-from digest.schedule import parse_time, parse_timezone, parse_weekdays
+from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
 from digest.text import is_number
+from digest.zones import parse_timezone
 
 MAX_TOPIC_CHARS = 200
 PERSONAL_WORKSPACE = "dm"  # a personal digest belongs to its person, not to a server
@@ -126,10 +128,12 @@ class ChannelService:
             raise DigestError(
                 f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
             )
+        what = f"{kind.value} {text!r}"
+        if kind is SubscriptionKind.LIKE:
+            what = f"papers like *{self.papers.paper(text).title[:100]}*"
         if not self.store.channels.add_subscription(channel.id, kind, text, user):
-            return f"Already following {kind.value} {text!r}."
-        note = self._coverage_note(kind, text)
-        return f"Now following {kind.value} {text!r}.{note}"
+            return f"Already following {what}."
+        return f"Now following {what}.{self._coverage_note(kind, text)}"
 
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
@@ -137,7 +141,7 @@ class ChannelService:
         result = self.papers.search(text, per_page=1).result
         if not result.total:
             return " No stored paper matches it yet; digests will include it when one arrives."
-        return f" {result.total} stored papers match it."
+        return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."
 
     def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
         """Remove by number (as in `list`), by exact text, or `all`."""
@@ -164,7 +168,9 @@ class ChannelService:
                     f"This channel does not follow {selector.strip()[:60]!r}; `list` shows what it does."
                 )
         removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
-        return f"Stopped following {removed} item{'s' if removed != 1 else ''}."
+        if removed == 1:
+            return f"Stopped following {chosen[0].text!r}."
+        return f"Stopped following {plural(removed, 'item')}."
 
     def set_schedule(
         self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
@@ -204,8 +210,13 @@ class ChannelService:
         )
 
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet (no message on empty days), admin_only."""
-        fields = {"quiet": "quiet_when_empty", "admin-only": "admin_only", "threads": "threaded"}
+        """Boolean channel options: quiet, admin-only, threads, backlog (see `help`)."""
+        fields = {
+            "quiet": "quiet_when_empty",
+            "admin-only": "admin_only",
+            "threads": "threaded",
+            "backlog": "backlog",
+        }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
@@ -244,16 +255,7 @@ class ChannelService:
 
     def preview(self, ref: ChannelRef, day: date) -> Digest:
         """The digest the channel would get now, without claiming or sending anything."""
-        channel = self.channel(ref)
-        ids = self.candidates(channel)
-        return compose(
-            channel,
-            self.profile(channel),
-            self.papers.ranker(),
-            ids,
-            day,
-            self.store.papers.get_many(ids),
-        )
+        return compose_digest(self, self.channel(ref), day)
 
     def stats(self, ref: ChannelRef) -> Stats:
         """Digest, paper and vote counts, and how many delivered papers each interest brought."""

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from digest.models import Channel, Paper
-from digest.rank.engine import Ranker
+from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
 
 DIVERSITY = 0.3
@@ -31,9 +31,11 @@ class Digest:
     day: date
     interests: tuple[str, ...]
     items: tuple[DigestItem, ...]
-    more: int = 0
+    more: int = 0  # above the threshold, not in this digest (waiting in the backlog)
     near_misses: int = 0
     considered: int = 0
+    earlier: int = 0  # items taken from the backlog (they follow the new ones)
+    backlog_on: bool = True
 
     @property
     def empty(self) -> bool:
@@ -45,13 +47,26 @@ class Digest:
         return f"Papers for {self.day:%a %d %b %Y}"
 
     def summary(self) -> str:
-        """One line of counts under the header."""
-        near_text = f"{self.near_misses} near miss{'es' if self.near_misses != 1 else ''}"
+        """One line of counts under the header, e.g. "5 new papers for you; 5 more waiting"."""
+        new = len(self.items) - self.earlier
         if self.empty:
-            return f"No new papers matched today ({self.considered} new considered, {near_text})."
-        extra = f", {self.more} more above your threshold" if self.more else ""
-        near = f", {near_text}" if self.near_misses else ""
-        return f"{len(self.items)} of {self.considered} new papers{extra}{near}."
+            near = f"{self.near_misses} near miss{'es' if self.near_misses != 1 else ''}"
+            return f"No new papers matched today ({self.considered} new considered, {near})."
+        parts = [f"{plural(new, 'new paper')} for you"] if new else []
+        if self.earlier:
+            earlier = f"{plural(self.earlier, 'earlier paper')} you have not seen"
+            parts.append(f"plus {earlier}" if new else earlier[0].upper() + earlier[1:])
+        line = ", ".join(parts)
+        if self.more and self.backlog_on:
+            line += f"; {self.more} more waiting"
+        elif self.more:
+            line += f"; {self.more} more matched (the backlog is off, so they will not be sent)"
+        return line + "."
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 paper', '2 papers'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def interests(p: Profile) -> tuple[str, ...]:
@@ -94,4 +109,20 @@ def compose(
         more=picks.more,
         near_misses=picks.near_misses,
         considered=picks.considered,
+    )
+
+
+def with_backlog(new: Digest, older: Picks, papers: Mapping[str, Paper]) -> Digest:
+    """``new`` with its free slots filled by ``older`` (backlog picks), new papers first."""
+    start = len(new.items) + 1
+    extra = tuple(
+        DigestItem(rank, papers[h.paper_id], h.score, h.why)
+        for rank, h in enumerate((h for h in older.hits if h.paper_id in papers), start)
+    )
+    return replace(
+        new,
+        items=new.items + extra,
+        earlier=len(extra),
+        more=new.more + older.more,
+        backlog_on=new.channel.backlog,
     )

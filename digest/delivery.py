@@ -14,8 +14,9 @@ import socket
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from digest.backlog import compose_digest
 from digest.channels import ChannelService
-from digest.compose import Digest, DigestItem, compose, interests
+from digest.compose import Digest, DigestItem, interests
 from digest.models import Channel
 from digest.schedule import local_day, next_due
 from digest.store import Store
@@ -66,10 +67,7 @@ class Deliveries:
         if self.store.deliveries.for_day(channel.id, day) is not None:
             return None
         upto = self.store.papers.max_seq()  # read first: everything up to here is committed
-        ids = self.channels.candidates(channel, upto)
-        papers = self.store.papers.get_many(ids)
-        profile = self.channels.profile(channel)
-        digest = compose(channel, profile, self.channels.papers.ranker(), ids, day, papers)
+        digest = compose_digest(self.channels, channel, day, upto)  # new papers, then the backlog
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
             channel.id, day, self.worker, items, digest.near_misses,

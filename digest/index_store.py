@@ -52,6 +52,26 @@ class IndexStore:
         joblib.dump(index, tmp)
         os.replace(tmp, self.path)  # atomic: a crash never leaves a half-written cache
 
+    def _try_save(self, index: PaperIndex) -> None:
+        """Save the cache if the folder is writable; otherwise warn and keep it in memory."""
+        try:
+            self._save(index)
+        except OSError as exc:
+            log.warning(
+                "index cache not saved (%s): %s; search works, the next start refits",
+                self.path,
+                exc,
+            )
+
+    def invalidate(self) -> None:
+        """Forget the index (papers changed text, not just count); the next use refits."""
+        self.index = None
+        if self.path:
+            try:
+                self.path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("stale index cache %s not removed: %s", self.path, exc)
+
     def current(self) -> PaperIndex | None:
         """The index covering every stored paper (None when the store is empty)."""
         if self.index is not None and len(self.index) == self.store.papers.count():
@@ -70,7 +90,7 @@ class IndexStore:
             if index.needs_refit():
                 index = self._rebuild()
         if changed:
-            self._save(index)
+            self._try_save(index)
         self.index = index
         return index
 

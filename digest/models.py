@@ -60,6 +60,7 @@ class ParseProblem:
 
     line: int
     message: str
+    warning: bool = False  # stored anyway (e.g. no abstract); not a skipped line
 
 
 class SubscriptionKind(StrEnum):
@@ -69,6 +70,10 @@ class SubscriptionKind(StrEnum):
     AUTHOR = "author"
     EXCLUDE = "exclude"
     LIKE = "like"
+
+
+#: Platforms whose channels live in a workspace (Slack team, Discord guild): ``slack:T123/C456``.
+WORKSPACE_PLATFORMS = ("slack", "discord")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +86,26 @@ class ChannelRef:
 
     @classmethod
     def parse(cls, text: str) -> ChannelRef:
-        """Parse ``platform:id`` (e.g. ``console:lab``)."""
-        platform, sep, rest = text.partition(":")
+        """Parse ``platform:id`` or ``platform:workspace/id`` (``slack:T123/C456``)."""
+        platform, sep, rest = text.strip().partition(":")
         if not sep or not platform or not rest:
             raise DigestError(
-                f"Channel must look like platform:id (e.g. console:lab), got {text!r}."
+                f"Channel must look like platform:id (e.g. console:lab or slack:T123/C456), got {text[:60]!r}."
             )
-        return cls(platform=platform.lower(), channel_id=rest)
+        platform = platform.lower()
+        workspace, slash, channel_id = rest.rpartition("/")
+        if platform in WORKSPACE_PLATFORMS and slash:
+            if not workspace or not channel_id or "/" in workspace:
+                raise DigestError(
+                    f"Channel must look like {platform}:WORKSPACE/CHANNEL, got {text[:60]!r}."
+                )
+            return cls(platform=platform, channel_id=channel_id, workspace=workspace)
+        return cls(platform=platform, channel_id=rest)
 
     def __str__(self) -> str:
+        """``platform:id``, or ``platform:workspace/id`` when the channel belongs to a workspace."""
+        if self.workspace:
+            return f"{self.platform}:{self.workspace}/{self.channel_id}"
         return f"{self.platform}:{self.channel_id}"
 
 
@@ -109,6 +125,7 @@ class Channel:
     paused_reason: str | None = None
     quiet_when_empty: bool = False
     threaded: bool = False  # post each paper as a reply under the digest's header
+    backlog: bool = True  # after the new papers, fill the digest with unposted older ones
     admin_only: bool = False
     owner_user: str | None = None
 

@@ -89,7 +89,7 @@ def _load_tables(store: Store, session: Session, secrets: dict[str, Any]) -> dic
     counts = {}
     for table in _reflect(store, list(secrets)) if secrets else []:
         rows = [
-            {c.name: _value(c, r.get(c.name)) for c in table.columns if c.name in r}
+            {c.name: _secret_value(c, r.get(c.name)) for c in table.columns if c.name in r}
             for r in secrets[table.name]
         ]
         try:
@@ -103,23 +103,60 @@ def _load_tables(store: Store, session: Session, secrets: dict[str, Any]) -> dic
     return counts
 
 
-def _value(column: Any, value: Any) -> Any:
+def _secret_value(column: Any, value: Any) -> Any:
     if value is not None and isinstance(column.type, DateTime):
         return datetime.fromisoformat(value)
     return value
 
 
-def _parse(table: Any, row: dict[str, Any]) -> dict[str, Any]:
+def _parse(table: Any, row: Any, n: int) -> dict[str, Any]:
+    """One exported row as column values; a bad one is a DigestError naming table, row, column."""
+    where = f"{table.__tablename__} row {n}"
+    if not isinstance(row, dict):
+        raise DigestError(f"{where}: expected an object, got {type(row).__name__}.")
     out = {}
     for col in table.__table__.columns:
         value = row.get(col.key)
-        py = col.type.python_type if value is not None else None
-        if py is datetime:
-            value = datetime.fromisoformat(value)
-        elif py is date:
-            value = date.fromisoformat(value)
-        out[col.key] = value
+        if value is None:
+            if not col.nullable and col.server_default is None and not col.primary_key:
+                raise DigestError(f"{where}: missing {col.key!r}.")
+            out[col.key] = None
+            continue
+        out[col.key] = _value(col, value, f"{where}, {col.key!r}")
     return out
+
+
+def _value(col: Any, value: Any, where: str) -> Any:
+    py = col.type.python_type
+    try:
+        if py is datetime:
+            return datetime.fromisoformat(value)
+        if py is date:
+            return date.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise DigestError(f"{where}: not a date/time: {str(value)[:40]!r}.") from None
+    if py is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise DigestError(f"{where}: expected a whole number, got {str(value)[:40]!r}.")
+    if py is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise DigestError(f"{where}: expected a number, got {str(value)[:40]!r}.")
+    if py is str and not isinstance(value, str):
+        raise DigestError(f"{where}: expected text, got {str(value)[:40]!r}.")
+    if py is bool and not isinstance(value, bool):
+        raise DigestError(f"{where}: expected true or false, got {str(value)[:40]!r}.")
+    return value
+
+
+def _rows(doc: dict[str, Any], table: Any) -> list[dict[str, Any]]:
+    """A table's exported rows, parsed and checked (no two with the same id)."""
+    raw = doc.get(table.__tablename__, [])
+    if not isinstance(raw, list):
+        raise DigestError(f"{table.__tablename__}: expected a list of rows.")
+    rows = [_parse(table, r, n) for n, r in enumerate(raw, 1)]
+    ids = [r["id"] for r in rows]
+    if len(ids) != len(set(ids)):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DigestError(f"{table.__tablename__}: id {dup!r} appears twice; nothing was imported.")
+    return rows
 
 
 def import_state(
@@ -146,15 +183,21 @@ def import_state(
 
 
 def _load_rows(session: Session, doc: dict[str, Any]) -> dict[str, int]:
+    """Papers (those not stored here yet), then user tables parents first; checked row by row."""
     known = set(session.scalars(select(PaperRow.id)))
-    papers = [p for p in doc.get("papers", []) if p["id"] not in known]
-    session.add_all(PaperRow(**_parse(PaperRow, p)) for p in papers)
-    counts = {"papers": len(papers)}
-    session.flush()
-    for table in TABLES:
-        rows = doc.get(table.__tablename__, [])
-        session.add_all(table(**_parse(table, r)) for r in rows)
-        session.flush()  # parents before children (foreign keys)
+    counts = {}
+    for table in (PaperRow, *TABLES):
+        rows = _rows(doc, table)
+        if table is PaperRow:  # cited papers only; they never become digest candidates again
+            rows = [r | {"seq": None} for r in rows if r["id"] not in known]
+        session.add_all(table(**r) for r in rows)
+        try:
+            session.flush()  # parents before children (foreign keys)
+        except IntegrityError as exc:
+            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else "constraint"
+            raise DigestError(
+                f"{table.__tablename__}: duplicate or dangling rows ({reason}); nothing was imported."
+            ) from None
         counts[table.__tablename__] = len(rows)
     return counts
 

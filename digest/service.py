@@ -37,7 +37,10 @@ class DigestService:
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
     ) -> IngestReport:
         """Read one source into the store."""
-        return ingest(self.store, source, fmt, self.sources, progress)
+        report = ingest(self.store, source, fmt, self.sources, progress)
+        if report.updated:  # same ids, new text: the fitted index no longer describes them
+            self.indexes.invalidate()
+        return report
 
     def ranker(self) -> Ranker | None:
         """The ranker over every stored paper; a new index (papers were added) gets a new ranker."""

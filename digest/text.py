@@ -15,7 +15,6 @@ logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
 #: Abstracts longer than this are cut (a 10 MB "abstract" is a broken record, not a paper).
 MAX_ABSTRACT_CHARS = 20_000
-MAX_TITLE_CHARS = 90
 
 _ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
 
@@ -137,66 +136,9 @@ def acronym_span(acronym: str, words: list[str]) -> int:
     return len(used) if len(used) <= len(letters) + 5 else 0
 
 
-_ACRONYM = r"([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*)"
-_INTRO = re.compile(r"\b(propose|introduce|present|develop|call|dub|term|name)", re.I)
-_LONG_THEN_SHORT = re.compile(r"((?:[\w\-]+\s+){1,12}?[\w\-]+)\s*\(" + _ACRONYM + r"\)")
-_SHORT_THEN_LONG = re.compile(_ACRONYM + r"\s*(?:\(|,\s*(?:an?|the)\s+)((?:[\w\-]+\s*){2,12})")
+_URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^@\s]*@")
 
 
-def _acronym_title(text: str) -> str | None:
-    """``ACR: Long Form`` for a method the abstract introduces with an acronym definition."""
-    for sentence in sentences(text):
-        if not _INTRO.search(sentence):
-            continue
-        for m in _LONG_THEN_SHORT.finditer(sentence):
-            words, acr = m.group(1).split(), m.group(2)
-            n = acronym_span(acr, words)
-            if n and not acr.endswith("s"):
-                return _fix_case(f"{acr}: {' '.join(words[-n:])}")
-        for m in _SHORT_THEN_LONG.finditer(sentence):
-            acr, words = m.group(1), m.group(2).split()
-            last = acr[-1]
-            for k in range(
-                2, len(words) + 1
-            ):  # shortest long form whose last word ends the acronym
-                ends = words[k - 1][0].lower() == last.lower() or last.upper() in words[k - 1]
-                if ends and acronym_span(acr, words[:k]) == k and not acr.endswith("s"):
-                    return _fix_case(f"{acr}: {' '.join(words[:k])}")
-    return None
-
-
-def _fix_case(title: str) -> str:
-    """Undo in-word emphasis like ``sTeering`` left over from bold initials."""
-    return _INNER_CAP.sub(lambda m: m.group(0).lower(), title)
-
-
-_LEADS = re.compile(
-    r"^(in this (paper|work|study)|here|we (propose|introduce|present|study|show)( that)?)[, ]+",
-    re.I,
-)
-_CLAUSE = re.compile(
-    r"[:;—–?]|\s--?\s|,\s+(which|where|while|but|yet|and we|as)\b|\s(whose|because)\s|\s\((?![A-Z])"
-)
-
-
-def shorten(text: str, limit: int = MAX_TITLE_CHARS) -> str:
-    """Cut ``text`` to at most ``limit`` characters on a word boundary, never mid-word."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit + 1].rsplit(" ", 1)[0]
-    cut = re.sub(r"\s+(of|the|a|an|and|or|to|in|on|for|with|by|via|from|as)$", "", cut, flags=re.I)
-    return cut.rstrip(",;: ") + "…"
-
-
-def derive_title(abstract: str) -> str:
-    """A short readable headline for a paper whose source has no title."""
-    text = clean_text(abstract)
-    found = _acronym_title(text)
-    if found and len(found) <= MAX_TITLE_CHARS + 20:
-        return shorten(found)
-    first = sentences(text)[0] if text else "Untitled paper"
-    first = _LEADS.sub("", first).rstrip(".")
-    first = _CLAUSE.split(first, maxsplit=1)[0].strip(" ,")
-    if len(first) < 12:  # a clause cut that leaves nothing useful: use the sentence
-        first = sentences(text)[0].rstrip(".")
-    return shorten(first[:1].upper() + first[1:]) or "Untitled paper"
+def hide_password(text: str) -> str:
+    """``text`` with the password of any URL in it replaced by *** (also for unparseable URLs)."""
+    return _URL_PASSWORD.sub(r"\1:***@", text)

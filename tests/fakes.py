@@ -18,6 +18,7 @@ class RecordingAdapter:
         self.per_message = per_message
         self.messages: list[tuple[ChannelRef, str, tuple[str, ...]]] = []
         self.sent: list[tuple[ChannelRef, Reply]] = []
+        self.digests: list[tuple[ChannelRef, Reply]] = []  # each digest's reply, at its header
         self.fail: dict[str, PostError] = {}
 
     def plan(self, reply: Reply) -> list[tuple[str, ...]]:
@@ -30,6 +31,8 @@ class RecordingAdapter:
         if ref.channel_id in self.fail:
             raise self.fail[ref.channel_id]
         self.messages.append((ref, key, self.plan(reply)[position]))
+        if position == 0:
+            self.digests.append((ref, reply))
         return f"msg-{key}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,

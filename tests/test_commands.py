@@ -43,16 +43,19 @@ def test_subscribe_list_unsubscribe_by_number_text_and_all(app):
     listing = say(app, "list").text
     assert "1. topic: graph neural networks" in listing and "2. author: Grace Hopper" in listing
     assert "3. exclude: heterophily" in listing and "Schedule: 09:00 UTC" in listing
-    assert say(app, "unsubscribe 2").text == "Stopped following 1 item."
-    assert say(app, "unsubscribe exclude:heterophily").text == "Stopped following 1 item."
+    assert say(app, "unsubscribe 2").text == "Stopped following 'Grace Hopper'."
+    assert say(app, "unsubscribe exclude:heterophily").text == "Stopped following 'heterophily'."
     assert say(app, "unsubscribe 7").error
     assert say(app, "unsubscribe quantum chemistry").error
-    assert say(app, "unsubscribe all").text == "Stopped following 1 item."
+    assert say(app, "unsubscribe all").text == "Stopped following 'graph neural networks'."
     assert "Nothing yet" in say(app, "list").text
 
 
 def test_like_subscription_needs_a_real_paper(app):
-    assert say(app, "subscribe like:syn-rl-0").text.startswith("Now following like 'syn-rl-0'")
+    title = app.service.paper("syn-rl-0").title
+    assert say(app, "subscribe like:syn-rl-0").text.startswith(
+        f"Now following papers like *{title}*"
+    )
     bad = say(app, "subscribe like:no-such-paper")
     assert bad.error and "No paper with id" in bad.text
 
@@ -61,7 +64,7 @@ def test_like_subscription_needs_a_real_paper(app):
     ("text", "message"),
     [
         ("schedule 25:00", "Time must look like 09:30"),
-        ("schedule 09:00 Mars/Base", "Unknown timezone 'Mars/Base'. Try e.g. Europe/Berlin"),
+        ("schedule 09:00 Mars/Base", "Unknown time zone 'Mars/Base' (e.g. Europe/Berlin"),
         ("schedule 09:00 Europe/Berlin someday", "Days must be daily, weekdays"),
         ("schedule", "When?"),
         ("size 0", "from 1 to 25"),
@@ -101,7 +104,8 @@ def test_schedule_size_threshold_pause_resume(app):
     say(app, "threshold 0.45")
     say(app, "pause")
     listing = say(app, "list").text
-    assert "Size 3 · threshold 0.45" in listing and "paused: paused by ann" in listing
+    assert "Size 3 · threshold 0.45" in listing and "(⏸ paused by you)" in listing
+    assert "(⏸ paused by ann)" in app.commands.handle("list", ctx(user="bob")).text
     say(app, "resume")
     assert "(active)" in say(app, "list").text
 
@@ -150,6 +154,19 @@ def test_paper_similar_why_topics_votes_export_stats(app):
     assert bib.attachment[0] == "digestbot-liked.bib" and "@inproceedings{" in bib.attachment[1]
     assert "SynthConf 2025" in bib.attachment[1]
     assert say(app, "stats").text.startswith("0 digests, 0 papers posted, 1 👍, 0 👎")
+
+
+def test_replies_read_well(app):
+    """Item 15: plurals, personal wording, one abstract per `paper`, pages past the end."""
+    me_list = say(app, "me list").text
+    assert "`/papers me subscribe <topic>`" in me_list
+    assert say(app, "me stats").title == "Your stats"
+    one = say(app, "paper syn-sae-1")
+    assert one.text.startswith(app.service.paper("syn-sae-1").abstract[:40])
+    assert one.cards[0].snippet == ""  # the abstract is shown once, as the text
+    past = say(app, "search sparse autoencoders page:99")
+    assert past.error and past.text.startswith("There is no page 99:")
+    assert "[page:N]" in say(app, "help").text
 
 
 def test_digest_preview_is_ephemeral_and_now_asks_the_runner(app):

@@ -56,6 +56,7 @@ def once_each(adapter, channel="lab"):
 
 def test_one_digest_per_channel_and_day_and_never_a_paper_twice(app):
     ch = channel_with_topic(app)
+    app.channels.set_option(ch.ref, "backlog", False)  # new papers only (tests/test_backlog.py)
     adapter = RecordingAdapter(per_message=2)
     r = runner(app, "w1", adapter)
     assert asyncio.run(r.run_channel(ch.id, DAY)) == "posted 5 papers"
@@ -186,6 +187,7 @@ def test_a_paper_committed_during_a_claim_is_delivered_next(db_url, tmp_path):
     """An ingest transaction open while a digest is claimed commits after it: next digest has it."""
     app = make_app(db_url, tmp_path)
     ch = channel_with_topic(app)
+    app.channels.set_option(ch.ref, "backlog", False)  # new papers only: the backlog would hide it
     adapter = RecordingAdapter()
     r = runner(app, "w1", adapter)
     late = [
@@ -377,3 +379,18 @@ def test_retries_stop_at_the_end_of_the_grace_window_and_free_the_papers(app):
     assert outcome == "failed: gave up after Console error internal_error (grace window over)"
     assert app.store.deliveries.for_day(ch.id, DAY) is None  # nothing reached the channel
     assert app.store.deliveries.delivered_paper_ids(ch.id) == set()
+
+
+def test_quiet_channel_stays_silent_on_an_empty_day(app):
+    ch = channel_with_topic(app)
+    app.channels.set_option(ch.ref, "quiet", True)
+    app.channels.set_option(ch.ref, "backlog", False)
+    adapter = RecordingAdapter()
+    r = runner(app, "w1", adapter)
+    asyncio.run(r.run_channel(ch.id, DAY))
+    sent = len(adapter.messages)
+    assert asyncio.run(r.run_channel(ch.id, DAY + timedelta(days=1))) == "empty (quiet)"
+    assert len(adapter.messages) == sent  # nothing reached the channel
+    app.channels.set_option(ch.ref, "quiet", False)
+    assert asyncio.run(r.run_channel(ch.id, DAY + timedelta(days=2))) == "posted 0 papers"
+    assert len(adapter.messages) == sent + 1  # the "nothing new" note

@@ -46,4 +46,44 @@ def test_systemd_unit_restarts_the_bot():
     assert (
         "ExecStart=/opt/digestbot/.venv/bin/digestbot run" in unit and "Restart=on-failure" in unit
     )
-    assert "EnvironmentFile=" in unit and re.search(r"^User=(?!root)", unit, re.M)
+    assert "EnvironmentFile=" in unit
+    # No User= that nothing creates: a dynamic user with its own state directory.
+    assert "DynamicUser=yes" in unit and "StateDirectory=digestbot" in unit
+    assert not re.search(r"^User=", unit, re.M)
+    # ProtectHome hides /home, so the documented install must live elsewhere.
+    installs = re.findall(r"pip install -e \"(\S+?)\[", unit)
+    assert installs and not any(p.startswith("/home") for p in installs)
+
+
+def test_healthz_is_reachable_through_the_published_port():
+    """The image listens on 0.0.0.0; neither .env.example nor compose may pin 127.0.0.1."""
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    assert compose["services"]["bot"]["environment"]["DIGESTBOT_HEALTH_HOST"] == "0.0.0.0"
+    example = re.search(
+        r"^DIGESTBOT_HEALTH_HOST=(.*)$", (DEPLOY / ".env.example").read_text(), re.M
+    )
+    assert example.group(1).strip() in ("", "0.0.0.0")
+
+
+def test_the_index_volume_is_mounted_where_the_image_made_a_writable_folder():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    bot = compose["services"]["bot"]
+    target = next(v.split(":", 1)[1] for v in bot["volumes"] if v.startswith("index:"))
+    assert bot["environment"]["DIGESTBOT_INDEX_DIR"] == target
+    docker = (DEPLOY / "Dockerfile").read_text()
+    assert f"mkdir -p {target}" in docker and re.search(rf"chown \S+ {re.escape(target)}", docker)
+
+
+def test_an_unwritable_index_cache_only_warns(tmp_path, caplog):
+    from digest.service import DigestService
+    from digest.store import Store
+    from tests.corpus import synthetic_records
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    store = Store.open(f"sqlite:///{tmp_path / 'x.db'}")
+    store.papers.upsert(synthetic_records(per_topic=4))
+    service = DigestService(store, index_dir=blocker / "index")
+    assert service.search("graph neural networks").result.hits  # search still works
+    assert "index cache not saved" in caplog.text
+    store.close()

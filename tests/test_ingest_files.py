@@ -74,7 +74,8 @@ def test_empty_binary_and_invalid_utf8_inputs():
     with pytest.raises(IngestError, match="binary"):
         decode(b"\x89PNG\r\n\x1a\n\x00\x00\x00", "f.jsonl")
     text, problems = decode(b'{"id": "x", "abstract": "caf\xe9"}\n', "f.jsonl")
-    assert "\ufffd" in text and problems[0].line == 1
+    assert "café" in text and problems[0].line == 1 and problems[0].warning  # read as Latin-1
+    assert "Latin-1" in problems[0].message
 
 
 def test_ten_megabyte_abstract_is_stored_truncated(sqlite_store, tmp_path):

@@ -56,7 +56,7 @@ def test_run_starts_slack_from_the_environment_and_stops_on_sigterm(tmp_path):
                 if slack.responses():
                     break
                 time.sleep(0.1)
-            assert "Sparse autoencoders" in str(slack.responses())
+            assert "Manifold geometry predicts" in str(slack.responses())  # the SAE paper
         finally:
             proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=20)

@@ -6,9 +6,11 @@ import re
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.compose import plural
 from digest.delivery import next_digest, today_state
+from digest.errors import DigestError
 from digest.models import SubscriptionKind
-from digest.schedule import local_day
+from digest.schedule import local_day, parse_weekdays
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -58,11 +60,17 @@ def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.channel(ctx.ref)
     subs = cmds.channels.subscriptions(ctx.ref)
+    me = "me " if ctx.personal else ""
     lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
-        "Nothing yet: `/papers subscribe <topic>`."
+        f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
     due = next_digest(cmds.channels.store, channel, ctx.now)  # skips a day already delivered
-    state = f"⏸ paused: {channel.paused_reason or 'by request'}" if channel.paused else "active"
+    reason = channel.paused_reason or "by request"
+    if reason == f"paused by {ctx.user}":
+        reason = "paused by you"
+    if not reason.startswith("paused by"):
+        reason = f"paused: {reason}"  # e.g. "paused: channel_not_found"
+    state = f"⏸ {reason}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
@@ -72,7 +80,8 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
         f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
         f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
-        f"admins only: {'on' if channel.admin_only else 'off'}",
+        f"admins only: {'on' if channel.admin_only else 'off'} · "
+        f"backlog: {'on' if channel.backlog else 'off'}",
     ]
     who = (
         "Your personal digest"
@@ -121,13 +130,22 @@ def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
-    tz = next((w for w in rest if "/" in w or w.upper() == "UTC"), None)
-    days = next((w for w in rest if w is not tz), None)
-    if len(rest) > 2 or (rest and tz is None and days is None):
+    days = next((w for w in rest if _is_days(w)), None)
+    zone = [w for w in rest if w is not days]
+    if days is None and len(zone) == 2 and "/" in zone[0]:
+        days = zone.pop()  # "Europe/Berlin someday": the days parser says what is wrong
+    if len(zone) > 1 and any("/" in w for w in zone):  # only "New York"-style names have spaces
         return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
-    if rest and tz is None and len(rest) == 2:
-        return error(f"Unknown timezone {rest[0][:40]!r}. Try e.g. Europe/Berlin.")
-    return at, tz, days
+    return at, " ".join(zone) or None, days
+
+
+def _is_days(word: str) -> bool:
+    """True for 'daily', 'weekdays', 'mon,wed,fri' and the like (not a time zone)."""
+    try:
+        parse_weekdays(word)
+    except DigestError:
+        return False
+    return True
 
 
 @command("size", "size <n>", "papers per digest (1-25)", True)
@@ -156,8 +174,9 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only|threads on|off",
-    "silence empty days; restrict settings to admins; one thread reply per paper",
+    "option quiet|admin-only|threads|backlog on|off",
+    "silence empty days; restrict settings to admins; one thread reply per paper; "
+    "fill digests with unsent older papers",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
@@ -186,8 +205,11 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 @command("stats", "stats", "digests, papers and 👍/👎 so far, per interest")
 def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     s = cmds.channels.stats(ctx.ref)
-    lines = [f"{s.digests} digests, {s.papers} papers posted, {s.up} 👍, {s.down} 👎."]
-    lines += [
-        f"• {k}: {v} papers" for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
+    lines = [
+        f"{plural(s.digests, 'digest')}, {plural(s.papers, 'paper')} posted, {s.up} 👍, {s.down} 👎."
     ]
-    return Reply(text="\n".join(lines), title="Channel stats")
+    lines += [
+        f"• {k}: {plural(v, 'paper')}"
+        for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
+    ]
+    return Reply(text="\n".join(lines), title="Your stats" if ctx.personal else "Channel stats")

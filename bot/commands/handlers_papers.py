@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
+from digest.backlog import outlook
+from digest.compose import plural
 from digest.errors import DigestError
 from digest.rank.engine import Filters
 from digest.text import is_number
@@ -47,7 +50,9 @@ def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 
 @command(
-    "search", "search <query> [venue:X] [year:YYYY] [author:NAME]", "search every stored paper"
+    "search",
+    "search <query> [venue:X] [year:YYYY] [author:NAME] [page:N]",
+    "search every stored paper (5 a page)",
 )
 def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
@@ -56,6 +61,10 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     per_page = int(args.options.get("per_page", PER_PAGE))
     view = cmds.papers.search(args.text, _filters(args), page, per_page)
     r = view.result
+    if not r.hits and r.total:
+        return error(
+            f"There is no page {page}: {plural(r.total, 'paper')} match, {plural(r.pages, 'page')}."
+        )
     if not r.hits:
         return error(r.message or f"No papers match {args.text[:60]!r} yet.")
     first = (r.page - 1) * r.per_page
@@ -70,7 +79,7 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         nxt = r.page + 1
         actions.append(Action("page", "Next ▶", _page_command(args, nxt), page=nxt))
     return Reply(
-        text=f"{r.total} papers match; page {r.page} of {r.pages}.",
+        text=f"{plural(r.total, 'paper')} {'matches' if r.total == 1 else 'match'}; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",
         cards=cards,
         actions=tuple(actions),
@@ -82,9 +91,8 @@ def paper_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.words:
         return error("Which paper? e.g. `/papers paper 2401.01234`")
     p = cmds.papers.paper(args.words[0])
-    c = card(p, feedback=True)
-    full = Reply(text=p.abstract[:2900], title=p.title, cards=(c,))
-    return full
+    c = replace(card(p, feedback=True), snippet="")  # the abstract is the text: show it once
+    return Reply(text=p.abstract[:2900], title=p.title, cards=(c,))
 
 
 @command("similar", "similar <id>", "papers like this one")
@@ -110,19 +118,11 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Why which paper? e.g. `/papers why 2401.01234`")
     paper = cmds.papers.paper(args.words[0])
     channel = cmds.channels.channel(ctx.ref)
-    profile = cmds.channels.profile(channel)
-    ranker = cmds.papers.ranker()
-    if profile.is_empty() or ranker is None:
+    if cmds.channels.profile(channel).is_empty() or cmds.papers.ranker() is None:
         return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
-    picks = ranker.rank(profile, [paper.id], size=1, threshold=0.0)
-    if not picks.hits:
-        return Reply(text=f"{paper.title!r} is excluded by this channel's `exclude` terms.")
-    hit = picks.hits[0]
-    verdict = "above" if hit.score >= channel.threshold else "below"
-    return Reply(
-        text=f"Score {hit.score:.2f}, {verdict} this channel's threshold {channel.threshold:.2f}.\nWhy: {hit.why}",
-        title=paper.title,
-    )
+    seen = outlook(cmds.channels, channel, paper.id, ctx.now)
+    why = f"\nWhy: {seen.why}" if seen.why else ""
+    return Reply(text=f"{seen.verdict}{why}", title=paper.title)
 
 
 @command("topics", "topics", "suggested topics mined from the stored papers")

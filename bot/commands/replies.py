@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digest.compose import Digest
+from digest.headline import contribution_sentences
 from digest.models import ChannelRef, Paper
-from digest.text import sentences
 
 SNIPPET_CHARS = 280
 
@@ -67,12 +67,17 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 def _body(p: Paper) -> str:
-    """The abstract, minus its first sentence when that sentence already serves as the title."""
+    """The abstract; under a derived headline, the sentences that say what the paper does."""
     if p.title_derived:
-        rest = sentences(p.abstract)[1:]
-        if rest:
-            return " ".join(rest)
+        said = contribution_sentences(p.abstract)
+        if said:
+            return " ".join(said)
     return p.abstract
+
+
+def headline(p: Paper) -> str:
+    """The title as shown in chat; a derived one carries a subtle marker (≈)."""
+    return f"≈ {p.title}" if p.title_derived else p.title
 
 
 def paper_url(p: Paper) -> str | None:
@@ -107,7 +112,7 @@ def card(
     )
     return Card(
         paper_id=p.id,
-        title=p.title,
+        title=headline(p),
         url=paper_url(p),
         authors=authors,
         venue=p.venue or "",

@@ -28,6 +28,15 @@ def _retry_after(value: str | None, default: float) -> float:
             return default
 
 
+def _where(url: str, params: dict[str, Any] | None) -> str:
+    """The URL that was tried, with its query, for the error line."""
+    return str(httpx.URL(url, params=params)) if params else url
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+
+
 class PoliteClient:
     """HTTP GETs spaced ``min_interval`` apart per host, retrying 429/5xx with backoff."""
 
@@ -49,7 +58,7 @@ class PoliteClient:
         self.sleep = sleep
         self._last: dict[str, float] = {}
         self._client = httpx.Client(
-            timeout=timeout,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
             follow_redirects=True,
             headers={"User-Agent": "digestbot/0.1 (research digest bot)"},
         )
@@ -67,9 +76,13 @@ class PoliteClient:
             self._pace(url)
             try:
                 resp = self._client.get(url, params=params)
+            except httpx.ConnectError as exc:  # no route, no DNS, refused: retrying will not help
+                raise IngestError(f"Cannot reach {_where(url, params)}: {_reason(exc)}") from exc
             except httpx.HTTPError as exc:
                 if attempt == self.retries:
-                    raise IngestError(f"Cannot reach {url}: {exc.__class__.__name__}") from exc
+                    raise IngestError(
+                        f"Cannot reach {_where(url, params)}: {_reason(exc)}"
+                    ) from exc
                 self.sleep(min(self.max_wait, self.backoff * 2**attempt))
                 continue
             if resp.status_code in RETRY_STATUS and attempt < self.retries:

@@ -12,8 +12,9 @@ from datetime import date
 from typing import Any
 
 from digest.errors import IngestError
+from digest.headline import derive_title
 from digest.models import Links, PaperRecord, ParseProblem
-from digest.text import clean_text, derive_title, derived_id
+from digest.text import clean_text, derived_id
 
 MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning
 
@@ -35,9 +36,10 @@ def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as exc:
+        # Not UTF-8: most likely a Latin-1 / Windows-1252 export. Latin-1 reads every byte.
         line = data[: exc.start].count(b"\n") + 1
-        problem = ParseProblem(line, "invalid UTF-8 bytes replaced with U+FFFD")
-        return data.decode("utf-8-sig", errors="replace"), [problem]
+        problem = ParseProblem(line, "not UTF-8 (first bad byte here); read as Latin-1", True)
+        return data.decode("latin-1"), [problem]
 
 
 def _split_list(value: Any) -> tuple[str, ...]:
@@ -45,9 +47,19 @@ def _split_list(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, list | tuple):
-        return tuple(str(v).strip() for v in value if str(v).strip())
-    parts = re.split(r";|,|\band\b|\|", str(value))
+        items = [str(v).replace("\x00", "").strip() for v in value]
+        return tuple(v for v in items if v)
+    parts = re.split(r";|,|\band\b|\|", str(value).replace("\x00", ""))
     return tuple(p.strip() for p in parts if p.strip())
+
+
+def _plain(value: Any, name: str) -> str:
+    """A text field: numbers become text, NUL characters go (PostgreSQL refuses them), objects fail."""
+    if value is None:
+        return ""
+    if isinstance(value, dict | list | tuple | bool):
+        raise ValueError(f"{name!r} must be text, got {type(value).__name__}")
+    return str(value).replace("\x00", "")
 
 
 def _year(value: Any) -> int | None:
@@ -69,13 +81,13 @@ def make_record(
     published: date | None = None,
 ) -> PaperRecord:
     """A record with clean text, a derived title when none is given and a stable id."""
-    raw = str(abstract or "")[:MAX_TEXT_BYTES]
+    raw = _plain(abstract, "abstract")[:MAX_TEXT_BYTES]
     clean = clean_text(raw)
-    real_title = clean_text(str(title or ""))[:500]
+    real_title = clean_text(_plain(title, "title"))[:500]
     if not clean and not real_title:
         raise ValueError("record has neither title nor abstract")
     return PaperRecord(
-        id=str(id).strip()[:128] or derived_id(source, clean or real_title),
+        id=_plain(id, "id").strip()[:128] or derived_id(source, clean or real_title),
         source=source,
         title=real_title or derive_title(clean),
         title_derived=not real_title,
@@ -83,7 +95,7 @@ def make_record(
         abstract=clean,
         authors=_split_list(authors),
         keywords=_split_list(keywords),
-        venue=(venue or None) and str(venue)[:200],
+        venue=_plain(venue, "venue")[:200] or None,
         year=_year(year) or _year(venue),
         links=links or Links(),
         published=published,
@@ -119,10 +131,11 @@ def parse_neurips_list(text: str, venue: str = "NeurIPS 2026") -> Parsed:
 def _from_mapping(row: dict[str, Any], source: str) -> PaperRecord:
     """A record from a JSON object or CSV row with loosely named columns."""
     get = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
-    url = get.get("url") or get.get("link") or get.get("abs_url") or ""
-    pdf = get.get("pdf") or get.get("pdf_url") or None
-    forum = url if "openreview.net" in str(url) else None
-    links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=get.get("code"))
+    url = _plain(get.get("url") or get.get("link") or get.get("abs_url"), "url")
+    pdf = _plain(get.get("pdf") or get.get("pdf_url"), "pdf") or None
+    forum = url if "openreview.net" in url else None
+    code = _plain(get.get("code"), "code") or None
+    links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=code)
     return make_record(
         source=source,
         id=get.get("id") or "",
@@ -153,6 +166,8 @@ def _dedupe(out: Parsed, rows: Iterable[tuple[int, dict[str, Any]]], source: str
             )
             continue
         seen[rec.id] = line
+        if not rec.abstract:
+            out.problems.append(ParseProblem(line, "no abstract: stored with its title only", True))
         out.records.append(rec)
     return out
 
@@ -181,15 +196,23 @@ def parse_jsonl(text: str, source: str = "jsonl") -> Parsed:
 def parse_csv(text: str, source: str = "csv") -> Parsed:
     """CSV with a header naming title/abstract/authors/keywords/url columns."""
     csv.field_size_limit(MAX_TEXT_BYTES * 60)
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text), strict=True)
     columns = {c.strip().lower() for c in (reader.fieldnames or []) if c}
     if not columns & {"abstract", "summary"}:
         raise IngestError(
             f"CSV has no 'abstract' column (columns: {', '.join(sorted(columns)) or 'none'})."
         )
     out = Parsed()
+    rows, start = [], reader.line_num + 1
     try:
-        rows = [(reader.line_num, row) for row in reader]
-    except csv.Error as exc:
-        raise IngestError(f"CSV is malformed near line {reader.line_num}: {exc}") from exc
+        for row in reader:
+            rows.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:  # typically an unclosed quote: the rest of the file is one field
+        last = text.count("\n") + (not text.endswith("\n"))
+        out.problems.append(
+            ParseProblem(
+                start, f"malformed CSV ({exc}; an unclosed quote?): lines {start}-{last} not read"
+            )
+        )
     return _dedupe(out, rows, source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +37,12 @@ class IngestReport:
     added: int = 0
     merged: int = 0
     unchanged: int = 0
+    updated: int = 0
     problems: list[ParseProblem] = field(default_factory=list)
     added_ids: list[str] = field(default_factory=list)
+
+
+PREFIXES = {"arxiv": "QUERY", "arxiv-rss": "CATEGORY", "openreview": "VENUE_ID"}
 
 
 def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
@@ -47,6 +52,13 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
     for prefix in ("arxiv-rss", "arxiv", "openreview"):
         if source.startswith(prefix + ":"):
             return (prefix if fmt == "auto" else fmt), source[len(prefix) + 1 :]
+    scheme = re.match(r"([A-Za-z][\w-]+):", source)
+    if scheme and not Path(source).exists():
+        known = ", ".join(f"{p}:{what}" for p, what in PREFIXES.items())
+        raise IngestError(
+            f"Unknown source prefix '{scheme.group(1)}:'; sources are files or {known} "
+            "(e.g. arxiv:cat:cs.LG)."
+        )
     if fmt != "auto":
         return fmt, source
     suffix = Path(source).suffix.lower()
@@ -131,4 +143,5 @@ def _store_records(
     report.added += counts.added
     report.merged += counts.merged
     report.unchanged += counts.unchanged
+    report.updated += counts.updated
     report.added_ids.extend(counts.added_ids)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, SubscriptionKind
 from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow
+from digest.zones import usable_timezone
 
 SETTINGS = {
     "name",
@@ -23,6 +24,7 @@ SETTINGS = {
     "paused_reason",
     "quiet_when_empty",
     "threaded",
+    "backlog",
     "admin_only",
     "owner_user",
 }
@@ -34,7 +36,7 @@ def to_channel(row: ChannelRow) -> Channel:
         id=row.id,
         ref=ChannelRef(row.platform, row.channel_id, row.workspace),
         name=row.name,
-        timezone=row.timezone,
+        timezone=usable_timezone(row.timezone),  # a zone removed from tzdata must not crash
         digest_time=row.digest_time,
         weekdays=row.weekdays,
         digest_size=row.digest_size,
@@ -43,6 +45,7 @@ def to_channel(row: ChannelRow) -> Channel:
         paused_reason=row.paused_reason,
         quiet_when_empty=row.quiet_when_empty,
         threaded=row.threaded,
+        backlog=row.backlog,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
     )

@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from digest.errors import StoreUnavailableError
+from digest.text import hide_password
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -32,8 +33,9 @@ def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite files get their folder created and safe pragmas."""
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
-        raise StoreUnavailableError(f"Invalid database URL {url!r}.") from exc
+        parsed.port  # noqa: B018 - a malformed port ("54x2") only raises when read
+    except (ArgumentError, ValueError) as exc:
+        raise StoreUnavailableError(f"Invalid database URL {hide_password(url)!r}.") from exc
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")  # we ship psycopg 3, not psycopg2
     is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -43,10 +45,14 @@ def make_engine(url: str) -> Engine:
     try:
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError as exc:
-        raise StoreUnavailableError(f"Unsupported database URL scheme in {url!r}.") from exc
+        raise StoreUnavailableError(
+            f"Unsupported database URL scheme in {hide_password(url)!r}; use sqlite:///FILE or "
+            "postgresql://USER@HOST/DB."
+        ) from exc
     except ModuleNotFoundError as exc:
         raise StoreUnavailableError(
-            f"Database driver missing for {parsed.drivername}: pip install 'digestbot[postgres]'."
+            f"Database driver missing for {parsed.drivername}: "
+            'pip install -e ".[postgres]" (in the digestbot checkout).'
         ) from exc
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)

@@ -24,6 +24,7 @@ class UpsertCounts:
     added: int = 0
     merged: int = 0
     unchanged: int = 0
+    updated: int = 0  # same id, different text: the stored paper now has the new text
     added_ids: list[str] = field(default_factory=list)
 
 
@@ -149,6 +150,25 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     return changed
 
 
+def _update(old: PaperRow, new: PaperRow) -> bool:
+    """Replace ``old``'s text when a record with the same id brings different content."""
+    if new.id != old.id or not new.abstract or new.content_hash == old.content_hash:
+        return False
+    if new.published and old.published and new.published < old.published:
+        return False  # an older version (arXiv v1 after v2) never replaces a newer one
+    old.abstract, old.abstract_raw, old.content_hash = (
+        new.abstract,
+        new.abstract_raw,
+        new.content_hash,
+    )
+    if not new.title_derived or old.title_derived:
+        old.title, old.title_derived, old.title_key = new.title, new.title_derived, new.title_key
+    for attr in ("authors", "keywords"):
+        if getattr(new, attr):
+            setattr(old, attr, getattr(new, attr))
+    return True
+
+
 def to_paper(row: PaperRow) -> Paper:
     """Domain object from a row."""
     return Paper(
@@ -212,7 +232,10 @@ class PaperRepo:
                     fresh.append(row)
                     counts.added += 1
                     counts.added_ids.append(row.id)
-                elif _merge(session.get(PaperRow, existing_id), row):
+                elif _update(old := session.get(PaperRow, existing_id), row):
+                    _merge(old, row)
+                    counts.updated += 1
+                elif _merge(old, row):
                     counts.merged += 1
                 else:
                     counts.unchanged += 1
@@ -272,6 +295,13 @@ class PaperRepo:
         )
         with Session(self.engine) as session:
             return [to_paper(r) for r in session.scalars(stmt)]
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """Ids of the ``limit`` most recently ingested papers, newest first (by ingest sequence)."""
+        order = (PaperRow.seq.desc().nulls_last(), PaperRow.ingested_at.desc(), PaperRow.id)
+        stmt = select(PaperRow.id).order_by(*order).limit(limit)
+        with Session(self.engine) as session:
+            return list(session.scalars(stmt))
 
     def iter_all(self) -> Iterator[Paper]:
         """Every paper in a stable order (id), streamed."""

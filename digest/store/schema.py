@@ -93,6 +93,7 @@ class ChannelRow(Base):
     paused_reason: Mapped[str | None] = mapped_column(Text)
     quiet_when_empty: Mapped[bool] = mapped_column(Boolean, default=False)
     threaded: Mapped[bool] = mapped_column(Boolean, default=False)
+    backlog: Mapped[bool] = mapped_column(Boolean, default=True)  # fill digests from older papers
     admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

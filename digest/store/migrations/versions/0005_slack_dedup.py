@@ -1,7 +1,7 @@
 """Slack requests already handled (event retries, replayed button presses), shared by processes.
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-11-30
 
 At merge this must be rebased onto the head of 0003/0004 (its down_revision changes only).
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,149 @@
+"""`digestbot run`: the bot itself, with the console, Slack and Discord and the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from bot.cli import DbOption, app, out, wired
+from bot.cli_channels import DEMO_CHANNEL, DEMO_TOPICS, apply_reply
+from digest.errors import DigestError
+from digest.models import ChannelRef, SubscriptionKind
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from bot.app import App
+    from bot.scheduler import DigestScheduler
+
+log = logging.getLogger(__name__)
+
+
+def _first_run(application: App) -> None:
+    """The embedded default: bundled papers and a demo console channel, so `run` shows a digest."""
+    from digest import BUNDLED_PAPERS
+
+    if application.store.papers.count() == 0:
+        report = application.service.ingest(str(BUNDLED_PAPERS))
+        print(f"Loaded {report.added} bundled NeurIPS 2026 papers.")
+    if not application.store.channels.all():
+        for topic in DEMO_TOPICS:
+            application.channels.add(DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot")
+        print(f"Created channel {DEMO_CHANNEL} following: {', '.join(DEMO_TOPICS)}.")
+
+
+async def _serve(application: App) -> None:
+    from bot.adapters.console import repl
+    from bot.commands import Context
+    from digest.schedule import local_day
+
+    adapters = application.adapters(out.file)
+    runner = application.runner(adapters)
+    scheduler = application.scheduler(runner)
+    application.connect(runner, scheduler)
+    await runner.recover()
+    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
+    discord_task = await _start_platforms(application, interactive)
+    scheduler.start()
+    ops_runner = await _start_ops(application, scheduler)
+    now = datetime.now(UTC)
+    for ch in application.store.channels.all():  # a console channel's first digest is shown at once
+        if (
+            ch.ref.platform == "console"
+            and application.store.deliveries.last(ch.id) is None
+            and not ch.paused
+        ):
+            await runner.run_channel(ch.id, local_day(now, ch.timezone))
+    for ref, outcome in (await scheduler.catch_up()).items():
+        log.info("catch-up %s: %s", ref, outcome)
+
+    async def handle(line: str) -> str:
+        ctx = Context(ref=DEMO_CHANNEL, user="you", dm=ChannelRef("console", "@you"))
+        reply = application.commands.handle(line, ctx)
+        if reply.schedule_changed is not None:
+            scheduler.sync()
+        return await apply_reply(application, runner, reply, ctx)
+
+    try:
+        if not interactive:
+            await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
+        else:
+            print("Type /papers help (or exit). Digests print here when they are due.")
+            await repl(handle)
+    finally:
+        scheduler.shutdown()
+        if application.slack is not None and "slack" not in application.failed:
+            await application.slack.stop()
+        if discord_task is not None:
+            await application.discord.close()
+            discord_task.cancel()
+        if ops_runner is not None:
+            await ops_runner.cleanup()
+
+
+async def _start_platforms(application: App, interactive: bool) -> asyncio.Task | None:
+    """Log in to each configured platform once; report failures, give up if nothing is left."""
+    from bot.startup import report, slack_problem, start_discord
+
+    discord_task, running = None, ["the console"] if interactive else []
+    if application.slack is not None:
+        if problem := await slack_problem(application):
+            application.failed["slack"] = problem
+        else:
+            await application.slack.start()
+            running.append("Slack")
+    if application.discord is not None:  # same event loop; setup_hook registers the commands
+        started = await start_discord(application)
+        if isinstance(started, str):
+            application.failed["discord"] = started
+        else:
+            discord_task, running = started, [*running, "Discord"]
+    if application.failed and not running:
+        raise DigestError(
+            "no platform could start: "
+            + "; ".join(
+                f"{k.capitalize()} login failed: {v}" for k, v in application.failed.items()
+            )
+        )
+    report(application.failed, running)
+    return discord_task
+
+
+async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
+    """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
+    from aiohttp import web
+
+    from bot.ops import ops_app
+
+    s = application.settings
+    if not s.health_port:
+        return None
+    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, s.health_host, s.health_port).start()
+    except OSError as exc:
+        log.warning("health endpoint not started on %s:%s: %s", s.health_host, s.health_port, exc)
+        await runner.cleanup()
+        return None
+    return runner
+
+
+async def _until_stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+@app.command("run")
+def run_cmd(db: DbOption = None) -> None:
+    """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
+    application = wired(db)
+    _first_run(application)
+    asyncio.run(_serve(application))

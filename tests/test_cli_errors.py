@@ -1,0 +1,134 @@
+"""Every CLI error is one `error:` line and exit code 2, through the real `digestbot` entry point.
+
+Deliberate breaks seen red: the future-date check removed from `digest`; load_settings()
+bypassed (plain Settings() in the callback). Expected red (not run): engine URLs unredacted. main()'s last-resort handler is not exercised by these (every case here has its
+own message).
+"""
+
+import json
+
+import pytest
+
+from digest import BUNDLED_PAPERS
+from tests.cli_proc import digestbot, one_error
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"DIGESTBOT_ARXIV_QUERIES": "cat:cs.LG"}, "DIGESTBOT_ARXIV_QUERIES: must be a JSON list"),
+        ({"DIGESTBOT_HEALTH_PORT": "abc"}, "DIGESTBOT_HEALTH_PORT"),
+        ({"DIGESTBOT_HEALTH_PORT": "70000"}, "DIGESTBOT_HEALTH_PORT"),
+        ({"DIGESTBOT_LOG_LEVEL": "loud"}, "one of DEBUG, INFO, WARNING"),
+        ({"DIGESTBOT_LOG_FORMAT": "xml"}, "text or json"),
+        ({"DIGESTBOT_DEFAULT_TIMEZONE": "Europe/Berln"}, "did you mean Europe/Berlin?"),
+        ({"DIGESTBOT_DEFAULT_TIMEZONE": "CST"}, "America/Chicago or Asia/Shanghai"),
+        ({"DIGESTBOT_DATABASE_URL": "postgresql://u:hunter2@localhost:54x2/db"}, "u:***@"),
+        ({"DIGESTBOT_DATABASE_URL": "postgresq://u:hunter2@localhost/db"}, "Unsupported"),
+    ],
+)
+def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
+    line = one_error(digestbot(tmp_path, "channels", **env))
+    assert needle in line and "hunter2" not in line
+
+
+def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
+    ok = digestbot(
+        tmp_path, "cmd", "console:lab", "/papers list",
+        DIGESTBOT_DISCORD_TOKEN="", DIGESTBOT_SLACK_BOT_TOKEN="", DIGESTBOT_HEALTH_PORT="",
+        DIGESTBOT_DEFAULT_TIMEZONE="pst",
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert "America/Los_Angeles" in ok.stdout
+
+
+def test_export_to_a_missing_folder(tmp_path):
+    line = one_error(digestbot(tmp_path, "export", str(tmp_path / "nope" / "state.json")))
+    assert "does not exist" in line
+
+
+def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
+    assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
+    line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
+    assert "in the future" in line and "--dry-run" in line
+    preview = digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01", "--dry-run")
+    assert preview.returncode == 0
+    assert "no digest yet" in digestbot(tmp_path, "channels").stdout  # the day was not used up
+
+
+def test_digest_json_prints_only_json_on_stdout(tmp_path):
+    assert digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS)).returncode == 0
+    digestbot(tmp_path, "subscribe", "console:lab", "sparse autoencoders")
+    proc = digestbot(tmp_path, "digest", "console:lab", "--json")
+    doc = json.loads(proc.stdout)  # the whole of stdout is one JSON document
+    assert proc.returncode == 0 and doc["outcome"].startswith("posted") and doc["papers"]
+
+
+def test_workspace_channels_are_addressable(tmp_path):
+    proc = digestbot(tmp_path, "subscribe", "slack:T123/C456", "graph neural networks")
+    assert proc.returncode == 0, proc.stderr
+    listing = digestbot(tmp_path, "channels").stdout
+    assert listing.startswith("slack:T123/C456 ")
+    again = digestbot(tmp_path, "cmd", "slack:T123/C456", "/papers list")
+    assert "graph neural networks" in again.stdout
+    assert "WORKSPACE/CHANNEL" in one_error(digestbot(tmp_path, "subscribe", "slack:/C1", "x"))
+
+
+def _export(tmp_path, mutate):
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
+    path = tmp_path / "state.json"
+    assert digestbot(tmp_path, "export", str(path)).returncode == 0
+    doc = json.loads(path.read_text())
+    mutate(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda d: d["channels"][0].pop("platform"), "missing 'platform'"),
+        (lambda d: d["channels"][0].update(created_at="yesterday"), "not a date/time"),
+        (lambda d: d["subscriptions"].append(dict(d["subscriptions"][0])), "appears twice"),
+        (lambda d: d["channels"][0].update(id="one"), "expected a whole number"),
+        (lambda d: d["subscriptions"][0].update(channel_id=99), "dangling"),
+    ],
+)
+def test_import_rejects_broken_exports_and_keeps_nothing(tmp_path, mutate, needle):
+    bad = _export(tmp_path, mutate)
+    target = f"sqlite:///{tmp_path / 'new.db'}"
+    assert needle in one_error(digestbot(tmp_path, "--db", target, "import", str(bad)))
+    assert digestbot(tmp_path, "--db", target, "channels").stdout.startswith("No channels yet")
+
+
+def test_empty_database_says_so(tmp_path):
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
+    assert digestbot(tmp_path, "papers", "list").stdout.startswith("No papers stored yet")
+
+
+def test_help_loads_no_heavy_library():
+    """`digestbot --help` answers fast because the command modules import nothing heavy at load.
+
+    Break that turns it red: a top-level `from bot import app` (or any digest.rank import) in
+    bot/cli*.py."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import bot.cli, bot.cli_channels, bot.cli_ops, bot.cli_run; "
+        "heavy = ('sklearn', 'sqlalchemy', 'pydantic', 'apscheduler', 'aiohttp', 'numpy'); "
+        "print([m for m in sys.modules if m.split('.')[0] in heavy])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    help_text = digestbot_help()
+    assert "ingest" in help_text and "digest" in help_text
+
+
+def digestbot_help() -> str:
+    import subprocess
+
+    from tests.cli_proc import ENTRY
+
+    return subprocess.run([str(ENTRY), "--help"], capture_output=True, text=True).stdout

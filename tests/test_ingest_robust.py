@@ -1,0 +1,119 @@
+"""Ingest keeps good lines, reports bad ones with line numbers, and never half-aborts.
+
+Deliberate breaks that turn these red: `_plain` not refusing objects (the url-object line
+crashes the upsert); NUL characters kept (PostgreSQL refuses the batch); `_update` removed (the
+re-sent id stays "already stored" with its old text); ConnectError retried with backoff (the
+offline source takes ~35 s); the progress bar enabled on a pipe.
+"""
+
+import json
+import os
+import pty
+import subprocess
+import time
+
+import pytest
+
+from digest.errors import IngestError
+from digest.ingest.parse import parse_csv, parse_jsonl
+from digest.ingest.pipeline import SourceConfig, ingest
+from tests.cli_proc import ENTRY, clean_env, digestbot, one_error
+
+WORDS = [
+    "graphs",
+    "sheaves",
+    "kernels",
+    "tokens",
+    "agents",
+    "proofs",
+    "lattices",
+    "spectra",
+    "rewards",
+    "priors",
+]
+
+
+def _mixed_file(path, n=1500):
+    lines = []
+    for i in range(n):
+        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
+        row = {"id": f"p{i}", "title": f"Paper {i} on {words}", "abstract": f"We study {words}."}
+        if i == 700:
+            row["url"] = {"href": "https://example.org"}  # an object where text belongs
+        if i == 702:
+            row["title"] = "With a NUL\x00 inside"
+        if i == 703:
+            del row["abstract"]
+        lines.append("{not json" if i == 701 else json.dumps(row))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_bad_lines_mid_file_are_reported_and_the_rest_stored(tmp_path):
+    proc = digestbot(tmp_path, "ingest", str(_mixed_file(tmp_path / "mixed.jsonl")))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "1498 new" in proc.stdout and "2 skipped" in proc.stdout
+    assert "mixed.jsonl:701: skipped: 'url' must be text" in proc.stderr
+    assert "mixed.jsonl:702: invalid JSON" in proc.stderr
+    assert "mixed.jsonl:704: warning: no abstract" in proc.stderr
+    listed = digestbot(tmp_path, "papers", "list", "--limit", "2000").stdout
+    assert len(listed.strip().splitlines()) == 1498
+    assert "ingesting" not in proc.stderr and "━" not in proc.stderr  # no progress bar on a pipe
+
+
+def test_nul_characters_never_reach_the_database(store):
+    parsed = parse_jsonl(json.dumps({"id": "n\x00ul", "title": "A\x00B", "abstract": "x\x00y z"}))
+    store.papers.upsert(parsed.records)
+    paper = store.papers.get("nul")
+    assert paper.title == "AB" and "\x00" not in paper.abstract_raw
+
+
+def test_a_resent_id_with_new_text_is_updated(store, tmp_path):
+    first = tmp_path / "a.jsonl"
+    first.write_text(json.dumps({"id": "x1", "title": "Old", "abstract": "Old text on graphs."}))
+    assert ingest(store, str(first)).added == 1
+    first.write_text(json.dumps({"id": "x1", "title": "New", "abstract": "New text on sheaves."}))
+    report = ingest(store, str(first))
+    assert report.updated == 1 and report.unchanged == 0
+    assert store.papers.get("x1").abstract == "New text on sheaves." and store.papers.count() == 1
+
+
+def test_csv_with_an_unclosed_quote_keeps_the_rows_before_it():
+    parsed = parse_csv('id,title,abstract\n1,a,"fine"\n2,b,"unclosed\n3,c,more\n')
+    assert [r.id for r in parsed.records] == ["1"]
+    assert parsed.problems[0].line == 3 and "unclosed quote" in parsed.problems[0].message
+
+
+def test_offline_source_fails_fast_saying_what_was_tried(sqlite_store):
+    cfg = SourceConfig(arxiv_base_url="http://127.0.0.1:9/api/query", min_interval=0)
+    started = time.monotonic()
+    with pytest.raises(
+        IngestError, match=r"Cannot reach http://127\.0\.0\.1:9/api/query\?search_query="
+    ):
+        ingest(sqlite_store, "arxiv:cat:cs.LG", cfg=cfg)
+    assert time.monotonic() - started < 5
+
+
+def test_unknown_prefix_lists_the_known_ones(tmp_path):
+    line = one_error(digestbot(tmp_path, "ingest", "foo:bar"))
+    assert "arxiv:QUERY, arxiv-rss:CATEGORY, openreview:VENUE_ID" in line
+
+
+def test_progress_bar_shows_on_a_terminal(tmp_path):
+    src = _mixed_file(tmp_path / "big.jsonl", n=3000)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(ENTRY), "ingest", str(src)], cwd=tmp_path, env=clean_env(tmp_path),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)  # fmt: skip
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    assert b"ingesting" in seen or b"fitting the search index" in seen

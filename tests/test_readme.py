@@ -1,0 +1,55 @@
+"""The README's configuration table lists every setting with its real default.
+
+Deliberate breaks that turn this red: a setting added to bot/config.py without a README row;
+the log level default changed in code only; the missing-driver error suggesting another command.
+"""
+
+import re
+from pathlib import Path
+
+from bot.config import Settings
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _rows() -> dict[str, str]:
+    """Variable -> default cell, from the configuration table."""
+    section = README.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`DIGESTBOT_"):
+            for name in re.findall(r"`(DIGESTBOT_[A-Z_]+)`", cells[0]):
+                rows[name] = cells[1]
+    return rows
+
+
+def test_every_setting_has_a_row_with_its_real_default():
+    rows = _rows()
+    names = {f"DIGESTBOT_{n.upper()}": f for n, f in Settings.model_fields.items()}
+    assert set(rows) == set(names)
+    for name, field in names.items():
+        default = field.default
+        if default is None:
+            assert rows[name].startswith("unset"), name
+        elif isinstance(default, bool | int | float) or (isinstance(default, str) and default):
+            shown = f"{default:g}" if isinstance(default, float) else str(default)
+            assert f"`{shown}`" in rows[name], (name, rows[name])
+        elif default == []:
+            assert rows[name] == "`[]`", name
+
+
+def test_missing_driver_error_and_readme_give_the_same_install_command(monkeypatch):
+    import pytest
+
+    from digest.errors import StoreUnavailableError
+    from digest.store import engine
+
+    def no_driver(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'psycopg'")
+
+    monkeypatch.setattr(engine, "create_engine", no_driver)
+    with pytest.raises(StoreUnavailableError) as caught:
+        engine.make_engine("postgresql://u:pw@localhost/db")
+    command = 'pip install -e ".[postgres]"'
+    assert command in str(caught.value) and f"(`{command}`)" in README

@@ -1,0 +1,31 @@
+"""Channel references: `slack:T123/C456` and `discord:GUILD/CHANNEL` name a workspace's channel.
+
+Break seen red: ChannelRef.parse without the workspace split (the id becomes "T123/C456").
+"""
+
+import pytest
+
+from digest.errors import DigestError
+from digest.models import ChannelRef
+
+
+@pytest.mark.parametrize(
+    ("text", "ref"),
+    [
+        ("slack:T123/C456", ChannelRef("slack", "C456", "T123")),
+        ("discord:77/111", ChannelRef("discord", "111", "77")),
+        ("slack:T1/@U9", ChannelRef("slack", "@U9", "T1")),  # a personal digest (DM)
+        ("console:lab", ChannelRef("console", "lab")),
+        ("console:a/b", ChannelRef("console", "a/b")),  # the console has no workspaces
+        ("SLACK:C1", ChannelRef("slack", "C1")),
+    ],
+)
+def test_refs_parse_and_print_back(text, ref):
+    assert ChannelRef.parse(text) == ref
+    assert ChannelRef.parse(str(ref)) == ref
+
+
+@pytest.mark.parametrize("text", ["slack:/C1", "slack:T1/", "discord:a/b/c", "lab", ":x"])
+def test_malformed_refs_are_refused(text):
+    with pytest.raises(DigestError):
+        ChannelRef.parse(text)
