@@ -41,12 +41,14 @@ async def _serve(application: App) -> None:
     from bot.commands import Context
     from digest.schedule import local_day
 
+    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
+    # A service listens for SIGTERM before anything starts: a stop during start-up is clean too.
+    stop = None if interactive else _stop_on_signals()
     adapters = application.adapters(out.file)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     application.connect(runner, scheduler)
     await runner.recover()
-    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
     discord_task = await _start_platforms(application, interactive)
     scheduler.start()
     ops_runner = await _start_ops(application, scheduler)
@@ -69,8 +71,8 @@ async def _serve(application: App) -> None:
         return await apply_reply(application, runner, reply, ctx)
 
     try:
-        if not interactive:
-            await _until_stopped()  # a service: platforms and scheduler run until SIGTERM
+        if stop is not None:
+            await stop.wait()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
             await repl(handle)
@@ -133,12 +135,13 @@ async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRun
     return runner
 
 
-async def _until_stopped() -> None:
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (installed on the running loop)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
 
 
 @app.command("run")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from digest.errors import DigestError
 
@@ -18,22 +18,6 @@ def parse_time(text: str) -> str:
     if not m or int(m.group(1)) > 23 or int(m.group(2) or 0) > 59:
         raise DigestError(f"Time must look like 09:30 (24-hour clock), got {text[:20]!r}.")
     return f"{int(m.group(1)):02d}:{int(m.group(2) or 0):02d}"
-
-
-def parse_timezone(text: str) -> str:
-    """A valid IANA timezone name."""
-    name = text.strip()
-    if name.upper() == "UTC":
-        return "UTC"
-    try:
-        if not re.fullmatch(r"[A-Za-z_]+(/[A-Za-z0-9_+\-]+){0,2}", name):
-            raise ValueError(name)
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise DigestError(
-            f"Unknown timezone {name[:40]!r}. Try e.g. Europe/Berlin or America/New_York."
-        ) from None
-    return name
 
 
 def parse_weekdays(text: str) -> str:
