@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     log_format: str = "text"  # or "json"
     slack_api_url: str | None = None  # only for tests and proxies; Slack's own URL otherwise
     slack_host: str = "0.0.0.0"
-    slack_port: int = Field(3000, ge=1, le=65535)
+    slack_port: int = Field(3000, ge=0, le=65535)  # 0: any free port (tests run several bots)
     discord_token: SecretStr | None = None
 
     @field_validator("arxiv_queries", "openreview_venues", mode="before")

@@ -53,7 +53,8 @@ def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path
     assert "in the future" in line and "--dry-run" in line
     preview = digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01", "--dry-run")
     assert preview.returncode == 0
-    assert "no digest yet" in digestbot(tmp_path, "channels").stdout  # the day was not used up
+    # the day was not used up
+    assert "no digest delivered yet" in digestbot(tmp_path, "channels").stdout
 
 
 def test_digest_json_prints_only_json_on_stdout(tmp_path):

@@ -189,7 +189,7 @@ async def test_autocomplete_for_votes_timezones_days_and_long_topics(bot):
     await dispatch(bot.client, autocomplete("unsubscribe", "a5", "item", "interpretable"))
     (choice,) = _choices(bot, "a5")
     await dispatch(bot.client, slash("unsubscribe", "a6", item=choice["value"]))
-    assert "Stopped following 1 item" in embed_text(bot.fake.followups["a6"][0])
+    assert f"Stopped following '{topic[:40]}" in embed_text(bot.fake.followups["a6"][0])
     assert bot.app.channels.subscriptions(SERVER) == []
 
 
