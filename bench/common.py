@@ -35,6 +35,18 @@ def load_eval(eval_dir: Path = EVAL_DIR) -> tuple[list[DocInput], list[dict]]:
     return docs, queries
 
 
+QUERY_FILES = ("queries", "themes")  # keyword users and broad-theme users: report both
+
+
+def load_query_files(eval_dir: Path = EVAL_DIR) -> dict[str, list[dict]]:
+    """Both labelled query files of the development set, by name."""
+    return {
+        name: [json.loads(line) for line in (eval_dir / f"{name}.jsonl").open()]
+        for name in QUERY_FILES
+        if (eval_dir / f"{name}.jsonl").exists()
+    }
+
+
 def ndcg(ranked: list[str], relevant: set[str], k: int = 10) -> float:
     dcg = sum(1 / math.log2(i + 2) for i, pid in enumerate(ranked[:k]) if pid in relevant)
     ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
@@ -54,14 +66,42 @@ def average_precision(ranked: list[str], relevant: set[str], k: int = 100) -> fl
     return total / min(len(relevant), k) if relevant else 0.0
 
 
-def evaluate(rank_fn, queries: list[dict]) -> dict[str, float]:
-    """Mean nDCG@10, P@10, MAP@100 of ``rank_fn(query) -> ids``."""
+def per_query(rank_fn, queries: list[dict]) -> np.ndarray:
+    """Per-query (nDCG@10, P@10, MAP@100) of ``rank_fn(query) -> ids``, one row a query."""
     rows = []
     for q in queries:
         ranked, rel = rank_fn(q["query"]), set(q["relevant"])
         rows.append((ndcg(ranked, rel), precision(ranked, rel), average_precision(ranked, rel)))
-    a = np.mean(rows, axis=0)
+    return np.array(rows, dtype=np.float64)
+
+
+def evaluate(rank_fn, queries: list[dict]) -> dict[str, float]:
+    """Mean nDCG@10, P@10, MAP@100 of ``rank_fn(query) -> ids``."""
+    a = per_query(rank_fn, queries).mean(axis=0)
     return {"nDCG@10": a[0], "P@10": a[1], "MAP@100": a[2]}
+
+
+def paired_bootstrap(
+    a: np.ndarray, b: np.ndarray, n: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """Mean of ``a - b`` over queries and its 95% interval, resampling queries in pairs."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, len(d), size=(n, len(d)))
+    means = d[idx].mean(axis=1)
+    return float(d.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def ratio_interval(
+    a: np.ndarray, b: np.ndarray, n: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """``mean(a) / mean(b)`` and its paired-bootstrap 95% interval."""
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n, len(a)))
+    ratios = a[idx].mean(axis=1) / np.maximum(b[idx].mean(axis=1), 1e-12)
+    return (
+        float(a.mean() / b.mean()),
+        float(np.percentile(ratios, 2.5)),
+        float(np.percentile(ratios, 97.5)),
+    )
 
 
 def top_ids(

@@ -43,7 +43,7 @@ def test_topic_queries_find_their_topic(ranker, query, prefix):
 
 def test_acronyms_are_learned_from_the_corpus(ranker):
     table = ranker.index.acronyms.short_to_long
-    assert table["sae"] == "spars autoencod" and table["llm"] == "larg languag model"
+    assert table["sae"] == "sparse autoencoder" and table["llm"] == "large language model"
 
 
 def test_search_filters_and_pagination(ranker):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
-from digest.rank.index import PaperIndex
+from digest.rank.index import PaperIndex, paper_space
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
@@ -21,6 +22,10 @@ from digest.rank.scorer import (
     score,
     topic_state,
 )
+from digest.rank.semantic import SemanticParams
+
+if TYPE_CHECKING:
+    from digest.embeddings import Encoder
 
 RESEMBLES = 0.5  # latent similarity above which a pick is said to resemble a 👍 paper
 
@@ -79,9 +84,18 @@ def _quote(text: str, limit: int = 60) -> str:
 class Ranker:
     """Scores papers of one fitted index for queries and channel profiles."""
 
-    def __init__(self, index: PaperIndex, params: ScoreParams | None = None) -> None:
+    def __init__(
+        self,
+        index: PaperIndex,
+        params: ScoreParams | None = None,
+        encoder: Encoder | None = None,
+        semantic: SemanticParams | None = None,
+    ) -> None:
         self.index = index
         self.params = params or ScoreParams()
+        # Meaning is used only when the papers were embedded and a query encoder is at hand.
+        self.encoder = encoder if index.dense is not None else None
+        self.semantic = semantic or SemanticParams()
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
         self._states: OrderedDict[str, TopicState] = OrderedDict()
         self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
@@ -113,7 +127,8 @@ class Ranker:
         q = self.compile(text)
         if q is None:
             return None
-        self._states[key] = topic_state(self.index, q, self.params)
+        qvec = self.encoder.encode([key])[0] if self.encoder is not None else None
+        self._states[key] = topic_state(self.index, q, self.params, qvec, self.semantic)
         if len(self._states) > 256:
             self._states.popitem(last=False)
         return self._states[key]
@@ -284,7 +299,8 @@ class Ranker:
             parts.append(f"like {_quote(title, 50)}")
         liked, _ = prof.vote_rows(self.index, p.votes)
         if liked:
-            sims = self.index.latent[liked] @ self.index.latent[row]
+            space = paper_space(self.index)
+            sims = space[liked] @ space[row]
             if float(sims.max()) >= RESEMBLES or kind == "votes":
                 nearest = liked[int(np.argmax(sims))]
                 parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")
