@@ -159,3 +159,41 @@ def table(title: str, header: list[str], rows: list[list]) -> str:
     lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def dense_vectors(docs: list[DocInput], encoder) -> np.ndarray:
+    """Sentence embeddings of the evaluation papers, cached on disk (about 7 minutes to compute)."""
+    import hashlib
+
+    from digest.embeddings import paper_text
+
+    key = hashlib.sha1("".join(d.id for d in docs).encode()).hexdigest()[:12]
+    cache = (
+        Path(os.environ.get("DIGESTBOT_BENCH_CACHE", "/tmp/digestbot-bench")) / f"dense-{key}.npy"
+    )
+    if cache.exists():
+        return np.load(cache)
+    vecs = encoder.encode([paper_text(d.title, d.abstract) for d in docs])
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.save(cache, vecs)
+    return vecs
+
+
+def digestbot_rank(index, encoder=None, score_params=None, semantic_params=None):
+    """digestbot's ranking of a query as search sees it: lexical, or fused with meaning."""
+    from digest.rank.scorer import compile_query, score, topic_state
+
+    def rank(q: str) -> list[str]:
+        cq = compile_query(index, q, score_params)
+        if cq is None:
+            return []
+        qvec = encoder.encode([q.strip().lower()])[0] if encoder is not None else None
+        state = topic_state(index, cq, score_params, qvec, semantic_params)
+        return top_ids(index.ids, *score(index, state, p=score_params))
+
+    return rank
+
+
+def dense_rank(ids: list[str], vectors: np.ndarray, encoder):
+    """Dense retrieval alone: cosine of MiniLM vectors."""
+    return lambda q: top_ids(ids, vectors @ encoder.encode([q])[0])

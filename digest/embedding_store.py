@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -16,7 +17,7 @@ from digest.embeddings import DIM, Encoder, paper_text
 from digest.models import Paper
 
 log = logging.getLogger(__name__)
-CHUNK = 64  # papers per saved chunk: an interrupted run loses at most this many
+CHUNK = 32  # papers per saved chunk: an interrupted run loses at most this many
 
 
 class EmbeddingStore:
@@ -28,6 +29,7 @@ class EmbeddingStore:
         self._vectors: dict[str, np.ndarray] | None = None
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
+        self._stop = threading.Event()
 
     def vectors(self) -> dict[str, np.ndarray]:
         """Every stored vector (read from disk once, then kept up to date in memory)."""
@@ -61,6 +63,8 @@ class EmbeddingStore:
         """Embed and save ``papers`` that have no vector, chunk by chunk; how many were embedded."""
         todo = [p for p in papers if p.id not in self.vectors()]
         for s in range(0, len(todo), CHUNK):
+            if self._stop.is_set():
+                break  # shutting down: what is saved stays, the rest is embedded next time
             part = todo[s : s + CHUNK]
             vecs = self.encoder.encode([paper_text(p.title, p.abstract) for p in part])
             assert vecs.shape[1] == DIM
@@ -93,7 +97,13 @@ class EmbeddingStore:
 
         self._worker = threading.Thread(target=run, name="digestbot-embed", daemon=True)
         self._worker.start()
+        atexit.register(self.stop)  # an ONNX run cut off at interpreter exit aborts the process
         return True
+
+    def stop(self) -> None:
+        """Ask a background run to stop after its current chunk, and wait for it."""
+        self._stop.set()
+        self.wait()
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until a background run finishes (tests, CLI)."""

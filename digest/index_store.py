@@ -30,7 +30,7 @@ def doc_input(p: Paper) -> DocInput:
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
-    def __init__(self, store: Store, folder: Path | None) -> None:
+    def __init__(self, store: Store, folder: Path | None, background: bool = False) -> None:
         self.store = store
         self.index: PaperIndex | None = None
         url = store.engine.url.render_as_string(hide_password=False)
@@ -39,6 +39,7 @@ class IndexStore:
         # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
         self.encoder: Encoder | None = load_encoder() if folder else None
         self._seen = -1
+        self.background = background  # a long-running bot embeds missing papers on a thread
         self.embeddings = (
             EmbeddingStore(folder / f"embeddings-{key}", self.encoder) if self.encoder else None
         )
@@ -95,7 +96,7 @@ class IndexStore:
             return index  # no vector arrived since the last look (the common, fast case)
         self._seen = len(vectors)
         have = sum(pid in vectors for pid in index.ids)
-        if have < len(index):
+        if have < len(index) and self.background:
             missing = [pid for pid in index.ids if pid not in vectors]
             self.embeddings.embed_in_background(
                 lambda: list(self.store.papers.get_many(missing).values())
