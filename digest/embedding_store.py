@@ -27,7 +27,7 @@ class EmbeddingStore:
         self.folder = folder
         self.encoder = encoder
         self._vectors: dict[str, np.ndarray] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _save updates the map while holding it
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
 

@@ -157,8 +157,8 @@ def test_followed_author_and_liked_paper(ranker):
         ("   \t", "Type a topic"),
         ("the and of with", "No papers match"),
         ("!!! ??? ...", "No papers match"),
-        ("图神经网络", "No papers match"),
-        ("xyzzyplugh", "No papers match 'xyzzyplugh' yet."),
+        ("图神经网络", "No paper mentions '图神经网络'"),
+        ("xyzzyplugh", "No paper mentions 'xyzzyplugh'."),
     ],
 )
 def test_bad_queries_get_a_clear_answer(ranker, query, message):

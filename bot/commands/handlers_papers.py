@@ -59,7 +59,7 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if r.page < r.pages:
         actions.append(Action("page", "Next ▶", f"search {base} page:{r.page + 1}"))
     return Reply(
-        text=f"{r.total} papers match; page {r.page} of {r.pages}.",
+        text=f"{r.message + ' ' if r.message else ''}{r.total} papers match; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",
         cards=cards,
         actions=tuple(actions),

@@ -19,6 +19,7 @@ _EXTRA_STOP = {
     "demonstrate", "existing", "however", "achieve", "achieves", "significantly",
     "experiments", "performance", "state", "art", "task", "tasks", "effective",
     "framework", "recent", "different", "various", "including", "provide", "problem",
+    "does", "did", "doing", "aim", "aims", "aimed", "allows", "enables", "makes",
 }  # fmt: skip
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
 

@@ -23,6 +23,7 @@ from digest.rank.scorer import (
     topic_state,
 )
 from digest.rank.semantic import SemanticParams
+from digest.rank.weak import MatchCheck, check
 
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
@@ -163,6 +164,9 @@ class Ranker:
             return SearchResult(
                 text, (), 0, page, per_page, "Type a topic or a few words to search for."
             )
+        weak = check(self.index, text)
+        if weak.blocked:  # 'diffusion models' where no paper says 'diffusion': 'models' is no match
+            return SearchResult(text, (), 0, page, per_page, self._weak_note(weak))
         st = self.state(text)
         if st is None:
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
@@ -183,7 +187,14 @@ class Ranker:
             )
             for i in order
         )
-        return SearchResult(text, hits, len(rows), page, per_page)
+        return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
+
+    def _weak_note(self, weak: MatchCheck) -> str:
+        """Which words no paper uses, with close spellings or else the corpus's own topics."""
+        if not weak.missing:
+            return ""
+        topics = [] if weak.suggestions else [t.label for t in self.suggested_topics()]
+        return weak.message(topics)
 
     def _topic_why(self, topic: str, q: Query, row: int) -> str:
         terms = matched_terms(self.index, q, int(row))
