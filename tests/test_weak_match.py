@@ -32,7 +32,9 @@ def bundled(tmp_path_factory):
 def say(app, text: str):
     from datetime import UTC, datetime
 
-    ctx = Context(LAB, "ann", True, ChannelRef("console", "@ann"), datetime(2026, 12, 1, tzinfo=UTC))
+    ctx = Context(
+        LAB, "ann", True, ChannelRef("console", "@ann"), datetime(2026, 12, 1, tzinfo=UTC)
+    )
     return app.commands.handle(text, ctx)
 
 

@@ -17,13 +17,14 @@ from digest.rank.scorer import (
     ScoreParams,
     TopicState,
     compile_query,
-    matched_terms,
     refine,
     score,
     topic_state,
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
+from digest.rank.why import quote as _quote
+from digest.rank.why import topic_why
 
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
@@ -75,11 +76,6 @@ class Picks:
     near_misses: int = 0  # just below the threshold
     excluded: int = 0
     considered: int = 0
-
-
-def _quote(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
 
 
 class Ranker:
@@ -183,7 +179,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(scores[i]), 4),
-                self._topic_why(text, st.query, rows[i]),
+                topic_why(self.index, text, st, int(rows[i]), float(scores[i])),
             )
             for i in order
         )
@@ -195,11 +191,6 @@ class Ranker:
             return ""
         topics = [] if weak.suggestions else [t.label for t in self.suggested_topics()]
         return weak.message(topics)
-
-    def _topic_why(self, topic: str, q: Query, row: int) -> str:
-        terms = matched_terms(self.index, q, int(row))
-        base = f"matches {_quote(topic, 40)}"
-        return f"{base}: {', '.join(terms)}" if terms else f"{base} (related wording)"
 
     def similar(self, paper_id: str, k: int = 5) -> list[Hit]:
         """Papers closest to ``paper_id`` in the latent space."""
@@ -284,7 +275,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(final[i]), 4),
-                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else ""),
+                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i])),
             )
             for i in chosen
         )
@@ -296,12 +287,13 @@ class Ranker:
             considered=len(rows),
         )
 
-    def _why(self, p: prof.Profile, row: int, source: str) -> str:
+    def _why(self, p: prof.Profile, row: int, source: str, fused: float) -> str:
         """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
         parts = []
-        if kind == "topic":
-            parts.append(self._topic_why(label, self.compile(label), row))
+        st = self.state(label) if kind == "topic" else None
+        if st is not None:
+            parts.append(topic_why(self.index, label, st, int(row), fused))
         elif kind == "author":
             parts.append(f"by {label}, whom you follow")
         elif kind == "like":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -211,23 +212,35 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
     return nz[np.argpartition(-scores[nz], k - 1)[:k]]
 
 
-def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list[str]:
+def matched_terms(
+    index: PaperIndex,
+    q: Query,
+    row: int,
+    limit: int = 3,
+    render: Callable[[str], str] | None = None,
+) -> list[str]:
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
     contrib = (
         np.array([cell(index.weights, row, int(c)) for c in q.cols], dtype=np.float32) * q.weights
     )
-    order = np.argsort(-contrib)
+    # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
+    is_phrase = np.array([" " in t for t in q.terms if t in index.vocab], dtype=bool)
+    order = (
+        np.lexsort((-contrib, ~is_phrase))
+        if len(is_phrase) == len(contrib)
+        else np.argsort(-contrib)
+    )
     vocab = index.vocab
     inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
     out = []
-    for i in order[: limit * 2]:
-        if contrib[i] <= 0:
-            break
+    for i in order:
+        if contrib[i] <= 0 or len(out) >= limit:
+            continue
         term = inv.get(int(q.cols[i]))
         if term is None:
             continue
-        # In the user's own words where they typed them, else the corpus's usual form.
-        shown = " ".join(q.shown.get(s) or index.surface.get(s, s) for s in term.split())
+        # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
+        shown = render(term) if render else term
         if not any(shown in o or o in shown for o in out):
             out.append(shown)
     return out[:limit]
