@@ -116,13 +116,25 @@ def top_ids(
 
 
 def tfidf_baseline(docs: list[DocInput]):
-    """Plain TF-IDF cosine, exactly as the issue specifies."""
+    """Plain TF-IDF cosine, answered the fast way: sum the query terms' columns of a CSC matrix.
+
+    Multiplying the whole matrix by the query (56 ms at 100k papers) would flatter anything
+    compared with it; the column sum gives the same scores in about a millisecond.
+    """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+    from digest.rank.scorer import column_scores
+
     vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
-    x = vec.fit_transform([f"{d.title} {d.abstract}" for d in docs])
+    x = vec.fit_transform([f"{d.title} {d.abstract}" for d in docs]).tocsc()
+    x.sort_indices()
     ids = [d.id for d in docs]
-    return vec, x, lambda q: top_ids(ids, (x @ vec.transform([q]).T).toarray().ravel())
+
+    def rank(q: str) -> list[str]:
+        qv = vec.transform([q])
+        return top_ids(ids, column_scores(x, qv.indices.astype(np.int64), qv.data)[0])
+
+    return vec, x, rank
 
 
 def bm25_baseline(docs: list[DocInput]):
