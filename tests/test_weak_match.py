@@ -65,3 +65,19 @@ def test_specific_word_still_matches_and_the_missing_one_is_named(bundled):
     assert "No paper mentions 'xyzzy'" in reply.text
     first = reply.cards[0]
     assert "unlearning" in (first.why or "").lower()
+
+
+def test_topics_are_words_people_read_not_stems(bundled):
+    import re
+
+    papers = bundled.store.papers.iter_all()
+    words = {w for p in papers for w in re.findall(r"[^\W_]+", f"{p.title} {p.abstract}".lower())}
+    reply = say(bundled, "/papers topics")
+    topics = bundled.service.ranker().suggested_topics()
+    assert topics and "Suggested topics" in (reply.title or "")
+    for t in topics:
+        for phrase in (t.label, *t.terms):
+            for w in phrase.split():
+                # every word as papers write it (a plural folded to its singular is fine)
+                assert w in words or f"{w}s" in words, (w, phrase)
+        assert " / " not in t.label and not {"does", "aims"} & set(t.label.split())

@@ -19,7 +19,6 @@ _EXTRA_STOP = {
     "demonstrate", "existing", "however", "achieve", "achieves", "significantly",
     "experiments", "performance", "state", "art", "task", "tasks", "effective",
     "framework", "recent", "different", "various", "including", "provide", "problem",
-    "does", "did", "doing", "aim", "aims", "aimed", "allows", "enables", "makes",
 }  # fmt: skip
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
 
@@ -57,7 +56,7 @@ _CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "versus", "vs", "whereas",
 _KEEP = {"bias": "bias", "biases": "bias", "gas": "gas", "lens": "lens", "news": "news",
          "canvas": "canvas", "atlas": "atlas", "alias": "alias", "series": "series",
          "species": "species", "indices": "index", "matrices": "matrix", "vertices": "vertex",
-         "analyses": "analysis", "hypotheses": "hypothesis", "data": "data"}  # fmt: skip
+         "analyses": "analysis", "hypotheses": "hypothesis", "data": "data", "does": "does"}  # fmt: skip
 
 
 def light_stem(word: str) -> str:

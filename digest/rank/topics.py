@@ -39,6 +39,31 @@ def _pmi(index: PaperIndex, t: str) -> float:
     return float(np.log(joint * len(index) / (da * db)))
 
 
+# Verbs and fillers that head sentences rather than topics ('does cooperation', 'aims remove');
+# they stay searchable, they just never name a topic.
+_LOOSE = frozenset(
+    [
+        "does",
+        "do",
+        "did",
+        "aims",
+        "aim",
+        "aimed",
+        "allows",
+        "enables",
+        "makes",
+        "remains",
+        "remain",
+        "uses",
+        "yields",
+    ]
+)
+
+
+def _nameable(term: str) -> bool:
+    return not set(term.split()) & _LOOSE
+
+
 def _phrase(index: PaperIndex, top: list[str]) -> str | None:
     """The cluster's best noun-like phrase: one that ends in a leading word ('machine unlearning').
 
@@ -48,7 +73,9 @@ def _phrase(index: PaperIndex, top: list[str]) -> str | None:
     """
     heads = [t for t in top if " " not in t][:1]
     for t in top:
-        if " " in t and t.split()[-1] in heads and (len(index) < 50 or _pmi(index, t) > 0.5):
+        if not (" " in t and _nameable(t) and t.split()[-1] in heads):
+            continue
+        if len(index) < 50 or _pmi(index, t) > 0.5:
             return t
     return None
 
@@ -79,7 +106,8 @@ def suggest(
     inv = {c: t for t, c in index.vocab.items()}
     out = []
     for j, comp in enumerate(model.components_):
-        top = [inv[int(cols[i])] for i in np.argsort(-comp)[:10] if comp[i] > 0]
+        top = [inv[int(cols[i])] for i in np.argsort(-comp)[:12] if comp[i] > 0]
+        top = [t for t in top if _nameable(t)]
         if not top:
             continue
         phrase = _phrase(index, top)
