@@ -133,6 +133,7 @@ class App:
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
+        self.service.indexes.background = True  # a running bot embeds papers lacking a vector
         return DigestScheduler(
             self.store,
             runner,
