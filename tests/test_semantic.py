@@ -21,6 +21,13 @@ from tests.corpus import synthetic_records
 
 needs_model = pytest.mark.skipif(not semantic_available(), reason="semantic extra not installed")
 
+
+@pytest.fixture(autouse=True)
+def semantic_on(monkeypatch):
+    """The suite runs with semantic ranking off (conftest); these tests turn it on."""
+    monkeypatch.setenv("DIGESTBOT_SEMANTIC", "auto")
+
+
 MEANING = make_record(
     source="jsonl",
     id="meaning-1",

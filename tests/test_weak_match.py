@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.commands import Context
+from digest.embeddings import semantic_available
 from digest.models import ChannelRef
 from digest.rank.weak import check
 from tests.conftest import make_app
@@ -20,13 +21,21 @@ BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
 LAB = ChannelRef("console", "lab")
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory):
+@pytest.fixture(scope="module", params=["off", "auto"])
+def bundled(tmp_path_factory, request):
+    """The bundled papers, lexical only and (when the extra is installed) with meaning on."""
+    import os
+
+    if request.param == "auto" and not semantic_available():
+        pytest.skip("semantic extra not installed")
+    before = os.environ.get("DIGESTBOT_SEMANTIC")
+    os.environ["DIGESTBOT_SEMANTIC"] = request.param
     folder = tmp_path_factory.mktemp("weak")
     app = make_app(f"sqlite:///{folder / 'a.db'}", folder, records=[])
     app.service.ingest(str(BUNDLED))
     yield app
     app.close()
+    os.environ["DIGESTBOT_SEMANTIC"] = before or "off"
 
 
 def say(app, text: str):
