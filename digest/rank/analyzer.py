@@ -100,6 +100,11 @@ def _term(word: str) -> str:
     return t
 
 
+def term_of(word: str) -> str:
+    """The index term of one lower-case word, '' for a stop word."""
+    return _term(word)
+
+
 def stem(word: str) -> str:
     """The index term of a lower-case word (its singular), stop words included."""
     return _term(word) or _stem_word(word)

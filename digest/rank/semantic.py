@@ -55,18 +55,23 @@ def dense_state(
     raw = vectors @ qvec
     q = qvec
     if p.prf_docs > 0 and lex.any():
-        top = np.argsort(-lex)[: p.prf_docs]
+        k = min(p.prf_docs, len(lex))
+        top = np.argpartition(-lex, k - 1)[:k]  # a partial sort: a full one costs 8 ms at 100k
         top = top[has[top] & (lex[top] > 0)]
         if len(top):
             q = _unit(qvec + p.prf_beta * _unit(vectors[top].mean(axis=0)))
-    s = vectors @ q
-    live = s[has]
+    s = vectors @ q if q is not qvec else raw.copy()
+    full = bool(has.all())  # the usual case: no masking passes over 100k rows
+    live = s if full else s[has]
     if len(live) > 1 and float(live.std()) > 0:
-        s = (s - float(live.mean())) / float(live.std())
-        s = np.clip(s / max(float(s[has].max()), 1e-9), 0.0, 1.0)
-    s = np.where(has, s, 0.0).astype(np.float32)
+        s -= float(live.mean())
+        s /= float(live.std())
+        s /= max(float(s.max() if full else s[has].max()), 1e-9)
+        np.clip(s, 0.0, 1.0, out=s)
+    if not full:
+        s[~has], raw = 0.0, np.where(has, raw, 0.0)
     w = query_weight(words, p) if has.any() else 0.0
-    return DenseState(s, np.where(has, raw, 0.0).astype(np.float32), w)
+    return DenseState(s.astype(np.float32, copy=False), raw.astype(np.float32, copy=False), w)
 
 
 def fuse(lexical: np.ndarray, dense: DenseState | None, rows: np.ndarray) -> np.ndarray:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from digest.rank.analyzer import phrase_terms
+from digest.rank.analyzer import term_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState, matched_terms
 
@@ -17,6 +18,7 @@ def quote(text: str, limit: int = 60) -> str:
     return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
 
 
+@lru_cache(maxsize=4096)
 def _span(text: str, phrase: str, gap: int = 2) -> str | None:
     """``phrase`` ('learning human') as written in ``text``, stop words included, if it is there."""
     a, _, b = phrase.partition(" ")
@@ -36,18 +38,24 @@ def _readable(index: PaperIndex, q: Query, term: str) -> str:
 
 def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     """The title's most specific phrase (or word) beyond the topic's: what sets this paper apart."""
-    title = index.titles[row]
+    words = [w.lower() for w in re.findall(r"[^\W_]+", index.titles[row])]
+    terms = [term_of(w) for w in words]
+    options = [(t, w) for t, w in zip(terms, words, strict=True) if t]
+    # A phrase must stand in the title as two adjacent words.
+    options += [
+        (f"{a} {b}", f"{words[i]} {words[i + 1]}")
+        for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False))
+        if a and b
+    ]
     best, best_idf = None, 0.0
-    for t in phrase_terms(title):
+    for t, shown in options:
         col = index.vocab.get(t)
-        if col is None or set(t.split()) & skip or (" " in t and not _span(title, t, gap=0)):
-            continue  # a phrase must stand in the title as two adjacent words
+        if col is None or set(t.split()) & skip:
+            continue
         idf = float(index.idf[col]) * (1.3 if " " in t else 1.0)  # a phrase says more
         if idf > best_idf:
-            best, best_idf = t, idf
-    if best is None:
-        return None
-    return _span(title, best, gap=0) if " " in best else best
+            best, best_idf = shown, idf
+    return best
 
 
 def topic_why(index: PaperIndex, topic: str, state: TopicState, row: int, fused: float) -> str:
