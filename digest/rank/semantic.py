@@ -24,7 +24,6 @@ class DenseState:
     """A query's corpus-wide meaning scores (about 0..1) and its weight in the fused score."""
 
     scores: np.ndarray
-    raw: np.ndarray  # plain cosine of the query vector, for 'close in meaning' explanations
     weight: float
 
 
@@ -52,7 +51,6 @@ def dense_state(
     score, so the two are on one scale; papers without a vector score 0 (lexical only).
     """
     p = p or SemanticParams()
-    raw = vectors @ qvec
     q = qvec
     if p.prf_docs > 0 and lex.any():
         k = min(p.prf_docs, len(lex))
@@ -60,7 +58,7 @@ def dense_state(
         top = top[has[top] & (lex[top] > 0)]
         if len(top):
             q = _unit(qvec + p.prf_beta * _unit(vectors[top].mean(axis=0)))
-    s = vectors @ q if q is not qvec else raw.copy()
+    s = vectors @ q  # one pass over the vectors: at 100k papers it is most of the cost
     full = bool(has.all())  # the usual case: no masking passes over 100k rows
     live = s if full else s[has]
     if len(live) > 1 and float(live.std()) > 0:
@@ -69,9 +67,9 @@ def dense_state(
         s /= max(float(s.max() if full else s[has].max()), 1e-9)
         np.clip(s, 0.0, 1.0, out=s)
     if not full:
-        s[~has], raw = 0.0, np.where(has, raw, 0.0)
+        s[~has] = 0.0
     w = query_weight(words, p) if has.any() else 0.0
-    return DenseState(s.astype(np.float32, copy=False), raw.astype(np.float32, copy=False), w)
+    return DenseState(s.astype(np.float32, copy=False), w)
 
 
 def fuse(lexical: np.ndarray, dense: DenseState | None, rows: np.ndarray) -> np.ndarray:
