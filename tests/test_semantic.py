@@ -170,3 +170,17 @@ def test_packaged_model_files_exist_when_installed():
     if files is None:
         pytest.skip("semantic extra not installed")
     assert Path(files.model).stat().st_size > 10_000_000 and Path(files.tokenizer).is_file()
+
+
+@needs_model
+def test_a_local_model_folder_is_used(tmp_path, monkeypatch):
+    from digest.embeddings import load_encoder
+
+    packaged = model_files()
+    (tmp_path / "model.onnx").symlink_to(packaged.model)
+    (tmp_path / "tokenizer.json").symlink_to(packaged.tokenizer)
+    monkeypatch.setenv("DIGESTBOT_EMBEDDING_PATH", str(tmp_path))
+    encoder = load_encoder()
+    assert encoder.files.model == tmp_path / "model.onnx"
+    a, b, c = encoder.encode(["sparse autoencoders", "dictionary learning of features", "tax law"])
+    assert float(a @ b) > float(a @ c)  # real meaning, not noise
