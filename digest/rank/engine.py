@@ -17,6 +17,7 @@ from digest.rank.scorer import (
     ScoreParams,
     TopicState,
     compile_query,
+    contributions,
     refine,
     score,
     topic_state,
@@ -175,13 +176,14 @@ class Ranker:
         if not len(rows):
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
         order = np.argsort(-scores, kind="stable")[(page - 1) * per_page : page * per_page]
+        shares = contributions(self.index, st.query, rows[order])  # one pass for the whole page
         hits = tuple(
             Hit(
                 self.index.ids[rows[i]],
                 round(float(scores[i]), 4),
-                topic_why(self.index, text, st, int(rows[i]), float(scores[i])),
+                topic_why(self.index, text, st, int(rows[i]), float(scores[i]), shares[k]),
             )
-            for i in order
+            for k, i in enumerate(order)
         )
         return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
 

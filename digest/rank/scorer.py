@@ -123,13 +123,6 @@ def column_scores(
     return score, np.bincount(rows, weights=have, minlength=n).astype(np.float32)
 
 
-def cell(m: sparse.csc_matrix, row: int, col: int) -> float:
-    """``m[row, col]`` by binary search within the column (CSC row indexing is slow)."""
-    s, e = m.indptr[col], m.indptr[col + 1]
-    i = s + np.searchsorted(m.indices[s:e], row)
-    return float(m.data[i]) if i < e and m.indices[i] == row else 0.0
-
-
 def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParams) -> np.ndarray:
     """The query's latent vector moved towards its best lexical matches (Rocchio-style PRF)."""
     if p.prf_docs <= 0 or not lex.any():
@@ -212,17 +205,31 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
     return nz[np.argpartition(-scores[nz], k - 1)[:k]]
 
 
+def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
+    """Each query term's share of each row's lexical score, rows x terms (one search per column)."""
+    m = index.weights
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros((len(rows), len(q.cols)), dtype=np.float32)
+    for j, c in enumerate(q.cols):
+        s, e = m.indptr[c], m.indptr[c + 1]
+        i = s + np.searchsorted(m.indices[s:e], rows)
+        ok = i < e
+        ok[ok] = m.indices[i[ok]] == rows[ok]
+        out[ok, j] = m.data[i[ok]] * q.weights[j]
+    return out
+
+
 def matched_terms(
     index: PaperIndex,
     q: Query,
     row: int,
     limit: int = 3,
     render: Callable[[str], str] | None = None,
+    contrib: np.ndarray | None = None,
 ) -> list[str]:
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
-    contrib = (
-        np.array([cell(index.weights, row, int(c)) for c in q.cols], dtype=np.float32) * q.weights
-    )
+    if contrib is None:
+        contrib = contributions(index, q, np.array([row]))[0]
     # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
     is_phrase = np.array([" " in t for t in q.terms if t in index.vocab], dtype=bool)
     order = (

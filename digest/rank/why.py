@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
+
 from digest.rank.analyzer import term_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState, matched_terms
@@ -58,14 +60,23 @@ def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     return best
 
 
-def topic_why(index: PaperIndex, topic: str, state: TopicState, row: int, fused: float) -> str:
+def topic_why(
+    index: PaperIndex,
+    topic: str,
+    state: TopicState,
+    row: int,
+    fused: float,
+    contrib: np.ndarray | None = None,
+) -> str:
     """'matches 'topic': words; also: title phrase', or 'close in meaning to 'topic'' when it was."""
     q = state.query
     lex_share = float(state.lex[row]) / max(fused, 1e-9)
     meaning = state.dense is not None and state.dense.weight > 0 and lex_share < MEANING
     if meaning:
         return f"close in meaning to {quote(topic, 40)}"
-    terms = matched_terms(index, q, int(row), render=lambda t: _readable(index, q, t))
+    terms = matched_terms(
+        index, q, int(row), render=lambda t: _readable(index, q, t), contrib=contrib
+    )
     base = f"matches {quote(topic, 40)}"
     if not terms:
         return f"{base} (related wording)"
