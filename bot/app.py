@@ -158,6 +158,7 @@ class App:
         """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
         from bot.scheduler import DigestScheduler
 
+        self.service.indexes.background = True  # a running bot embeds papers lacking a vector
         return DigestScheduler(
             self.store,
             runner,

@@ -139,6 +139,8 @@ class ChannelService:
         if kind is not SubscriptionKind.TOPIC:
             return ""
         result = self.papers.search(text, per_page=1).result
+        if not result.total and result.message.startswith("No paper mentions"):
+            return f" {result.message} Digests will include it when a paper that does arrives."
         if not result.total:
             return " No stored paper matches it yet; digests will include it when one arrives."
         return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."

@@ -6,16 +6,20 @@ import hashlib
 import logging
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import joblib
 
+from digest.embedding_store import EmbeddingStore
+from digest.embeddings import DIM, Encoder, load_encoder
 from digest.models import Paper
 from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
+from digest.rank.semantic import align
 from digest.store import Store
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 8  # bump when PaperIndex or the analyzer changes shape
+FORMAT_VERSION = 9  # bump when PaperIndex or the analyzer changes shape
 
 
 def doc_input(p: Paper) -> DocInput:
@@ -26,12 +30,19 @@ def doc_input(p: Paper) -> DocInput:
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
-    def __init__(self, store: Store, folder: Path | None) -> None:
+    def __init__(self, store: Store, folder: Path | None, background: bool = False) -> None:
         self.store = store
         self.index: PaperIndex | None = None
         url = store.engine.url.render_as_string(hide_password=False)
         key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
         self.path = folder / f"index-{key}.joblib" if folder else None
+        # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
+        self.encoder: Encoder | None = load_encoder() if folder else None
+        self._seen = -1
+        self.background = background  # a long-running bot embeds missing papers on a thread
+        self.embeddings = (
+            EmbeddingStore(folder / f"embeddings-{key}", self.encoder) if self.encoder else None
+        )
 
     def _load(self) -> PaperIndex | None:
         if not self.path or not self.path.exists():
@@ -75,7 +86,9 @@ class IndexStore:
     def current(self) -> PaperIndex | None:
         """The index covering every stored paper (None when the store is empty)."""
         if self.index is not None and len(self.index) == self.store.papers.count():
-            return self.index  # fast path: papers are only ever added, so equal counts mean in step
+            # fast path: papers are only ever added, so equal counts mean in step
+            self.index = self._with_vectors(self.index)
+            return self.index
         ids = set(self.store.papers.ids_since(None))
         if not ids:
             self.index = None
@@ -91,8 +104,35 @@ class IndexStore:
                 index = self._rebuild()
         if changed:
             self._try_save(index)
-        self.index = index
-        return index
+        self.index = self._with_vectors(index)
+        return self.index
+
+    def _with_vectors(self, index: PaperIndex) -> PaperIndex:
+        """``index`` with the stored embeddings attached; missing ones are computed in background."""
+        if self.embeddings is None or (index.has_dense is not None and index.has_dense.all()):
+            return index
+        vectors = self.embeddings.vectors()
+        if index is self.index and len(vectors) == self._seen:
+            return index  # no vector arrived since the last look (the common, fast case)
+        self._seen = len(vectors)
+        have = sum(pid in vectors for pid in index.ids)
+        if have < len(index) and self.background:
+            missing = [pid for pid in index.ids if pid not in vectors]
+            self.embeddings.embed_in_background(
+                lambda: list(self.store.papers.get_many(missing).values())
+            )
+        known = 0 if index.has_dense is None else int(index.has_dense.sum())
+        if have == known:
+            return index  # nothing new: keep the object (and the ranker's caches)
+        dense, has = align(index.ids, vectors, DIM)
+        return replace(index, dense=dense, has_dense=has)  # a new object: rankers refresh
+
+    def embed_new(self) -> int:
+        """Embed every stored paper that has none yet (after an ingest); 0 without the extra."""
+        if self.embeddings is None:
+            return 0
+        missing = self.embeddings.missing(self.store.papers.ids_since(None))
+        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(missing).values()))
 
     def _rebuild(self) -> PaperIndex:
         log.info("fitting the ranking index")

@@ -36,10 +36,12 @@ class DigestService:
     def ingest(
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
     ) -> IngestReport:
-        """Read one source into the store."""
+        """Read one source into the store (and embed new papers when the semantic extra is on)."""
         report = ingest(self.store, source, fmt, self.sources, progress)
         if report.updated:  # same ids, new text: the fitted index no longer describes them
             self.indexes.invalidate()
+        if report.added_ids:
+            self.indexes.embed_new()
         return report
 
     def ranker(self) -> Ranker | None:
@@ -48,7 +50,7 @@ class DigestService:
         if index is None:
             self._ranker = None
         elif self._ranker is None or self._ranker.index is not index:
-            self._ranker = Ranker(index)
+            self._ranker = Ranker(index, encoder=self.indexes.encoder)
         return self._ranker
 
     def paper(self, paper_id: str) -> Paper:

@@ -13,6 +13,9 @@ from digest.store import Store
 from tests.corpus import synthetic_records
 
 PG_ENV = "DIGESTBOT_TEST_POSTGRES_URL"
+# Semantic ranking embeds papers at ingest (0.13 s each): only tests/test_semantic.py and the tests
+# that ask for it turn it on, so the rest of the suite stays fast and lexical.
+os.environ["DIGESTBOT_SEMANTIC"] = "off"
 # Parallel checkouts on one server each set their own name, so their suites cannot collide.
 TEST_DB = os.environ.get("DIGESTBOT_TEST_POSTGRES_DBNAME", "digestbot_test")
 
@@ -84,7 +87,7 @@ def corpus_records():
 def env_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point DIGESTBOT_ settings at a temporary folder so tests never touch the user's data."""
     for key in list(os.environ):
-        if key.startswith("DIGESTBOT_") and key != PG_ENV:
+        if key.startswith("DIGESTBOT_") and key not in (PG_ENV, "DIGESTBOT_SEMANTIC"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("DIGESTBOT_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
     monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))

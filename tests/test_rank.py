@@ -43,7 +43,7 @@ def test_topic_queries_find_their_topic(ranker, query, prefix):
 
 def test_acronyms_are_learned_from_the_corpus(ranker):
     table = ranker.index.acronyms.short_to_long
-    assert table["sae"] == "spars autoencod" and table["llm"] == "larg languag model"
+    assert table["sae"] == "sparse autoencoder" and table["llm"] == "large language model"
 
 
 def test_search_filters_and_pagination(ranker):
@@ -157,8 +157,8 @@ def test_followed_author_and_liked_paper(ranker):
         ("   \t", "Type a topic"),
         ("the and of with", "No papers match"),
         ("!!! ??? ...", "No papers match"),
-        ("图神经网络", "No papers match"),
-        ("xyzzyplugh", "No papers match 'xyzzyplugh' yet."),
+        ("图神经网络", "No paper mentions '图神经网络'"),
+        ("xyzzyplugh", "No paper mentions 'xyzzyplugh'."),
     ],
 )
 def test_bad_queries_get_a_clear_answer(ranker, query, message):

@@ -79,7 +79,8 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         nxt = r.page + 1
         actions.append(Action("page", "Next ▶", _page_command(args, nxt), page=nxt))
     return Reply(
-        text=f"{plural(r.total, 'paper')} {'matches' if r.total == 1 else 'match'}; page {r.page} of {r.pages}.",
+        text=f"{r.message + ' ' if r.message else ''}{plural(r.total, 'paper')} "
+        f"{'matches' if r.total == 1 else 'match'}; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",
         cards=cards,
         actions=tuple(actions),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import Stemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -30,18 +31,83 @@ _STEMMER = Stemmer.Stemmer("english")
 _TERM: dict[str, str] = {}  # lower-case word -> stem, or "" for stop words and single letters
 
 
+@dataclass
+class AnalyzerOptions:
+    """How words become terms; the defaults are the product's, the others exist for ablations."""
+
+    light_stem: bool = True  # plurals only: Porter2 merges words users keep apart (robot/robotics)
+    conj_breaks_phrase: bool = True  # no phrase across 'and'/'or' ('datasets and benchmarks')
+
+
+OPTIONS = AnalyzerOptions()
+
+
+def configure(**changes: bool) -> None:
+    """Change the analyzer (benchmark ablations only; an index must be rebuilt afterwards)."""
+    for k, v in changes.items():
+        setattr(OPTIONS, k, v)
+    _TERM.clear()
+
+
+# Words that join two topics rather than one phrase; other stop words ('of', 'on') sit inside one.
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "versus", "vs", "whereas", "while", "than"})
+
+# Plural forms that the suffix rules below would get wrong.
+_KEEP = {"bias": "bias", "biases": "bias", "gas": "gas", "lens": "lens", "news": "news",
+         "canvas": "canvas", "atlas": "atlas", "alias": "alias", "series": "series",
+         "species": "species", "indices": "index", "matrices": "matrix", "vertices": "vertex",
+         "analyses": "analysis", "hypotheses": "hypothesis", "data": "data", "does": "does"}  # fmt: skip
+
+
+def light_stem(word: str) -> str:
+    """Singular of an English plural ('models' -> 'model'); other endings are kept as typed."""
+    if word in _KEEP:
+        return _KEEP[word]
+    n = len(word)
+    if n > 4 and word.endswith("ies") and word[-4] not in "aeo":
+        return word[:-3] + "y"
+    if n > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return word[:-2]
+    if n > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    return word
+
+
+def family_key(term: str) -> str:
+    """The Porter2 stem of an index word: words sharing it are one family ('causal', 'causality')."""
+    return _STEMMER.stemWord(term)
+
+
+def families(terms: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Single-word index terms grouped by family, only families with more than one member."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for t in terms:
+        if " " not in t:
+            groups[family_key(t)].append(t)
+    return {k: tuple(v) for k, v in groups.items() if len(v) > 1}
+
+
+def _stem_word(word: str) -> str:
+    return light_stem(word) if OPTIONS.light_stem else _STEMMER.stemWord(word)
+
+
 def _term(word: str) -> str:
     """Stem of a lower-case word, '' for words that carry no topic (cached: words recur)."""
     t = _TERM.get(word)
     if t is None:
         no_topic = word in STOP_WORDS or len(word) < 2 or word.isdigit()
-        t = _TERM[word] = "" if no_topic else _STEMMER.stemWord(word)
+        t = _TERM[word] = "" if no_topic else _stem_word(word)
     return t
 
 
+def term_of(word: str) -> str:
+    """The index term of one lower-case word, '' for a stop word."""
+    return _term(word)
+
+
 def stem(word: str) -> str:
-    """Porter2 stem of a lower-case word."""
-    return _term(word) or _STEMMER.stemWord(word)
+    """The index term of a lower-case word (its singular), stop words included."""
+    return _term(word) or _stem_word(word)
 
 
 def tokens(text: str) -> list[str]:
@@ -61,7 +127,9 @@ def phrase_terms(text: str) -> list[str]:
             continue
         t = _term(tok)
         if not t:
-            continue  # a stop word is skipped over: 'learning from human feedback' -> 'learn human'
+            if OPTIONS.conj_breaks_phrase and tok in _CONJUNCTIONS:
+                prev = ""  # 'datasets and benchmarks' is two topics, not the phrase 'dataset benchmark'
+            continue  # other stop words join a phrase: 'learning on graphs' -> 'learning graph'
 
         out.append(t)
         if prev:
@@ -107,14 +175,16 @@ class AcronymTable:
                 pairs[short] = long_form
         return cls(pairs)
 
-    def expand(self, query_tokens: list[str]) -> list[str]:
-        """Extra query terms: long forms of acronyms and acronyms of long forms in the query."""
-        extra: list[str] = []
+    def expand(self, query_tokens: list[str]) -> list[tuple[str, str]]:
+        """(extra term, query term it came from): long forms of acronyms and acronyms of long forms."""
+        extra: list[tuple[str, str]] = []
         for tok in query_tokens:
             if tok in self.short_to_long:
                 # Phrases, not loose words: 'model' alone would match half the corpus.
                 long_toks = self.short_to_long[tok].split()
-                extra.extend(f"{a} {b}" for a, b in zip(long_toks, long_toks[1:], strict=False))
+                extra.extend(
+                    (f"{a} {b}", tok) for a, b in zip(long_toks, long_toks[1:], strict=False)
+                )
         joined = f" {' '.join(query_tokens)} "
         found = [
             lf
@@ -124,6 +194,8 @@ class AcronymTable:
         ]
         # Only the longest: 'neural network' inside 'graph neural network' is not NN.
         extra += [
-            self.long_to_short[lf] for lf in found if not any(lf != o and lf in o for o in found)
+            (self.long_to_short[lf], lf.split()[-1])
+            for lf in found
+            if not any(lf != o and lf in o for o in found)
         ]
         return extra

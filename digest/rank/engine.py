@@ -4,23 +4,31 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
-from digest.rank.index import PaperIndex
+from digest.rank.index import PaperIndex, paper_space
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
     ScoreParams,
     TopicState,
     compile_query,
-    matched_terms,
+    contributions,
     refine,
     score,
     topic_state,
 )
+from digest.rank.semantic import SemanticParams
+from digest.rank.weak import MatchCheck, check
+from digest.rank.why import quote as _quote
+from digest.rank.why import topic_why
+
+if TYPE_CHECKING:
+    from digest.embeddings import Encoder
 
 RESEMBLES = 0.5  # latent similarity above which a pick is said to resemble a 👍 paper
 
@@ -71,17 +79,21 @@ class Picks:
     considered: int = 0
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
-
-
 class Ranker:
     """Scores papers of one fitted index for queries and channel profiles."""
 
-    def __init__(self, index: PaperIndex, params: ScoreParams | None = None) -> None:
+    def __init__(
+        self,
+        index: PaperIndex,
+        params: ScoreParams | None = None,
+        encoder: Encoder | None = None,
+        semantic: SemanticParams | None = None,
+    ) -> None:
         self.index = index
         self.params = params or ScoreParams()
+        # Meaning is used only when the papers were embedded and a query encoder is at hand.
+        self.encoder = encoder if index.dense is not None else None
+        self.semantic = semantic or SemanticParams()
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
         self._states: OrderedDict[str, TopicState] = OrderedDict()
         self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
@@ -113,7 +125,8 @@ class Ranker:
         q = self.compile(text)
         if q is None:
             return None
-        self._states[key] = topic_state(self.index, q, self.params)
+        qvec = self.encoder.encode([key])[0] if self.encoder is not None else None
+        self._states[key] = topic_state(self.index, q, self.params, qvec, self.semantic)
         if len(self._states) > 256:
             self._states.popitem(last=False)
         return self._states[key]
@@ -148,6 +161,9 @@ class Ranker:
             return SearchResult(
                 text, (), 0, page, per_page, "Type a topic or a few words to search for."
             )
+        weak = check(self.index, text)
+        if weak.blocked:  # 'diffusion models' where no paper says 'diffusion': 'models' is no match
+            return SearchResult(text, (), 0, page, per_page, self._weak_note(weak))
         st = self.state(text)
         if st is None:
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
@@ -160,20 +176,23 @@ class Ranker:
         if not len(rows):
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
         order = np.argsort(-scores, kind="stable")[(page - 1) * per_page : page * per_page]
+        shares = contributions(self.index, st.query, rows[order])  # one pass for the whole page
         hits = tuple(
             Hit(
                 self.index.ids[rows[i]],
                 round(float(scores[i]), 4),
-                self._topic_why(text, st.query, rows[i]),
+                topic_why(self.index, text, st, int(rows[i]), float(scores[i]), shares[k]),
             )
-            for i in order
+            for k, i in enumerate(order)
         )
-        return SearchResult(text, hits, len(rows), page, per_page)
+        return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
 
-    def _topic_why(self, topic: str, q: Query, row: int) -> str:
-        terms = matched_terms(self.index, q, int(row))
-        base = f"matches {_quote(topic, 40)}"
-        return f"{base}: {', '.join(terms)}" if terms else f"{base} (related wording)"
+    def _weak_note(self, weak: MatchCheck) -> str:
+        """Which words no paper uses, with close spellings or else the corpus's own topics."""
+        if not weak.missing:
+            return ""
+        topics = [] if weak.suggestions else [t.label for t in self.suggested_topics()]
+        return weak.message(topics)
 
     def similar(self, paper_id: str, k: int = 5) -> list[Hit]:
         """Papers closest to ``paper_id`` in the latent space."""
@@ -258,7 +277,7 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(final[i]), 4),
-                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else ""),
+                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i])),
             )
             for i in chosen
         )
@@ -270,12 +289,13 @@ class Ranker:
             considered=len(rows),
         )
 
-    def _why(self, p: prof.Profile, row: int, source: str) -> str:
+    def _why(self, p: prof.Profile, row: int, source: str, fused: float) -> str:
         """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
         parts = []
-        if kind == "topic":
-            parts.append(self._topic_why(label, self.compile(label), row))
+        st = self.state(label) if kind == "topic" else None
+        if st is not None:
+            parts.append(topic_why(self.index, label, st, int(row), fused))
         elif kind == "author":
             parts.append(f"by {label}, whom you follow")
         elif kind == "like":
@@ -284,7 +304,8 @@ class Ranker:
             parts.append(f"like {_quote(title, 50)}")
         liked, _ = prof.vote_rows(self.index, p.votes)
         if liked:
-            sims = self.index.latent[liked] @ self.index.latent[row]
+            space = paper_space(self.index)
+            sims = space[liked] @ space[row]
             if float(sims.max()) >= RESEMBLES or kind == "votes":
                 nearest = liked[int(np.argmax(sims))]
                 parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 
-from digest.rank.analyzer import AcronymTable
+from digest.rank.analyzer import AcronymTable, families
 from digest.rank.counting import count_chunk, count_corpus
 
 
@@ -61,6 +61,9 @@ class PaperIndex:
     years: np.ndarray
     surface: dict[str, str]
     fitted_docs: int
+    family: dict[str, tuple[str, ...]] = field(default_factory=dict)  # word family -> its terms
+    dense: np.ndarray | None = None  # sentence embeddings (semantic extra), docs x 384, or None
+    has_dense: np.ndarray | None = None  # which rows of ``dense`` are real (computed so far)
     pos: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -162,6 +165,7 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
         years=np.array([d.year or 0 for d in docs], dtype=np.int32),
         surface=surface,
         fitted_docs=n,
+        family=families(vocab),
     )
 
 
@@ -196,4 +200,13 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
         venues=index.venues + [(d.venue or "").lower() for d in docs],
         years=np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32),
         surface={**counts.surface, **index.surface},
+        dense=None,  # re-attached by the caller, which knows the stored embeddings
+        has_dense=None,
     )
+
+
+def paper_space(index: PaperIndex) -> np.ndarray:
+    """Paper vectors for likeness: sentence embeddings when every paper has one, else LSA."""
+    if index.dense is not None and index.has_dense is not None and index.has_dense.all():
+        return index.dense
+    return index.latent

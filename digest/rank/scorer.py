@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
-from digest.rank.analyzer import phrase_terms
+from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex
+from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse
 
 MAX_QUERY_CHARS = 2_000  # a 100 KB query is cut: topics are phrases, not documents
 
@@ -20,10 +22,16 @@ class ScoreParams:
     """Blend weights of the hybrid score (chosen on the development set)."""
 
     expansion_weight: float = 0.6
+    expansion_spec: float = 1.0  # how hard an expansion more common than its source is discounted
+    family_weight: float = 0.5  # other words of a query word's family ('causal' for 'causality')
     phrase_weight: float = 1.0
     latent_weight: float = 0.5
     prf_docs: int = 5
     prf_beta: float = 3.0
+    prf_breadth: float = 0.0  # PRF pull shrinks with each query word past two (broad queries drift)
+    coord: float = (
+        0.0  # exponent on the share of the query a paper covers (one generic word is weak)
+    )
     candidates: int = 1000
     fb_terms: int = 30  # terms borrowed from 👍 papers
     fb_term_scale: float = 0.5  # their weight relative to the channel's own words
@@ -42,6 +50,7 @@ class Query:
     ideal: float
     latent: np.ndarray
     shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
+    words: int = 0  # distinct content words the user typed
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -58,49 +67,60 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     weights: Counter[str] = Counter()
     for t in terms:
         weights[t] += p.phrase_weight if " " in t else 1.0
-    for t in index.acronyms.expand(base):
-        weights[t] = max(weights[t], p.expansion_weight)
-    vocab = index.vocab
+    vocab, idf = index.vocab, index.idf
+    for t, source in index.acronyms.expand(base):
+        if t in vocab and source in vocab:
+            # A long form more common than its acronym ('neural network' for GNN) broadens the
+            # query: it counts only as far as it is as specific as the word it stands for.
+            spec = min(1.0, float(idf[vocab[t]] / max(idf[vocab[source]], 1e-9)))
+            weights[t] = max(weights[t], p.expansion_weight * spec**p.expansion_spec)
+    if p.family_weight > 0:
+        for t in base:  # exact words first, their morphological relatives at a discount
+            for v in index.family.get(family_key(t), ()):
+                weights[v] = max(weights[v], p.family_weight) if v not in base else weights[v]
     known = [(vocab[t], w) for t, w in weights.items() if t in vocab]
     if not known:
         return None
     cols = np.array([c for c, _ in known], dtype=np.int64)
     w = np.array([w for _, w in known], dtype=np.float32)
-    idf = index.idf[cols]
+    idf = idf[cols]
     shown: dict[str, str] = {}
     for word in re.findall(r"[^\W_]+", text.lower()):
         stems = phrase_terms(word)
         if len(stems) == 1:
             shown.setdefault(stems[0], word)
     ideal = float((w * idf).sum())
-    return Query(text, tuple(weights), cols, w, ideal, index.project(cols, w * idf), shown)
+    latent = index.project(cols, w * idf)
+    return Query(text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)))
 
 
-def lexical(index: PaperIndex, q: Query, floor: float = 0.25) -> np.ndarray:
+def lexical(index: PaperIndex, q: Query, floor: float = 0.25, coord: float = 0.0) -> np.ndarray:
     """BM25F score of every paper, relative to the topic's best match in the corpus (0..1).
 
     Calibrating per topic keeps several topics of one channel comparable; the floor (a
     fraction of a perfect match) stops a topic that matches nothing well from looking strong.
     """
-    raw = column_scores(index.weights, q.cols, q.weights)
+    raw, covered = column_scores(index.weights, q.cols, q.weights, index.idf[q.cols] * q.weights)
+    if coord > 0 and q.ideal > 0:
+        raw = raw * (covered / q.ideal) ** coord
     return raw / max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9)
 
 
-def column_scores(m: sparse.csc_matrix, cols: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``m[:, cols] @ weights`` straight from the CSC arrays (no sliced matrix is allocated)."""
+def column_scores(
+    m: sparse.csc_matrix, cols: np.ndarray, weights: np.ndarray, mass: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(``m[:, cols] @ weights``, per row the summed ``mass`` of the columns it has), from CSC arrays."""
     starts, ends = m.indptr[cols], m.indptr[cols + 1]
+    n = m.shape[0]
     if not len(cols) or not (ends - starts).any():
-        return np.zeros(m.shape[0], dtype=np.float32)
+        return np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
     rows = np.concatenate([m.indices[s:e] for s, e in zip(starts, ends, strict=True)])
     vals = np.concatenate([m.data[s:e] * w for s, e, w in zip(starts, ends, weights, strict=True)])
-    return np.bincount(rows, weights=vals, minlength=m.shape[0]).astype(np.float32)
-
-
-def cell(m: sparse.csc_matrix, row: int, col: int) -> float:
-    """``m[row, col]`` by binary search within the column (CSC row indexing is slow)."""
-    s, e = m.indptr[col], m.indptr[col + 1]
-    i = s + np.searchsorted(m.indices[s:e], row)
-    return float(m.data[i]) if i < e and m.indices[i] == row else 0.0
+    score = np.bincount(rows, weights=vals, minlength=n).astype(np.float32)
+    if mass is None:
+        return score, score
+    have = np.repeat(np.asarray(mass, dtype=np.float32), ends - starts)
+    return score, np.bincount(rows, weights=have, minlength=n).astype(np.float32)
 
 
 def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParams) -> np.ndarray:
@@ -109,7 +129,8 @@ def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParam
         return q.latent
     top = top_rows(lex, p.prf_docs)
     centroid = _unit((lex[top, None] * index.latent[top]).sum(axis=0))
-    return _unit(q.latent + p.prf_beta * centroid).astype(np.float32)
+    beta = p.prf_beta / (1 + p.prf_breadth * max(0, q.words - 2))
+    return _unit(q.latent + beta * centroid).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -119,13 +140,23 @@ class TopicState:
     query: Query
     lex: np.ndarray
     direction: np.ndarray
+    dense: DenseState | None = None  # meaning, when the semantic extra embedded the papers
 
 
-def topic_state(index: PaperIndex, q: Query, p: ScoreParams | None = None) -> TopicState:
+def topic_state(
+    index: PaperIndex,
+    q: Query,
+    p: ScoreParams | None = None,
+    qvec: np.ndarray | None = None,
+    sp: SemanticParams | None = None,
+) -> TopicState:
     """Everything about ``q`` that does not depend on which papers are being ranked."""
     p = p or ScoreParams()
-    lex = lexical(index, q)
-    return TopicState(q, lex, latent_direction(index, q, lex, p))
+    lex = lexical(index, q, coord=p.coord)
+    dense = None
+    if qvec is not None and index.dense is not None and index.has_dense is not None:
+        dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp)
+    return TopicState(q, lex, latent_direction(index, q, lex, p), dense)
 
 
 def score(
@@ -143,8 +174,11 @@ def score(
     state = q if isinstance(q, TopicState) else topic_state(index, q, p)
     if rows is None:
         rows = _candidates(state.lex, p.candidates)
+        if state.dense is not None and state.dense.weight > 0:  # meaning finds papers words miss
+            rows = np.union1d(rows, _candidates(state.dense.scores, p.candidates))
     sim = np.clip(index.latent[rows] @ state.direction, 0.0, 1.0)
-    return rows, (1 - p.latent_weight) * state.lex[rows] + p.latent_weight * sim
+    hybrid = (1 - p.latent_weight) * state.lex[rows] + p.latent_weight * sim
+    return rows, fuse(hybrid, state.dense, rows)
 
 
 def _candidates(lex: np.ndarray, k: int) -> np.ndarray:
@@ -171,23 +205,49 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
     return nz[np.argpartition(-scores[nz], k - 1)[:k]]
 
 
-def matched_terms(index: PaperIndex, q: Query, row: int, limit: int = 3) -> list[str]:
+def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
+    """Each query term's share of each row's lexical score, rows x terms (one search per column)."""
+    m = index.weights
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros((len(rows), len(q.cols)), dtype=np.float32)
+    for j, c in enumerate(q.cols):
+        s, e = m.indptr[c], m.indptr[c + 1]
+        i = s + np.searchsorted(m.indices[s:e], rows)
+        ok = i < e
+        ok[ok] = m.indices[i[ok]] == rows[ok]
+        out[ok, j] = m.data[i[ok]] * q.weights[j]
+    return out
+
+
+def matched_terms(
+    index: PaperIndex,
+    q: Query,
+    row: int,
+    limit: int = 3,
+    render: Callable[[str], str] | None = None,
+    contrib: np.ndarray | None = None,
+) -> list[str]:
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
-    contrib = (
-        np.array([cell(index.weights, row, int(c)) for c in q.cols], dtype=np.float32) * q.weights
+    if contrib is None:
+        contrib = contributions(index, q, np.array([row]))[0]
+    # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
+    is_phrase = np.array([" " in t for t in q.terms if t in index.vocab], dtype=bool)
+    order = (
+        np.lexsort((-contrib, ~is_phrase))
+        if len(is_phrase) == len(contrib)
+        else np.argsort(-contrib)
     )
-    order = np.argsort(-contrib)
     vocab = index.vocab
     inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
     out = []
-    for i in order[: limit * 2]:
-        if contrib[i] <= 0:
-            break
+    for i in order:
+        if contrib[i] <= 0 or len(out) >= limit:
+            continue
         term = inv.get(int(q.cols[i]))
         if term is None:
             continue
-        # In the user's own words where they typed them, else the corpus's usual form.
-        shown = " ".join(q.shown.get(s) or index.surface.get(s, s) for s in term.split())
+        # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
+        shown = render(term) if render else term
         if not any(shown in o or o in shown for o in out):
             out.append(shown)
     return out[:limit]
@@ -229,4 +289,5 @@ def refine(
         direction = direction + p.fb_pos * _unit(index.latent[pos].mean(axis=0))
     if neg:
         direction = direction - p.fb_neg * _unit(index.latent[neg].mean(axis=0))
-    return TopicState(query, lexical(index, query), _unit(direction).astype(np.float32))
+    dense = base.dense if base else None
+    return TopicState(query, lexical(index, query), _unit(direction).astype(np.float32), dense)

@@ -1,0 +1,82 @@
+"""Weak matches: query words no paper uses, and matches resting on a generic word alone. No I/O."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from digest.rank.analyzer import family_key, phrase_terms
+from digest.rank.index import PaperIndex
+
+GENERIC_SHARE = 0.1  # a word in at least this share of papers says little on its own
+
+
+@dataclass(frozen=True)
+class MatchCheck:
+    """What a query's words find in the corpus: missing words, and whether anything specific is left."""
+
+    missing: tuple[str, ...]  # words as typed that no paper uses
+    specific: tuple[str, ...]  # words as typed that papers use and that are not generic
+    suggestions: tuple[str, ...]  # corpus words close to the missing ones
+
+    @property
+    def blocked(self) -> bool:
+        """True when the words papers do use are all generic: matching them is no match."""
+        return bool(self.missing) and not self.specific
+
+    def message(self, topics: list[str] | None = None) -> str:
+        """'No paper mentions ...' with close terms (or the corpus's topics), '' when all are used."""
+        if not self.missing:
+            return ""
+        words = " or ".join(f"'{w}'" for w in self.missing)
+        text = f"No paper mentions {words}."
+        if self.suggestions:
+            text += " Close terms: " + ", ".join(self.suggestions) + "."
+        elif topics:
+            text += " Stored papers cover: " + ", ".join(f"'{t}'" for t in topics[:4]) + "."
+        return text
+
+
+def _df(index: PaperIndex, col: int) -> int:
+    return int(index.weights.indptr[col + 1] - index.weights.indptr[col])
+
+
+def _known(index: PaperIndex, term: str) -> int | None:
+    """Column of a word or of a word of its family ('causal' answers for 'causality')."""
+    if term in index.vocab:
+        return index.vocab[term]
+    for other in index.family.get(family_key(term), ()):
+        return index.vocab.get(other)
+    return None
+
+
+def close_terms(index: PaperIndex, word: str, k: int = 3) -> list[str]:
+    """Words papers use that are spelled like ``word`` (typos, variants)."""
+    words = {index.surface.get(t, t) for t in index.vocab if " " not in t and len(t) > 2}
+    return difflib.get_close_matches(word, sorted(words), n=k, cutoff=0.8)
+
+
+def check(index: PaperIndex, text: str) -> MatchCheck:
+    """Which typed words the corpus lacks, and which of the rest are specific enough to match on."""
+    n = len(index)
+    floor = max(3, GENERIC_SHARE * n)
+    missing, specific = [], []
+    for word in dict.fromkeys(re.findall(r"[^\W_]+", text.lower())):
+        terms = phrase_terms(word)
+        if len(terms) != 1:
+            continue  # a stop word
+        col = _known(index, terms[0])
+        if col is None:
+            missing.append(word)
+        elif _df(index, col) < floor:
+            specific.append(word)
+    suggestions = list(dict.fromkeys(s for w in missing for s in close_terms(index, w)))
+    return MatchCheck(tuple(missing), tuple(specific), tuple(suggestions[:5]))
+
+
+def generic_share(index: PaperIndex) -> np.ndarray:
+    """Share of papers each term occurs in (for tests and explanations)."""
+    return np.diff(index.weights.indptr) / max(len(index), 1)
