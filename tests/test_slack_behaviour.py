@@ -236,6 +236,5 @@ async def test_a_command_mentioning_payload_is_still_a_command(app, slack):
     answers 404). Break tried: dispatching through Bolt's own request parsing (404: red)."""
     async with Harness(app, slack) as h:
         await h.done("search payload attacks")
-    assert "papers match" in json.dumps(slack.responses()[-1]) or "No papers" in json.dumps(
-        slack.responses()[-1]
-    )
+    answer = json.dumps(slack.responses()[-1])  # a search reply, whatever it found
+    assert any(s in answer for s in ("papers match", "No papers", "No paper mentions 'payload'"))
