@@ -90,6 +90,7 @@ def export_cmd(
             "multi-workspace deployment. Keep the file like a password.",
         ),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     db: DbOption = None,
 ) -> None:
     """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
@@ -97,7 +98,9 @@ def export_cmd(
 
     if not file.parent.is_dir():
         raise DigestError(f"Folder {file.parent} does not exist; create it first.")
-    doc = export_state(wired(db).store, SECRET_TABLES if include_secrets else ())
+    application = wired(db)
+    _refuse_overwrite(file, application.database_url, force)
+    doc = export_state(application.store, SECRET_TABLES if include_secrets else ())
     try:  # user data (and maybe tokens): owner-only, always
         _write_private(file, dumps(doc))
     except OSError as exc:
@@ -109,6 +112,20 @@ def export_cmd(
         print(
             f"included {installs} Slack workspace installation(s) with their tokens (file mode 0600)"
         )
+
+
+def _refuse_overwrite(file: Path, database_url: str, force: bool) -> None:
+    """Never write over the database itself; write over another file only with --force."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(database_url)
+    if url.drivername.startswith("sqlite") and url.database:
+        db_file = Path(url.database).resolve()
+        suffixes = ("", "-wal", "-shm", "-journal")
+        if file.resolve() in {db_file.with_name(db_file.name + s) for s in suffixes}:
+            raise DigestError(f"{file} is the database itself; export to another file.")
+    if file.exists() and not force:
+        raise DigestError(f"{file} already exists; pass --force to overwrite it.")
 
 
 @app.command("import")

@@ -47,6 +47,19 @@ def test_export_to_a_missing_folder(tmp_path):
     assert "does not exist" in line
 
 
+def test_export_never_overwrites_the_database_or_a_file_unasked(tmp_path):
+    """Break: drop _refuse_overwrite -> the database is replaced by JSON and `channels` fails."""
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
+    assert "the database itself" in one_error(
+        digestbot(tmp_path, "export", str(tmp_path / "cli.db"))
+    )
+    (tmp_path / "old.json").write_text("keep me")
+    assert "--force" in one_error(digestbot(tmp_path, "export", str(tmp_path / "old.json")))
+    assert (tmp_path / "old.json").read_text() == "keep me"
+    assert digestbot(tmp_path, "export", "--force", str(tmp_path / "old.json")).returncode == 0
+    assert "console:lab" in digestbot(tmp_path, "channels").stdout  # the database is intact
+
+
 def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
     assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
     line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
