@@ -52,14 +52,11 @@ async def _serve(application: App) -> None:
     discord_task = await _start_platforms(application, interactive)
     scheduler.start()
     ops_runner = await _start_ops(application, scheduler)
-    now = datetime.now(UTC)
-    for ch in application.store.channels.all():  # a console channel's first digest is shown at once
-        if (
-            ch.ref.platform == "console"
-            and application.store.deliveries.last(ch.id) is None
-            and not ch.paused
-        ):
-            await runner.run_channel(ch.id, local_day(now, ch.timezone))
+    # The demo channel's first digest is shown at once (the Quickstart's promise); every other
+    # channel keeps to its schedule, so a later `run` never uses up a day's digest early.
+    demo = application.store.channels.get(DEMO_CHANNEL)
+    if demo is not None and application.store.deliveries.last(demo.id) is None and not demo.paused:
+        await runner.run_channel(demo.id, local_day(datetime.now(UTC), demo.timezone))
     for ref, outcome in (await scheduler.catch_up()).items():
         log.info("catch-up %s: %s", ref, outcome)
 

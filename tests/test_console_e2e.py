@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from datetime import UTC, datetime, timedelta
 
 from bot.cli import main
 from bot.commands.core import REGISTRY
@@ -89,6 +90,13 @@ def test_run_on_an_empty_machine_prints_a_real_digest(env_isolated, capsys, monk
     assert "1. topic: sparse autoencoders" in out  # the /papers list typed at the prompt
     code, out, _ = run(capsys, "run")  # second start: today's digest is not posted again
     assert code == 0 and "=== #lab ===" not in out
+    # A channel someone made keeps to its schedule: starting the bot does not post it early.
+    # (Break: post every console channel without a digest at start -> red.)
+    assert run(capsys, "subscribe", "console:team", "LLM alignment")[0] == 0
+    day = (datetime.now(UTC) + timedelta(days=2)).strftime("%a").lower()  # never due today
+    assert run(capsys, "cmd", "console:team", f"/papers schedule 09:00 UTC {day}")[0] == 0
+    code, out, _ = run(capsys, "run")
+    assert code == 0 and "=== #team ===" not in out
 
 
 def test_channel_argument_errors(env_isolated, capsys):
