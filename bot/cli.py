@@ -212,6 +212,8 @@ def search_cmd(
         raise DigestError("Give either a QUERY or --queries-file FILE.")
     if limit < 1:
         raise DigestError("--limit must be at least 1.")
+    if page < 1:
+        raise DigestError("--page must be at least 1.")
     from digest.rank.engine import Filters
 
     service = wired(db).service

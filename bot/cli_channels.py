@@ -23,8 +23,17 @@ DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
 
 
+#: The platforms digestbot can deliver to; a channel anywhere else would never get a digest.
+PLATFORMS = ("console", "slack", "discord")
+
+
 def _ref(text: str) -> ChannelRef:
-    return ChannelRef.parse(text)
+    ref = ChannelRef.parse(text)
+    if ref.platform not in PLATFORMS:
+        raise DigestError(
+            f"Unknown platform {ref.platform[:20]!r}: channels are {', '.join(PLATFORMS)}."
+        )
+    return ref
 
 
 def _day(text: str | None, tz: str) -> date:
@@ -197,5 +206,5 @@ def channels_cmd(db: DbOption = None) -> None:
         ) + f"; today: {today_state(application.store, ch, now)}"
         topics = len(application.store.channels.subscriptions(ch.id))
         print(
-            f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscriptions  {last_text}  {state}"
+            f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"
         )

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     delivery_sweep_seconds: float = Field(
         60.0, gt=0
     )  # how often due retries and lapsed claims are resumed
-    delivery_backoff_seconds: list[float] = [60.0, 300.0, 900.0, 3600.0]
+    delivery_backoff_seconds: list[Annotated[float, Field(gt=0)]] = [60.0, 300.0, 900.0, 3600.0]
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"

@@ -146,3 +146,13 @@ def digestbot_help() -> str:
     from tests.cli_proc import ENTRY
 
     return subprocess.run([str(ENTRY), "--help"], capture_output=True, text=True).stdout
+
+
+def test_bad_pages_platforms_and_backoffs_are_refused(tmp_path):
+    """Breaks: drop the --page check (negative ranks printed), the platform list (a channel that
+    can never be served), or the backoff bound (a negative wait): each case below goes red."""
+    assert "--page" in one_error(digestbot(tmp_path, "search", "sparse", "--page", "0"))
+    assert "Unknown platform 'irc'" in one_error(digestbot(tmp_path, "subscribe", "irc:foo", "x"))
+    assert "irc" not in digestbot(tmp_path, "channels").stdout  # nothing was created
+    bad = digestbot(tmp_path, "channels", DIGESTBOT_DELIVERY_BACKOFF_SECONDS="[-5]")
+    assert "DIGESTBOT_DELIVERY_BACKOFF_SECONDS" in one_error(bad)

@@ -191,3 +191,10 @@ def test_any_command_text_gets_a_reply_and_nothing_raises(app, text):
     reply = app.commands.handle(text, ctx())
     assert reply.text or reply.cards
     assert "Something went wrong" not in reply.text  # that would be a bug caught by the safety net
+
+
+@pytest.mark.parametrize("page", ["page:0", "page:-1", "page:abc", "page:²"])
+def test_a_bad_search_page_is_a_short_error_not_query_text(app, page):
+    """Break: treat a bad `page:` as a query word again -> "No paper mentions 'page'" (red)."""
+    reply = say(app, f"search graph neural networks {page}")
+    assert reply.ephemeral and reply.error and "page must be" in reply.text

@@ -30,12 +30,20 @@ def _filters(args: Args) -> Filters:
 def _page_arg(args: Args) -> tuple[int, Args]:
     """The page: a typed ``page`` option, else a trailing `page:N` (from the Prev/Next buttons)."""
     if "page" in args.options:
-        return max(1, int(args.options["page"])), args
+        return _positive_page(str(args.options["page"])), args
     words = list(args.words)
     page = 1
-    if words and words[-1].lower().startswith("page:") and is_number(words[-1][5:]):
-        page = max(1, int(words.pop()[5:]))
+    if words and words[-1].lower().startswith("page:"):
+        page = _positive_page(words.pop()[5:])
     return page, Args(args.raw, tuple(words), args.filters, args.options)
+
+
+def _positive_page(text: str) -> int:
+    """A page number from `page:N`; anything else is the user's mistake, said plainly."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise DigestError(f"page must be a whole number from 1 up, got {text[:20]!r}.")
+    return int(text)
 
 
 def _page_command(args: Args, page: int) -> str:
