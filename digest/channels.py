@@ -32,9 +32,15 @@ class Stats:
     per_interest: dict[str, int]
 
 
+#: Opening quote -> its closing quote, as people type them (straight or typographic).
+QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+
+
 def clean_topic(text: str) -> str:
-    """A subscription text: single-spaced, non-empty, bounded."""
+    """A subscription text: single-spaced, unquoted, non-empty, bounded."""
     topic = " ".join(text.split())
+    while len(topic) > 1 and topic[0] in QUOTES and topic[-1] == QUOTES[topic[0]]:
+        topic = topic[1:-1].strip()  # `subscribe "graph neural networks"` means the words
     if not topic:
         raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
     if len(topic) > MAX_TOPIC_CHARS:
@@ -131,7 +137,14 @@ class ChannelService:
         what = f"{kind.value} {text!r}"
         if kind is SubscriptionKind.LIKE:
             what = f"papers like *{self.papers.paper(text).title[:100]}*"
-        if not self.store.channels.add_subscription(channel.id, kind, text, user):
+        same = {
+            s.text.casefold()
+            for s in self.store.channels.subscriptions(channel.id)
+            if s.kind is kind
+        }
+        if text.casefold() in same or not self.store.channels.add_subscription(
+            channel.id, kind, text, user
+        ):
             return f"Already following {what}."
         return f"Now following {what}.{self._coverage_note(kind, text)}"
 

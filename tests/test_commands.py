@@ -198,3 +198,16 @@ def test_a_bad_search_page_is_a_short_error_not_query_text(app, page):
     """Break: treat a bad `page:` as a query word again -> "No paper mentions 'page'" (red)."""
     reply = say(app, f"search graph neural networks {page}")
     assert reply.ephemeral and reply.error and "page must be" in reply.text
+
+
+def test_the_same_topic_typed_differently_is_followed_once(app):
+    """Break: store the text as typed -> three list entries, one with literal quotes (red)."""
+    assert (
+        "Now following topic 'graph neural networks'"
+        in say(app, 'subscribe "graph neural networks"').text
+    )
+    assert "Already following" in say(app, "subscribe Graph Neural Networks").text
+    assert "Already following" in say(app, "subscribe “graph neural networks”").text
+    assert "exclude 'tensor'" in say(app, "exclude 'tensor'").text
+    listing = say(app, "list").text
+    assert listing.count("graph neural networks") == 1 and '"' not in listing
