@@ -1,0 +1,149 @@
+"""Delivery under races: clock skew, posts slower than the lease, workers sharing a database.
+
+Counts come from the fake platform's record (``RecordingAdapter``), never from the bot's ledger.
+Deliberate breaks tried (each made the named test go red):
+- take_over() comparing with the worker's clock: test_a_worker_15_minutes_ahead_does_not_post_again
+- no lease renewal while posting: test_a_post_slower_than_the_lease_is_posted_once
+"""
+
+import asyncio
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import time_machine
+
+from tests.fakes import RecordingAdapter
+from tests.test_delivery import DAY, LEASE, channel_with_topic, make_app, once_each, runner
+
+
+class SlowAdapter(RecordingAdapter):
+    """Posts take ``delay`` seconds; ``started`` is set when the first post is in flight."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay, self.started = delay, asyncio.Event()
+
+    async def post_part(self, *args, **kw) -> str:
+        self.started.set()
+        await asyncio.sleep(self.delay)
+        return await super().post_part(*args, **kw)
+
+
+def _race(app, adapter, during) -> list[str]:
+    """Worker A posts through ``adapter``; once its post is in flight, ``during`` runs B."""
+    ch = channel_with_topic(app)
+    a = runner(app, "host-a", adapter)
+    b = runner(app, "host-b", adapter)
+
+    async def scenario():
+        first = asyncio.create_task(a.run_channel(ch.id, DAY))
+        await adapter.started.wait()
+        other = await during(b)
+        return [await first, *other]
+
+    return asyncio.run(scenario())
+
+
+def test_a_worker_15_minutes_ahead_does_not_post_again(app):
+    adapter = SlowAdapter(0.3)
+
+    async def skewed(b):
+        with time_machine.travel(datetime.now(UTC) + timedelta(minutes=15), tick=True):
+            return await b.recover()
+
+    assert _race(app, adapter, skewed) == ["posted 5 papers"]
+    assert adapter.keys() == ["digest-1-2026-12-01#0", "digest-1-2026-12-01#1"]
+
+
+def test_a_post_slower_than_the_lease_is_posted_once(app):
+    adapter = SlowAdapter(3 * LEASE.total_seconds())
+
+    async def later(b):
+        out = []
+        for _ in range(6):
+            await asyncio.sleep(LEASE.total_seconds() / 2)
+            out += await b.recover()
+        return out
+
+    assert _race(app, adapter, later) == ["posted 5 papers"]
+    assert adapter.keys() == ["digest-1-2026-12-01#0", "digest-1-2026-12-01#1"]
+    assert once_each(adapter)[0] and len(adapter.papers()) == 5
+
+
+def test_two_workers_on_one_database_never_double_post(db_url, tmp_path):
+    """Two processes' worth of engines and runners racing over 12 channels for 3 days."""
+    a = make_app(db_url, tmp_path / "a")
+    b = make_app(db_url, tmp_path / "b", records=[])
+    topics = [
+        "diffusion models",
+        "graph neural networks",
+        "federated learning",
+        "sparse autoencoders",
+    ]
+    channels = [channel_with_topic(a, f"c{i}", topics[i % 4]) for i in range(12)]
+    adapter_a, adapter_b = RecordingAdapter(per_message=2), RecordingAdapter(per_message=2)
+    lease = timedelta(seconds=2)  # a loaded machine may stall a worker past a very short lease
+    runners = [
+        runner(a, "host-a", adapter_a, lease=lease),
+        runner(b, "host-b", adapter_b, lease=lease),
+    ]
+
+    outcomes = []
+
+    def work(r):
+        for day in (DAY, DAY + timedelta(days=1), DAY + timedelta(days=2)):
+            for ch in channels:
+                outcomes.append((ch.id, day, asyncio.run(r.run_channel(ch.id, day))))
+
+    threads = [threading.Thread(target=work, args=(r,)) for r in runners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # A worker stalled past its lease leaves its digest to the sweep, as in a deployment: run it.
+    time.sleep(lease.total_seconds() + 0.2)
+    for r in runners:
+        outcomes.append(("sweep", r.deliveries.worker, asyncio.run(r.recover())))
+    keys = adapter_a.keys() + adapter_b.keys()
+    assert len(keys) == len(set(keys))
+    assert len({k.split("#")[0] for k in keys}) == 36, outcomes  # 12 channels x 3 days, once each
+    for ch in channels:
+        papers = adapter_a.papers(ch.ref.channel_id) + adapter_b.papers(ch.ref.channel_id)
+        assert papers and len(papers) == len(set(papers))  # no paper twice to one channel
+    a.close()
+    b.close()
+
+
+def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url, tmp_path):
+    """Two bot processes restart after downtime at the same moment and both run catch-up."""
+    from bot.scheduler import DigestScheduler
+
+    a = make_app(db_url, tmp_path / "a")
+    b = make_app(db_url, tmp_path / "b", records=[])
+    channels = [channel_with_topic(a, f"s{i}", "graph neural networks") for i in range(8)]
+    for ch in channels:
+        a.channels.set_schedule(ch.ref, "09:00", "Europe/Berlin", "daily")
+    back = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)  # 10:30 in Berlin, 90 minutes late
+    adapters = [RecordingAdapter(), RecordingAdapter()]
+    schedulers = [
+        DigestScheduler(app.store, runner(app, f"host-{n}", ad), clock=lambda: back)
+        for n, (app, ad) in enumerate(zip((a, b), adapters, strict=True))
+    ]
+    results = [None, None]
+
+    def work(i):
+        results[i] = asyncio.run(schedulers[i].catch_up())
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    keys = adapters[0].keys() + adapters[1].keys()
+    assert len(keys) == len(set(keys)) == 16  # header + papers, once each
+    assert {k.split("#")[0] for k in keys} == {f"digest-{ch.id}-2026-12-04" for ch in channels}
+    outcomes = list(results[0].values()) + list(results[1].values())
+    assert sum(o.startswith("posted") for o in outcomes) == 8
+    a.close()
+    b.close()
