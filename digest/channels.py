@@ -130,18 +130,15 @@ class ChannelService:
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
             text = self.papers.paper(text).id
-        if len(self.store.channels.subscriptions(channel.id)) >= MAX_SUBSCRIPTIONS:
+        subs = self.store.channels.subscriptions(channel.id)
+        if len(subs) >= MAX_SUBSCRIPTIONS:
             raise DigestError(
                 f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
             )
         what = f"{kind.value} {text!r}"
         if kind is SubscriptionKind.LIKE:
             what = f"papers like *{self.papers.paper(text).title[:100]}*"
-        same = {
-            s.text.casefold()
-            for s in self.store.channels.subscriptions(channel.id)
-            if s.kind is kind
-        }
+        same = {s.text.casefold() for s in subs if s.kind is kind}
         if text.casefold() in same or not self.store.channels.add_subscription(
             channel.id, kind, text, user
         ):
