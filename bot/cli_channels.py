@@ -66,11 +66,17 @@ def cmd_cmd(
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
+    from digest.channels import no_channel
 
     application = wired(db)
     ref = _ref(channel)
     ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
+    target, creates = application.commands.target(text, ctx)
+    known = application.store.channels.get(target) is not None
+    application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
+    if reply.error and reply.text == no_channel(target):
+        raise DigestError(reply.text)
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
 
@@ -102,7 +108,10 @@ def feedback_cmd(
     """Record 👍 (`up`) or 👎 (`down`) on a paper for a channel; the same vote again withdraws it."""
     if vote not in ("up", "down"):
         raise DigestError(f"Vote must be up or down, got {vote[:10]!r}.")
-    now = wired(db).channels.vote(_ref(channel), user, paper_id, 1 if vote == "up" else -1)
+    application = wired(db)
+    ref = _ref(channel)
+    application.channels.find(ref)  # a vote needs a channel someone set up; it creates none
+    now = application.channels.vote(ref, user, paper_id, 1 if vote == "up" else -1)
     print({1: "👍 recorded", -1: "👎 recorded", 0: "vote withdrawn"}[now])
 
 
@@ -128,7 +137,7 @@ def digest_cmd(
     adapters = application.adapters(err.file if as_json else out.file)
     if ref.platform not in adapters and not dry_run:
         raise DigestError(_no_connection(ref.platform))
-    ch = application.channels.channel(ref)
+    ch = application.channels.find(ref)  # a digest needs a channel someone set up
     when = _day(day, ch.timezone)
     today = local_day(datetime.now(UTC), ch.timezone)
     if when > today and not dry_run:

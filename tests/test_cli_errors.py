@@ -34,12 +34,34 @@ def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
 
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
-        tmp_path, "cmd", "console:lab", "/papers list",
+        tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
         DIGESTBOT_DISCORD_TOKEN="", DIGESTBOT_SLACK_BOT_TOKEN="", DIGESTBOT_HEALTH_PORT="",
         DIGESTBOT_DEFAULT_TIMEZONE="pst",
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert "America/Los_Angeles" in ok.stdout
+
+
+def test_reading_an_unknown_channel_creates_nothing(tmp_path):
+    """Read-only commands on a channel nobody set up: one error line, and no channel appears.
+
+    Break seen red: ChannelService.create_missing ignored (channel() always creates) -> `cmd
+    list` answers and `channels` lists slack:T/C."""
+    for args in (
+        ("cmd", "slack:T/C", "/papers list"),
+        ("cmd", "slack:T/C", "/papers me stats"),
+        ("cmd", "slack:T/C", "/papers unsubscribe all"),
+        ("feedback", "slack:T/C", "anything", "up"),
+        ("digest", "slack:T/C", "--dry-run"),
+    ):
+        line = one_error(digestbot(tmp_path, *args))
+        assert "No channel slack:T/C" in line or "No channel slack:T/@cli" in line, line
+        assert "subscribe first" in line
+    assert digestbot(tmp_path, "cmd", "slack:T/C", "/papers help").returncode == 0
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
+    made = digestbot(tmp_path, "cmd", "slack:T/C", "/papers subscribe graph neural networks")
+    assert made.returncode == 0 and "Now following" in made.stdout
+    assert digestbot(tmp_path, "cmd", "slack:T/C", "/papers list").returncode == 0
 
 
 def test_export_to_a_missing_folder(tmp_path):

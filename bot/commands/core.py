@@ -160,14 +160,16 @@ class Commands:
             return error(
                 f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."
             )
-        first, _, after = text.partition(" ")
-        if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
-            text = after.strip()
-        name, _, rest = text.partition(" ")
-        personal = name.lower() == "me"
-        if personal:
-            name, _, rest = rest.strip().partition(" ")
-        return self._run(name.lower(), ctx, Args.parse(rest), personal)
+        name, personal, rest = _split(text)
+        return self._run(name, ctx, Args.parse(rest), personal)
+
+    def target(self, text: str, ctx: Context) -> tuple[ChannelRef, bool]:
+        """The channel a typed command acts on, and whether it sets that channel up (so may
+        create it): settings commands do; reading, voting and unsubscribing do not."""
+        name, personal, _ = _split(text)
+        spec = REGISTRY.get(ALIASES.get(name, name or "help"))
+        creates = spec is not None and spec.changes_channel and spec.name != "unsubscribe"
+        return (ctx.dm if personal and ctx.dm else ctx.ref), creates
 
     def _run(self, name: str, ctx: Context, args: Args, personal: bool) -> Reply:
         if personal:
@@ -190,6 +192,19 @@ class Commands:
             "Only channel admins can change this channel's digest here. "
             "Use `/papers me ...` to set up your own digest."
         )
+
+
+def _split(text: str) -> tuple[str, bool, str]:
+    """(subcommand in lower case, whether it is a `me` command, the rest) of a typed command."""
+    text = (text or "").replace("\x00", "").strip()
+    first, _, after = text.partition(" ")
+    if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
+        text = after.strip()
+    name, _, rest = text.partition(" ")
+    personal = name.lower() == "me"
+    if personal:
+        name, _, rest = rest.strip().partition(" ")
+    return name.lower(), personal, rest
 
 
 def help_reply() -> Reply:
