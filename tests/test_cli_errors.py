@@ -64,6 +64,18 @@ def test_reading_an_unknown_channel_creates_nothing(tmp_path):
     assert digestbot(tmp_path, "cmd", "slack:T/C", "/papers list").returncode == 0
 
 
+def test_a_missing_database_folder_is_an_error_but_the_default_one_is_made(tmp_path):
+    """Break seen red: make_engine always creating the folder -> rc 0 and tmp/missing exists."""
+    url = f"sqlite:///{tmp_path / 'missing' / 'dir' / 'x.db'}"
+    line = one_error(digestbot(tmp_path, "--db", url, "channels"))
+    assert "does not exist" in line and str(tmp_path / "missing" / "dir") in line
+    assert not (tmp_path / "missing").exists()
+    xdg = tmp_path / "xdg"  # the per-user default is ours to create
+    proc = digestbot(tmp_path, "channels", DIGESTBOT_DATABASE_URL="", XDG_DATA_HOME=str(xdg))
+    assert proc.returncode == 0, proc.stderr
+    assert (xdg / "digestbot" / "digestbot.db").exists()
+
+
 def test_export_to_a_missing_folder(tmp_path):
     line = one_error(digestbot(tmp_path, "export", str(tmp_path / "nope" / "state.json")))
     assert "does not exist" in line
@@ -84,6 +96,7 @@ def test_export_never_overwrites_the_database_or_a_file_unasked(tmp_path):
 
 def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
     assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
     line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
     assert "in the future" in line and "--dry-run" in line
     preview = digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01", "--dry-run")
