@@ -32,6 +32,35 @@ def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
     assert needle in line and "hunter2" not in line
 
 
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("DELIVERY_BACKOFF_SECONDS", "abc"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60,"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60, -1]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[]"),
+        ("DELIVERY_LEASE_SECONDS", "soon"),
+        ("CATCHUP_GRACE_HOURS", "-1"),
+        ("HEALTH_PORT", "abc"),
+        ("SLACK_PORT", "-5"),
+        ("OPENREVIEW_VENUES", "NeurIPS"),
+    ],
+)
+def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, value):
+    """Breaks seen red: NoDecode dropped and the SettingsError branch back to pydantic's text ->
+    'error parsing value for field ...' (the two JSON cases); `expected <form>` no longer added
+    to pydantic's own messages -> the port, hours and seconds cases."""
+    from bot.config import FORMS, load_settings
+    from digest.errors import DigestError
+
+    monkeypatch.setenv(f"DIGESTBOT_{var}", value)
+    with pytest.raises(DigestError) as caught:
+        load_settings(_env_file=None)
+    line = str(caught.value)
+    assert "\n" not in line and f"DIGESTBOT_{var}:" in line, line
+    assert FORMS[var.lower()] in line, line
+
+
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
         tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
