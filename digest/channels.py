@@ -241,6 +241,11 @@ class ChannelService:
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
+        if name == "admin-only" and ref.channel_id.startswith("@"):  # a DM digest has no admins
+            raise DigestError(
+                "admin-only is for shared channels: your personal digest is already yours alone "
+                "to change."
+            )
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
 
     def vote(self, ref: ChannelRef, user: str, paper_id: str, value: int) -> int:

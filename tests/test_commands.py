@@ -119,6 +119,18 @@ def test_admin_only_channels_refuse_settings_from_members(app):
     assert not say(app, "subscribe diffusion models", admin=True).error
 
 
+def test_admin_only_is_refused_on_a_personal_digest(app):
+    """Break seen red: drop the '@' check in ChannelService.set_option -> accepted."""
+    for text in ("me option admin-only on", "me option admin-only off"):
+        refused = say(app, text, user="bo")
+        assert refused.error and "personal digest" in refused.text, refused.text
+    dm = ChannelRef("console", "@bo")
+    refused = app.commands.handle("option admin-only on", ctx(user="bo", ref=dm))  # in the DM
+    assert refused.error
+    assert not say(app, "me option quiet on", user="bo").error  # other options still work
+    assert not app.store.channels.get(dm).admin_only
+
+
 def test_me_commands_use_the_users_direct_message_channel(app):
     say(app, "me subscribe federated learning", user="bo")
     assert "Your personal digest" in say(app, "me list", user="bo").title
