@@ -156,11 +156,14 @@ def digest_cmd(
 
             print(render(digest_reply(d)))
         return
+    from bot.runner import BUSY
+
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
+    busy = 3 if outcome.startswith(BUSY) else 0  # not an error, but not settled by us: see README
     if not as_json:
         print(f"{ref} {when}: {outcome}")
-        return
+        raise typer.Exit(busy)
     delivery = application.store.deliveries.for_day(ch.id, when)
     items = list(delivery.items) if delivery else []
     titles = application.store.papers.get_many(i.paper_id for i in items)
@@ -169,6 +172,7 @@ def digest_cmd(
         for i in items
     ]
     print(_digest_json(ref, when, outcome, rows))
+    raise typer.Exit(busy)
 
 
 def _no_connection(platform: str) -> str:
