@@ -96,6 +96,7 @@ async def run(
     search: dict | None = None,
 ) -> Reply:
     """Defer (work may take longer than Discord's 3 s), run the core, answer, apply effects."""
+    public = public or args.asks_public  # `--public` typed into a text option: the core drops it
     await i.response.defer(ephemeral=not public, thinking=True)
     reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
     if search is not None:
