@@ -48,8 +48,23 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     if i.guild_id is None:
         return Context(ref=personal, user=user, is_admin=True, dm=personal, personal=True)
     perms = getattr(i, "permissions", None)
-    ref = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
+    ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
     return Context(ref=ref, user=user, is_admin=bool(perms and perms.manage_channels), dm=personal)
+
+
+def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
+    """The channel a command is about: a thread's parent (where the subscription lives, e.g. for a
+    digest's own thread), else the channel it was typed in. A forum post stays its own channel
+    (a forum holds no digests), and so does a thread that was set up as one before."""
+    thread = i.channel
+    if not isinstance(thread, discord.Thread) or thread.parent_id is None:
+        return i.channel_id
+    if isinstance(thread.parent, discord.ForumChannel):
+        return i.channel_id
+    own = deps.channels.store.channels.get(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
+    if own is not None and deps.channels.store.channels.subscriptions(own.id):
+        return i.channel_id
+    return thread.parent_id
 
 
 def invoke(
