@@ -241,3 +241,30 @@ async def test_a_thread_set_up_as_its_own_channel_keeps_its_commands(bot):
     await dispatch(bot.client, slash("list", "fp1", channel="6001", parent="555"))
     assert "diffusion models" in embed_text(bot.fake.followups["fp1"][0])
     assert bot.app.store.channels.get(ChannelRef("discord", "555", "77")) is None
+
+
+def test_stored_searches_expire_after_a_day(app):
+    """Break seen red: with_pager without the range delete -> the day-old search stays stored."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    import time_machine
+
+    from bot.adapters.discord.buttons import Page
+    from bot.adapters.discord.interact import PAGER_KEY, with_pager
+    from bot.commands.replies import Action, Reply
+
+    deps = SimpleNamespace(channels=app.channels)
+    reply = Reply(text="x", actions=(Action("page", "Next ▶", "search x page:2", page=2),))
+
+    def store_at(when: datetime, query: str) -> str:
+        with time_machine.travel(when, tick=False):
+            return with_pager(deps, reply, {"query": query}).actions[0].value.split(":")[0]
+
+    old = store_at(datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "graphs")
+    mid = store_at(datetime(2026, 12, 1, 20, 0, tzinfo=UTC), "trees")
+    assert app.store.kv.get(PAGER_KEY + old) is not None  # 11 hours on: still pages
+    new = store_at(datetime(2026, 12, 2, 10, 30, tzinfo=UTC), "graphs")
+    assert app.store.kv.get(PAGER_KEY + old) is None  # over a day old: gone
+    assert app.store.kv.get(PAGER_KEY + mid) and app.store.kv.get(PAGER_KEY + new)
+    assert Page.__discord_ui_compiled_template__.fullmatch(f"dv:p:{new}:2")  # a button id

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,7 @@ from digest.models import ChannelRef
 log = logging.getLogger(__name__)
 PLATFORM = "discord"
 PAGER_KEY = "discord.pager."
+PAGER_HOURS = 24  # a search's Prev/Next buttons work this long; older stored searches are deleted
 SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
 SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
 
@@ -161,8 +163,13 @@ def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
     if not any(a.kind == "page" for a in reply.actions):
         return reply
     blob = json.dumps(spec, sort_keys=True)
-    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    deps.channels.store.kv.set(PAGER_KEY + key, blob)
+    hour = int(time.time() // 3600)
+    # The key starts with the hour it was stored (fixed-width hex sorts like the number), so
+    # searches older than PAGER_HOURS go with one range delete on every write.
+    key = f"{hour:06x}{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    kv = deps.channels.store.kv
+    kv.set(PAGER_KEY + key, blob)
+    kv.delete_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
     actions = tuple(
         replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
     )
