@@ -23,18 +23,12 @@ from tests.discord_interactions import (
     autocomplete,
     button,
     callbacks,
-    discord_bot,
+    discord_app_bot,  # noqa: F401 - the `bot` fixture
     dispatch,
     embed_text,
     press,
     slash,
 )
-
-
-@pytest.fixture
-async def bot(app, monkeypatch):
-    async with discord_bot(app, monkeypatch) as running:
-        yield running
 
 
 def footers(message: dict) -> list[str]:
