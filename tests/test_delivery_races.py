@@ -151,10 +151,12 @@ def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url
     b.close()
 
 
-def test_the_losing_worker_says_another_process_is_sending(app):
-    """Break seen red: runner._not_ours returning the bare state -> 'being sent (0 of 2 …)'."""
+def test_the_losing_worker_says_another_process_is_sending(db_url, tmp_path):
+    """On SQLite and PostgreSQL. Break seen red: runner._not_ours returning the bare state ->
+    'being sent (0 of 2 …)'."""
     from bot.runner import BUSY
 
+    app = make_app(db_url, tmp_path)
     adapter = SlowAdapter(0.5)
 
     async def loser(b):
@@ -164,6 +166,7 @@ def test_the_losing_worker_says_another_process_is_sending(app):
     assert posted == "posted 5 papers"
     assert lost.startswith(BUSY) and "digestbot channels" in lost, lost
     assert adapter.keys() == ["digest-1-2026-12-01#0", "digest-1-2026-12-01#1"]
+    app.close()
 
 
 def test_cli_digest_exits_3_while_another_process_holds_the_digest(env_isolated, capsys):
