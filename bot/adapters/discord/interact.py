@@ -58,7 +58,7 @@ def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
     """The channel a command is about: a thread's parent (where the subscription lives, e.g. for a
     digest's own thread), else the channel it was typed in. A forum post stays its own channel
     (a forum holds no digests), and so does a thread that was set up as one before."""
-    thread = i.channel
+    thread = getattr(i, "channel", None)
     if not isinstance(thread, discord.Thread) or thread.parent_id is None:
         return i.channel_id
     if isinstance(thread.parent, discord.ForumChannel):
