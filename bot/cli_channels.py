@@ -137,6 +137,8 @@ def digest_cmd(
     adapters = application.adapters(err.file if as_json else out.file)
     if ref.platform not in adapters and not dry_run:
         raise DigestError(_no_connection(ref.platform))
+    if day is not None:
+        _day(day, "UTC")  # a malformed --date is said before anything about the channel
     ch = application.channels.find(ref)  # a digest needs a channel someone set up
     when = _day(day, ch.timezone)
     today = local_day(datetime.now(UTC), ch.timezone)
