@@ -154,9 +154,10 @@ def test_a_transient_failure_is_retried_in_the_same_process(app):
         state = await asyncio.to_thread(r.deliveries.state, ch.id, DAY)
         del adapter.fail["lab"]
         sched.start()
-        for _ in range(50):
+        for _ in range(100):  # until the retry has finished (all its messages), not just begun
             await asyncio.sleep(0.1)
-            if adapter.messages:
+            done = await asyncio.to_thread(app.store.deliveries.for_day, ch.id, DAY)
+            if adapter.messages and done.status == POSTED:
                 break
         sched.shutdown()
         return outcome, state
