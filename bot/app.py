@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
-from bot.config import Settings, load_settings
+from bot.config import Settings, default_database_url, load_settings
 
 # What each property needs is imported inside it: a CLI command that only reads channels must not
 # pay for scikit-learn, APScheduler, Prometheus or the chat SDKs.
@@ -43,7 +43,10 @@ class App:
         """The store, migrated on first use."""
         from digest.store import Store
 
-        return Store.open(self.database_url)
+        # Only the default data directory is ours to create; a typed URL's folder must exist.
+        return Store.open(
+            self.database_url, create_folder=self.database_url == default_database_url()
+        )
 
     @cached_property
     def service(self) -> DigestService:

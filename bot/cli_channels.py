@@ -66,11 +66,17 @@ def cmd_cmd(
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
+    from digest.channels import no_channel
 
     application = wired(db)
     ref = _ref(channel)
     ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
+    target, creates = application.commands.target(text, ctx)
+    known = application.store.channels.get(target) is not None
+    application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
+    if reply.error and reply.text == no_channel(target):
+        raise DigestError(reply.text)
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
 
@@ -102,7 +108,10 @@ def feedback_cmd(
     """Record 👍 (`up`) or 👎 (`down`) on a paper for a channel; the same vote again withdraws it."""
     if vote not in ("up", "down"):
         raise DigestError(f"Vote must be up or down, got {vote[:10]!r}.")
-    now = wired(db).channels.vote(_ref(channel), user, paper_id, 1 if vote == "up" else -1)
+    application = wired(db)
+    ref = _ref(channel)
+    application.channels.find(ref)  # a vote needs a channel someone set up; it creates none
+    now = application.channels.vote(ref, user, paper_id, 1 if vote == "up" else -1)
     print({1: "👍 recorded", -1: "👎 recorded", 0: "vote withdrawn"}[now])
 
 
@@ -128,7 +137,9 @@ def digest_cmd(
     adapters = application.adapters(err.file if as_json else out.file)
     if ref.platform not in adapters and not dry_run:
         raise DigestError(_no_connection(ref.platform))
-    ch = application.channels.channel(ref)
+    if day is not None:
+        _day(day, "UTC")  # a malformed --date is said before anything about the channel
+    ch = application.channels.find(ref)  # a digest needs a channel someone set up
     when = _day(day, ch.timezone)
     today = local_day(datetime.now(UTC), ch.timezone)
     if when > today and not dry_run:
@@ -147,11 +158,14 @@ def digest_cmd(
 
             print(render(digest_reply(d)))
         return
+    from bot.runner import BUSY
+
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
+    busy = 3 if outcome.startswith(BUSY) else 0  # not an error, but not settled by us: see README
     if not as_json:
         print(f"{ref} {when}: {outcome}")
-        return
+        raise typer.Exit(busy)
     delivery = application.store.deliveries.for_day(ch.id, when)
     items = list(delivery.items) if delivery else []
     titles = application.store.papers.get_many(i.paper_id for i in items)
@@ -160,6 +174,7 @@ def digest_cmd(
         for i in items
     ]
     print(_digest_json(ref, when, outcome, rows))
+    raise typer.Exit(busy)
 
 
 def _no_connection(platform: str) -> str:

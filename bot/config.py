@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from digest.errors import DigestError
@@ -24,6 +25,21 @@ def default_database_url() -> str:
 
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+#: What each checked variable must look like, said in every error about it.
+FORMS = {
+    "catchup_grace_hours": "a number of hours, 0 or more (e.g. 12)",
+    "delivery_lease_seconds": "a number of seconds above 0 (e.g. 120)",
+    "delivery_sweep_seconds": "a number of seconds above 0 (e.g. 60)",
+    "delivery_backoff_seconds": "a JSON list of seconds above 0, e.g. [60, 300, 900, 3600]",
+    "arxiv_queries": 'a JSON list of strings, e.g. ["cat:cs.LG"]',
+    "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
+    "health_port": "a whole number from 0 to 65535",
+    "slack_port": "a whole number from 0 to 65535",
+    "log_level": "one of " + ", ".join(LEVELS),
+    "log_format": "text or json",
+    "default_timezone": "an IANA time zone such as Europe/Berlin",
+}
 
 
 class Settings(BaseSettings):
@@ -45,7 +61,14 @@ class Settings(BaseSettings):
     delivery_sweep_seconds: float = Field(
         60.0, gt=0
     )  # how often due retries and lapsed claims are resumed
-    delivery_backoff_seconds: list[Annotated[float, Field(gt=0)]] = [60.0, 300.0, 900.0, 3600.0]
+    delivery_backoff_seconds: Annotated[
+        list[Annotated[float, Field(gt=0)]], NoDecode, Field(min_length=1)
+    ] = [
+        60.0,
+        300.0,
+        900.0,
+        3600.0,
+    ]
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"
@@ -66,7 +89,7 @@ class Settings(BaseSettings):
 
     @field_validator("arxiv_queries", "openreview_venues", mode="before")
     @classmethod
-    def _json_list(cls, value: Any) -> Any:
+    def _json_list(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, str):
             return value
         try:
@@ -74,7 +97,22 @@ class Settings(BaseSettings):
         except ValueError:
             parsed = None
         if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
-            raise ValueError('must be a JSON list of strings, e.g. ["cat:cs.LG"]')
+            raise ValueError(f"must be {FORMS[info.field_name]}")
+        return parsed
+
+    @field_validator("delivery_backoff_seconds", mode="before")
+    @classmethod
+    def _json_numbers(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in parsed
+        ):
+            raise ValueError(f"must be {FORMS['delivery_backoff_seconds']}, got {value[:40]!r}")
         return parsed
 
     @field_validator("default_timezone")
@@ -133,10 +171,21 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = [
-            f"DIGESTBOT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
-            for e in exc.errors()
-        ]
+        problems = dict.fromkeys(_problem(e) for e in exc.errors())  # one line per variable
         raise DigestError("bad setting: " + "; ".join(problems)) from None
     except SettingsError as exc:  # a value pydantic-settings could not even decode
-        raise DigestError(f"bad setting: {exc}") from None
+        found = re.search(r'field "(\w+)"', str(exc))
+        name = found.group(1) if found else ""
+        form = FORMS.get(name, "a valid value")
+        var = f"DIGESTBOT_{name.upper()}" if name else "a DIGESTBOT_ variable"
+        raise DigestError(f"bad setting: {var}: cannot be read; expected {form}.") from None
+
+
+def _problem(error: Any) -> str:
+    """One validation error as `DIGESTBOT_NAME: what is wrong; expected what`."""
+    name = str(error["loc"][0])
+    var, msg = f"DIGESTBOT_{name.upper()}", error["msg"].removeprefix("Value error, ")
+    if error["type"] == "value_error" or name not in FORMS:  # our own messages say the form
+        return f"{var}: {msg}"
+    got = str(error.get("input", ""))[:40]  # only FORMS fields, none of them secret
+    return f"{var}: {msg.lower()}, got {got!r}; expected {FORMS[name]}"

@@ -13,11 +13,13 @@ from bot.commands.replies import Reply, digest_reply
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from digest.delivery import Claim, Deliveries
 from digest.models import Channel, ChannelRef
-from digest.store.deliveries import EMPTY
+from digest.store.deliveries import EMPTY, UNFINISHED
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
 log = logging.getLogger(__name__)
 LOST = "taken over by another worker"
+#: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
+BUSY = "another digestbot process is sending this digest right now"
 
 
 class LeaseLost(Exception):
@@ -64,8 +66,18 @@ class DigestRunner:
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
         if claim is None:  # say what is true: delivered, retrying (when, why), being sent...
-            return await asyncio.to_thread(self.deliveries.state, channel.id, day)
+            return await asyncio.to_thread(self._not_ours, channel.id, day)
         return await self.send(claim, adapter)
+
+    def _not_ours(self, channel_id: int, day: date) -> str:
+        """Why the claim went elsewhere; a live lease held by someone else is said plainly."""
+        state = self.deliveries.state(channel_id, day)
+        d = self.store.deliveries.for_day(channel_id, day)
+        if d is None or d.status not in UNFINISHED or (d.retry_at and d.last_error):
+            return state
+        if d.id in self.store.deliveries.expired():  # its owner stopped; a sweep resumes it
+            return state
+        return f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done"
 
     async def run_now(self, ref: ChannelRef, day: date) -> str:
         """`/papers digest now`: today's digest immediately (and then not again today)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
+from collections import Counter
 
 from digest.models import Paper
 
@@ -13,17 +16,47 @@ def _escape(text: str) -> str:
     return text.translate(_SPECIAL).replace("~", r"\~{}").replace("^", r"\^{}")
 
 
-def cite_key(p: Paper) -> str:
-    """``lastnameYEARfirstword``, ASCII only, e.g. ``lovelace2026sparse``."""
-    last = (
-        re.sub(r"[^a-z]", "", (p.authors[0].split()[-1] if p.authors else "anon").lower()) or "anon"
-    )
-    word = next((w for w in re.findall(r"[a-z]+", p.title.lower()) if len(w) > 3), "paper")
-    return f"{last}{p.year or ''}{word}"
+#: Title words that say nothing about a paper, skipped when a key takes its first word.
+_FILLER = frozenset({
+    "a", "an", "the", "on", "of", "for", "in", "to", "and", "or", "with", "from", "towards",
+    "toward", "when", "what", "which", "how", "why", "is", "are", "do", "does", "can", "via",
+    "using", "into", "over", "under", "about", "through", "beyond", "between", "without",
+    "within", "your", "our", "their", "this", "that", "these", "those", "more", "less", "than",
+    "very", "not", "one", "two", "three", "new", "novel"
+})  # fmt: skip
 
 
-def entry(p: Paper) -> str:
-    """One @article/@inproceedings entry."""
+def _ascii_words(text: str) -> list[str]:
+    """Lower-case ASCII words of ``text`` (accents folded: 'Müller' -> 'muller')."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return re.findall(r"[a-z0-9]+", folded)
+
+
+def _surname(author: str) -> str:
+    """'Ada Lovelace' and 'Lovelace, Ada' both give 'lovelace'."""
+    name = author.split(",")[0] if "," in author else (author.split() or [""])[-1]
+    return "".join(_ascii_words(name))
+
+
+def _title_words(title: str) -> list[str]:
+    return [w for w in _ascii_words(title) if w not in _FILLER and not w.isdigit()]
+
+
+def cite_key(p: Paper, tag_chars: int = 4) -> str:
+    """``lovelace2026sparse-3f2a``: first author's surname, year, first telling title word, and a
+    short tag of the paper id. The key depends on this paper alone, so it is the same in every
+    export and run; the tag keeps two papers with the same author, year and word apart. Without
+    authors (the NeurIPS list) the headline gives the first part: ``trace2026temporal-…``."""
+    words = _title_words(p.title) or ["paper"]
+    first = _surname(p.authors[0]) if p.authors else ""
+    if not first:
+        first, words = words[0], words[1:] or ["paper"]
+    tag = hashlib.sha1(p.id.encode()).hexdigest()[:tag_chars]
+    return f"{first}{p.year or ''}{words[0]}-{tag}"
+
+
+def entry(p: Paper, key: str | None = None) -> str:
+    """One @article/@inproceedings entry (under ``key``, else the paper's cite key)."""
     kind = "inproceedings" if p.venue else "article"
     fields = {
         "title": "{" + _escape(p.title) + "}",
@@ -35,18 +68,14 @@ def entry(p: Paper) -> str:
         + (" (title derived from the abstract)" if p.title_derived else ""),
     }
     body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
-    return f"@{kind}{{{cite_key(p)},\n{body}\n}}"
+    return f"@{kind}{{{key or cite_key(p)},\n{body}\n}}"
 
 
 def export(papers: list[Paper]) -> str:
-    """A .bib file's text, cite keys made unique."""
-    seen: dict[str, int] = {}
-    out = []
-    for p in papers:
-        text = entry(p)
-        key = cite_key(p)
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
-            text = text.replace(f"{{{key},", f"{{{key}{chr(96 + seen[key])},", 1)
-        out.append(text)
-    return "\n\n".join(out) + ("\n" if out else "")
+    """A .bib file's text: one entry per paper (a paper listed twice is written once)."""
+    unique = list({p.id: p for p in papers}.values())
+    keys = {p.id: cite_key(p) for p in unique}
+    for chars in (8, 40):  # two 4-character tags alike (1 in 65,536): longer tags for those two
+        counts = Counter(keys.values())
+        keys |= {p.id: cite_key(p, chars) for p in unique if counts[keys[p.id]] > 1}
+    return "\n\n".join(entry(p, keys[p.id]) for p in unique) + ("\n" if unique else "")

@@ -50,6 +50,11 @@ def clean_topic(text: str) -> str:
     return topic
 
 
+def no_channel(ref: ChannelRef) -> str:
+    """The error for a command that reads a channel nobody has set up."""
+    return f"No channel {ref}; subscribe first (that creates it)."
+
+
 class ChannelService:
     """Per-channel use cases over the store and the shared ranker."""
 
@@ -64,13 +69,18 @@ class ChannelService:
         self.default_timezone = default_timezone
         # Platforms whose new (non-DM) channels start with settings limited to channel admins.
         self.restricted_platforms = restricted_platforms
+        # False for one-shot read-only uses (the CLI): reading an unknown channel must not create it.
+        self.create_missing = True
 
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
         """The channel for ``ref``, created on first use.
 
         Channels on ``restricted_platforms`` (not DMs) start with settings limited to channel
         admins (`option admin-only off` opens them); elsewhere everyone may change them.
+        With ``create_missing`` off, an unknown channel is a NotFoundError instead.
         """
+        if not self.create_missing:
+            return self.find(ref)
         restricted = ref.platform in self.restricted_platforms and not ref.channel_id.startswith(
             "@"
         )
@@ -98,7 +108,7 @@ class ChannelService:
         """An existing channel or a NotFoundError."""
         channel = self.store.channels.get(ref)
         if channel is None:
-            raise NotFoundError(f"No channel {ref}.")
+            raise NotFoundError(no_channel(ref))
         return channel
 
     def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
@@ -231,6 +241,11 @@ class ChannelService:
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
+        if name == "admin-only" and ref.channel_id.startswith("@"):  # a DM digest has no admins
+            raise DigestError(
+                "admin-only is for shared channels: your personal digest is already yours alone "
+                "to change."
+            )
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
 
     def vote(self, ref: ChannelRef, user: str, paper_id: str, value: int) -> int:

@@ -10,6 +10,7 @@ from datetime import date
 from types import SimpleNamespace
 
 import discord
+import pytest
 
 from bot.adapters.discord.client import DigestClient
 from bot.adapters.discord.commands import DiscordDeps
@@ -149,6 +150,16 @@ async def discord_bot(app, monkeypatch):
         await client.login("token")
         yield SimpleNamespace(client=client, fake=fake, app=app)
         await client.close()
+
+
+@pytest.fixture(name="bot")
+async def discord_app_bot(app, monkeypatch):
+    """The `bot` fixture of the Discord app tests: :func:`discord_bot` for the test's ``app``.
+
+    Test modules import ``discord_app_bot`` to use it as ``bot`` (a conftest fixture called
+    ``bot`` would shadow the ``bot`` package in every other test)."""
+    async with discord_bot(app, monkeypatch) as running:
+        yield running
 
 
 def callbacks(fake, token: str) -> int:

@@ -32,14 +32,77 @@ def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
     assert needle in line and "hunter2" not in line
 
 
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("DELIVERY_BACKOFF_SECONDS", "abc"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60,"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60, -1]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[]"),
+        ("DELIVERY_LEASE_SECONDS", "soon"),
+        ("CATCHUP_GRACE_HOURS", "-1"),
+        ("HEALTH_PORT", "abc"),
+        ("SLACK_PORT", "-5"),
+        ("OPENREVIEW_VENUES", "NeurIPS"),
+    ],
+)
+def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, value):
+    """Breaks seen red: NoDecode dropped and the SettingsError branch back to pydantic's text ->
+    'error parsing value for field ...' (the two JSON cases); `expected <form>` no longer added
+    to pydantic's own messages -> the port, hours and seconds cases."""
+    from bot.config import FORMS, load_settings
+    from digest.errors import DigestError
+
+    monkeypatch.setenv(f"DIGESTBOT_{var}", value)
+    with pytest.raises(DigestError) as caught:
+        load_settings(_env_file=None)
+    line = str(caught.value)
+    assert "\n" not in line and f"DIGESTBOT_{var}:" in line, line
+    assert FORMS[var.lower()] in line, line
+
+
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
-        tmp_path, "cmd", "console:lab", "/papers list",
+        tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
         DIGESTBOT_DISCORD_TOKEN="", DIGESTBOT_SLACK_BOT_TOKEN="", DIGESTBOT_HEALTH_PORT="",
         DIGESTBOT_DEFAULT_TIMEZONE="pst",
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert "America/Los_Angeles" in ok.stdout
+
+
+def test_reading_an_unknown_channel_creates_nothing(tmp_path):
+    """Read-only commands on a channel nobody set up: one error line, and no channel appears.
+
+    Break seen red: ChannelService.create_missing ignored (channel() always creates) -> `cmd
+    list` answers and `channels` lists slack:T/C."""
+    for args in (
+        ("cmd", "slack:T/C", "/papers list"),
+        ("cmd", "slack:T/C", "/papers me stats"),
+        ("cmd", "slack:T/C", "/papers unsubscribe all"),
+        ("feedback", "slack:T/C", "anything", "up"),
+        ("digest", "slack:T/C", "--dry-run"),
+    ):
+        line = one_error(digestbot(tmp_path, *args))
+        assert "No channel slack:T/C" in line or "No channel slack:T/@cli" in line, line
+        assert "subscribe first" in line
+    assert digestbot(tmp_path, "cmd", "slack:T/C", "/papers help").returncode == 0
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
+    made = digestbot(tmp_path, "cmd", "slack:T/C", "/papers subscribe graph neural networks")
+    assert made.returncode == 0 and "Now following" in made.stdout
+    assert digestbot(tmp_path, "cmd", "slack:T/C", "/papers list").returncode == 0
+
+
+def test_a_missing_database_folder_is_an_error_but_the_default_one_is_made(tmp_path):
+    """Break seen red: make_engine always creating the folder -> rc 0 and tmp/missing exists."""
+    url = f"sqlite:///{tmp_path / 'missing' / 'dir' / 'x.db'}"
+    line = one_error(digestbot(tmp_path, "--db", url, "channels"))
+    assert "does not exist" in line and str(tmp_path / "missing" / "dir") in line
+    assert not (tmp_path / "missing").exists()
+    xdg = tmp_path / "xdg"  # the per-user default is ours to create
+    proc = digestbot(tmp_path, "channels", DIGESTBOT_DATABASE_URL="", XDG_DATA_HOME=str(xdg))
+    assert proc.returncode == 0, proc.stderr
+    assert (xdg / "digestbot" / "digestbot.db").exists()
 
 
 def test_export_to_a_missing_folder(tmp_path):
@@ -62,6 +125,7 @@ def test_export_never_overwrites_the_database_or_a_file_unasked(tmp_path):
 
 def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
     assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
     line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
     assert "in the future" in line and "--dry-run" in line
     preview = digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01", "--dry-run")

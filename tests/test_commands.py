@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.commands import Context
-from bot.commands.core import REGISTRY
+from bot.commands.core import REGISTRY, Args
 from digest.models import ChannelRef
 
 LAB = ChannelRef("console", "lab")
@@ -117,6 +117,37 @@ def test_admin_only_channels_refuse_settings_from_members(app):
     assert not say(app, "search diffusion models", admin=False).error  # reading is open to all
     assert not say(app, "me subscribe diffusion models", admin=False).error  # own digest is theirs
     assert not say(app, "subscribe diffusion models", admin=True).error
+
+
+def test_admin_only_is_refused_on_a_personal_digest(app):
+    """Break seen red: drop the '@' check in ChannelService.set_option -> accepted."""
+    for text in ("me option admin-only on", "me option admin-only off"):
+        refused = say(app, text, user="bo")
+        assert refused.error and "personal digest" in refused.text, refused.text
+    dm = ChannelRef("console", "@bo")
+    refused = app.commands.handle("option admin-only on", ctx(user="bo", ref=dm))  # in the DM
+    assert refused.error
+    assert not say(app, "me option quiet on", user="bo").error  # other options still work
+    assert not app.store.channels.get(dm).admin_only
+
+
+def test_public_is_a_flag_on_every_platform_never_query_text(app):
+    """Break seen red: _run passing `args` on without `without_public()` -> the search is for
+    'graph neural networks --public' and the topic stored with '--public' in it."""
+    plain = say(app, "search graph neural networks")
+    for text in ("search graph neural networks --public", "search --PUBLIC graph neural networks"):
+        shared = say(app, text)
+        assert shared.public and not plain.public
+        assert shared.title == plain.title and shared.cards == plain.cards
+    assert (
+        "Now following topic 'federated learning'."
+        in say(app, "subscribe federated learning --public").text
+    )
+    assert "--public" not in say(app, "list").text
+    typed = app.commands.invoke("search", ctx(), Args.typed("graph neural networks --public"))
+    assert typed.public and typed.title == plain.title
+    assert not say(app, "search nothingmatcheshere --public").public  # errors stay private
+    assert "`--public`" in say(app, "help").text and "console" in say(app, "help").text
 
 
 def test_me_commands_use_the_users_direct_message_channel(app):

@@ -7,12 +7,14 @@ Deliberate breaks tried (each made the named test go red):
 """
 
 import asyncio
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import time_machine
 
+from digest.models import ChannelRef
 from tests.fakes import RecordingAdapter
 from tests.test_delivery import DAY, LEASE, channel_with_topic, make_app, once_each, runner
 
@@ -147,3 +149,46 @@ def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url
     assert sum(o.startswith("posted") for o in outcomes) == 8
     a.close()
     b.close()
+
+
+def test_the_losing_worker_says_another_process_is_sending(db_url, tmp_path):
+    """On SQLite and PostgreSQL. Break seen red: runner._not_ours returning the bare state ->
+    'being sent (0 of 2 …)'."""
+    from bot.runner import BUSY
+
+    app = make_app(db_url, tmp_path)
+    adapter = SlowAdapter(0.5)
+
+    async def loser(b):
+        return [await b.run_channel(app.store.channels.get(ChannelRef("console", "lab")).id, DAY)]
+
+    posted, lost = _race(app, adapter, loser)
+    assert posted == "posted 5 papers"
+    assert lost.startswith(BUSY) and "digestbot channels" in lost, lost
+    assert adapter.keys() == ["digest-1-2026-12-01#0", "digest-1-2026-12-01#1"]
+    app.close()
+
+
+def test_cli_digest_exits_3_while_another_process_holds_the_digest(env_isolated, capsys):
+    """The CLI's losing `digest`: the plain message and exit code 3 (documented in README).
+
+    Break seen red: cli digest_cmd ignoring BUSY (always exit 0)."""
+    from bot.app import build
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+    from digest.delivery import Deliveries
+    from digest.schedule import local_day
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
+    other = build()  # another process: its own instance id, a claim it has not finished
+    ch = other.store.channels.get(ChannelRef("console", "lab"))
+    day = local_day(datetime.now(UTC), ch.timezone)
+    assert Deliveries(other.channels, "other-host").claim(ch, day) is not None
+    capsys.readouterr()
+    assert main(["digest", "console:lab"]) == 3
+    out = capsys.readouterr().out
+    assert "another digestbot process is sending this digest right now" in out, out
+    assert main(["digest", "console:lab", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["outcome"].startswith("another digestbot")
+    other.close()

@@ -23,18 +23,12 @@ from tests.discord_interactions import (
     autocomplete,
     button,
     callbacks,
-    discord_bot,
+    discord_app_bot,  # noqa: F401 - the `bot` fixture
     dispatch,
     embed_text,
     press,
     slash,
 )
-
-
-@pytest.fixture
-async def bot(app, monkeypatch):
-    async with discord_bot(app, monkeypatch) as running:
-        yield running
 
 
 def footers(message: dict) -> list[str]:
@@ -213,3 +207,58 @@ async def test_votes_in_a_thread_that_gets_digests_itself_stay_there(bot):
     await dispatch(bot.client, press(bot.fake, message, button(message, "👍"), "f1", parent="555"))
     assert [v.value for v in bot.app.store.channels.feedback(ch.id)] == [1]
     assert bot.app.store.channels.get(ChannelRef("discord", "555", "77")) is None
+
+
+@pytest.mark.parametrize("kind", [11, 12])  # public and private threads
+async def test_commands_typed_in_a_thread_act_on_its_parent_channel(bot, kind):
+    """Break seen red: context() keyed by i.channel_id -> the thread gets its own channel row
+    and the parent channel follows nothing."""
+
+    def in_thread(path, token, **values):
+        payload = slash(path, token, channel="7001", parent=SERVER.channel_id, **values)
+        payload["channel"]["type"] = kind
+        return payload
+
+    await dispatch(bot.client, in_thread("subscribe", "th1", text="graph neural networks"))
+    assert "Now following" in embed_text(bot.fake.followups["th1"][0])
+    assert [s.text for s in bot.app.channels.subscriptions(SERVER)] == ["graph neural networks"]
+    await dispatch(bot.client, in_thread("list", "th2"))
+    assert "graph neural networks" in embed_text(bot.fake.followups["th2"][0])
+    assert bot.app.store.channels.get(ChannelRef("discord", "7001", "77")) is None
+    assert not bot.fake.rejected
+
+
+async def test_a_thread_set_up_as_its_own_channel_keeps_its_commands(bot):
+    """A forum post subscribed as a channel before: its commands stay on it."""
+    post = ChannelRef("discord", "6001", "77")
+    bot.app.channels.add(post, SubscriptionKind.TOPIC, "diffusion models")
+    await dispatch(bot.client, slash("list", "fp1", channel="6001", parent="555"))
+    assert "diffusion models" in embed_text(bot.fake.followups["fp1"][0])
+    assert bot.app.store.channels.get(ChannelRef("discord", "555", "77")) is None
+
+
+def test_stored_searches_expire_after_a_day(app):
+    """Break seen red: with_pager without the range delete -> the day-old search stays stored."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    import time_machine
+
+    from bot.adapters.discord.buttons import Page
+    from bot.adapters.discord.interact import PAGER_KEY, with_pager
+    from bot.commands.replies import Action, Reply
+
+    deps = SimpleNamespace(channels=app.channels)
+    reply = Reply(text="x", actions=(Action("page", "Next ▶", "search x page:2", page=2),))
+
+    def store_at(when: datetime, query: str) -> str:
+        with time_machine.travel(when, tick=False):
+            return with_pager(deps, reply, {"query": query}).actions[0].value.split(":")[0]
+
+    old = store_at(datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "graphs")
+    mid = store_at(datetime(2026, 12, 1, 20, 0, tzinfo=UTC), "trees")
+    assert app.store.kv.get(PAGER_KEY + old) is not None  # 11 hours on: still pages
+    new = store_at(datetime(2026, 12, 2, 10, 30, tzinfo=UTC), "graphs")
+    assert app.store.kv.get(PAGER_KEY + old) is None  # over a day old: gone
+    assert app.store.kv.get(PAGER_KEY + mid) and app.store.kv.get(PAGER_KEY + new)
+    assert Page.__discord_ui_compiled_template__.fullmatch(f"dv:p:{new}:2")  # a button id

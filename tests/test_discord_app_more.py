@@ -27,19 +27,13 @@ from tests.discord_interactions import (
     DAY,
     SERVER,
     button,
-    discord_bot,
+    discord_app_bot,  # noqa: F401 - the `bot` fixture
     dispatch,
     embed_text,
     press,
     slash,
 )
 from tests.fake_discord import FakeDiscord
-
-
-@pytest.fixture
-async def bot(app, monkeypatch):
-    async with discord_bot(app, monkeypatch) as running:
-        yield running
 
 
 async def _synced(bot) -> list[dict]:

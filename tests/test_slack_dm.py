@@ -2,6 +2,7 @@
 personal digest count for that digest, and help arrives copyable. Signed HTTP against the fake.
 """
 
+import asyncio
 import json
 from datetime import date
 
@@ -75,6 +76,48 @@ async def test_votes_in_a_personal_digest_count_for_it(app, slack):
         other = second["block_id"].removeprefix("act:")
         await eventually(lambda: app.channels.vote_counts(me, other) == (0, 1))
     assert app.store.channels.get(ChannelRef("slack", "DU1", "T1")) is None
+
+
+async def test_reactions_reach_a_personal_digest_recorded_under_the_user_key(app, slack):
+    """The '@user' fallback: a personal digest's message recorded as '@U1:ts' (the digest's own
+    key, not the DM's D… id) still takes 👍/👎 reactions made in the DM; nowhere else does.
+
+    Breaks seen red: drop `refs.append(f"@{user}:{ts}")` in register_reactions (no vote); the
+    fallback for every channel, not only D… ones (the reaction in C9 votes 👎)."""
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from digest.store.schema import DeliveryItemRow
+
+    me = ChannelRef("slack", "@U1", "T1")
+    async with Harness(app, slack) as h:
+        await dm(h, "subscribe diffusion models")
+        await dm(h, "option threads on")
+        await eventually(lambda: len(said(slack, "DU1")) == 2)
+        ch = app.store.channels.get(me)
+        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+        item = next(m for m in slack.arrived("DU1") if m.get("thread_ts"))
+        actions = next(b for b in item["blocks"] if b["type"] == "actions")
+        paper = actions["block_id"].removeprefix("act:")
+        with Session(app.store.engine) as session:  # as recorded under the digest's user key
+            session.execute(
+                update(DeliveryItemRow)
+                .where(DeliveryItemRow.message_ref == f"DU1:{item['ts']}")
+                .values(message_ref=f"@U1:{item['ts']}")
+            )
+            session.commit()
+
+        async def react(channel: str, user: str, name: str, event_id: str) -> None:
+            event = {"type": "reaction_added", "user": user, "reaction": name, "event_ts": "9",
+                     "item": {"type": "message", "channel": channel, "ts": item["ts"]}}  # fmt: skip
+            assert (await h.event(event, event_id=event_id)).status_code == 200
+
+        await react("C9", "U1", "-1", "Ev-c9")  # the same ts in a channel: not this digest
+        await asyncio.sleep(0.5)
+        assert app.channels.vote_counts(me, paper) == (0, 0)
+        await react("DU1", "U1", "thumbsdown::skin-tone-3", "Ev-dm-down")
+        await eventually(lambda: app.channels.vote_counts(me, paper) == (0, 1))
+    assert slack.rejected == []
 
 
 async def test_help_is_copyable_and_data_still_escaped(app, slack):

@@ -83,3 +83,10 @@ def test_unreachable_database_is_one_clear_error():
         Store.open("postgresql+psycopg://nobody@127.0.0.1:1/none")
     with pytest.raises(StoreUnavailableError, match="Invalid database URL"):
         Store.open("not a url")
+
+
+def test_kv_delete_range_removes_only_keys_in_the_range(store):
+    for key in ("pager.00a", "pager.00b", "pager.01a", "other"):
+        store.kv.set(key, "x")
+    assert store.kv.delete_range("pager.", "pager.01") == 2
+    assert [store.kv.get(k) for k in ("pager.00a", "pager.01a", "other")] == [None, "x", "x"]

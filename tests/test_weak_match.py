@@ -2,7 +2,9 @@
 
 Breaks tried (each turns a test red): `Ranker.search` ignoring `MatchCheck.blocked` (12 hits for
 'diffusion models' on the word 'models'); `GENERIC_SHARE = 1.0` (every word counts as specific);
-the subscribe note falling back to 'N stored papers match it'.
+the subscribe note falling back to 'N stored papers match it'; the floor back to
+`max(3, GENERIC_SHARE * n)` ('sparse', in 3 of the 19 papers, generic: `search sparse quantum`
+finds nothing).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from bot.commands import Context
 from digest.embeddings import semantic_available
 from digest.models import ChannelRef
-from digest.rank.weak import check
+from digest.rank.weak import GENERIC_SHARE, check, generic_floor
 from tests.conftest import make_app
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
@@ -74,6 +76,20 @@ def test_specific_word_still_matches_and_the_missing_one_is_named(bundled):
     assert "No paper mentions 'xyzzy'" in reply.text
     first = reply.cards[0]
     assert "unlearning" in (first.why or "").lower()
+
+
+def test_a_topical_word_on_a_small_corpus_is_no_generic_word(bundled):
+    reply = say(bundled, "/papers search sparse quantum")
+    assert "No paper mentions 'quantum'" in reply.text
+    assert reply.cards and all("sparse" in (c.why or "").lower() for c in reply.cards)
+    assert "sparse" in check(bundled.service.ranker().index, "sparse quantum").specific
+
+
+def test_big_corpora_keep_the_share_rule():
+    """From 100 papers on a word is generic exactly at GENERIC_SHARE of them, as before."""
+    for n in (100, 3218, 100_000):
+        assert generic_floor(n) == pytest.approx(GENERIC_SHARE * n)
+    assert generic_floor(19) > GENERIC_SHARE * 19 and generic_floor(19) > 3
 
 
 def test_topics_are_words_people_read_not_stems(bundled):

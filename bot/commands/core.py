@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -16,6 +17,8 @@ from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
+# `--public` shares the answer in the channel (Slack, Discord); the console has no one to share with.
+PUBLIC = re.compile(r"(?i)(?<!\S)--public(?!\S)")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,11 @@ class Context:
     dm: ChannelRef | None = None  # the user's direct-message channel, for `me` commands
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     personal: bool = False
+
+
+def _drop_public(text: str) -> str:
+    """``text`` without the `--public` flag, single-spaced."""
+    return " ".join(PUBLIC.sub(" ", text).split())
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,18 @@ class Args:
     def text(self) -> str:
         """The words without filters, single-spaced."""
         return " ".join(self.words)
+
+    @property
+    def asks_public(self) -> bool:
+        """True when `--public` (share the answer in the channel) was typed among the words."""
+        return PUBLIC.search(self.raw) is not None
+
+    def without_public(self) -> Args:
+        """The arguments without `--public`: a flag for the platform, never query or topic text."""
+        if not self.asks_public:
+            return self
+        words = tuple(w for w in map(_drop_public, self.words) if w)  # typed values may hold it
+        return Args(_drop_public(self.raw), words, self.filters, self.options)
 
 
 Handler = Callable[["Commands", Context, Args], Reply]
@@ -160,14 +180,16 @@ class Commands:
             return error(
                 f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."
             )
-        first, _, after = text.partition(" ")
-        if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
-            text = after.strip()
-        name, _, rest = text.partition(" ")
-        personal = name.lower() == "me"
-        if personal:
-            name, _, rest = rest.strip().partition(" ")
-        return self._run(name.lower(), ctx, Args.parse(rest), personal)
+        name, personal, rest = _split(text)
+        return self._run(name, ctx, Args.parse(rest), personal)
+
+    def target(self, text: str, ctx: Context) -> tuple[ChannelRef, bool]:
+        """The channel a typed command acts on, and whether it sets that channel up (so may
+        create it): settings commands do; reading, voting and unsubscribing do not."""
+        name, personal, _ = _split(text)
+        spec = REGISTRY.get(ALIASES.get(name, name or "help"))
+        creates = spec is not None and spec.changes_channel and spec.name != "unsubscribe"
+        return (ctx.dm if personal and ctx.dm else ctx.ref), creates
 
     def _run(self, name: str, ctx: Context, args: Args, personal: bool) -> Reply:
         if personal:
@@ -180,7 +202,8 @@ class Commands:
             return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
-        return spec.handler(self, ctx, args)
+        reply = spec.handler(self, ctx, args.without_public())
+        return replace(reply, public=True) if args.asks_public and not reply.error else reply
 
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""
@@ -192,10 +215,27 @@ class Commands:
         )
 
 
+def _split(text: str) -> tuple[str, bool, str]:
+    """(subcommand in lower case, whether it is a `me` command, the rest) of a typed command."""
+    text = (text or "").replace("\x00", "").strip()
+    first, _, after = text.partition(" ")
+    if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
+        text = after.strip()
+    name, _, rest = text.partition(" ")
+    personal = name.lower() == "me"
+    if personal:
+        name, _, rest = rest.strip().partition(" ")
+    return name.lower(), personal, rest
+
+
 def help_reply() -> Reply:
     """Every subcommand with its usage."""
     lines = [f"`/papers {s.usage}` — {s.help}" for s in REGISTRY.values()]
     lines.append(
         "`/papers me <command>` — the same commands for your personal digest by direct message."
+    )
+    lines.append(
+        "`--public` after any command — share the answer in the channel (Slack, Discord); "
+        "answers are private otherwise. The console has no one else: there it changes nothing."
     )
     return Reply(text="\n".join(lines), title="digestbot commands")

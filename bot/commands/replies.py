@@ -48,6 +48,7 @@ class Reply:
     footer: str | None = None
     actions: tuple[Action, ...] = ()
     ephemeral: bool = True
+    public: bool = False  # the person asked (`--public`) to share this answer in the channel
     error: bool = False
     attachment: tuple[str, str] | None = None  # (file name, content), e.g. a .bib export
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now

@@ -12,6 +12,9 @@ from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex
 
 GENERIC_SHARE = 0.1  # a word in at least this share of papers says little on its own
+# ...and in at least this many: on a small corpus a share rests on a handful of papers (3 of the 19
+# bundled ones use 'sparse'), too few to call a word generic. From 100 papers on, the share rules.
+GENERIC_MIN_PAPERS = 10
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,14 @@ def close_terms(index: PaperIndex, word: str, k: int = 3) -> list[str]:
     return difflib.get_close_matches(word, sorted(words), n=k, cutoff=0.8)
 
 
+def generic_floor(n: int) -> float:
+    """Papers a word must occur in to count as generic in a corpus of ``n`` papers."""
+    return max(GENERIC_MIN_PAPERS, GENERIC_SHARE * n)
+
+
 def check(index: PaperIndex, text: str) -> MatchCheck:
     """Which typed words the corpus lacks, and which of the rest are specific enough to match on."""
-    n = len(index)
-    floor = max(3, GENERIC_SHARE * n)
+    floor = generic_floor(len(index))
     missing, specific = [], []
     for word in dict.fromkeys(re.findall(r"[^\W_]+", text.lower())):
         terms = phrase_terms(word)

@@ -26,9 +26,10 @@ class Store:
         self.kv = KeyValueRepo(engine)
 
     @classmethod
-    def open(cls, url: str, migrate: bool = True) -> Store:
-        """Connect to ``url`` and bring its schema up to date."""
-        engine = make_engine(url)
+    def open(cls, url: str, migrate: bool = True, create_folder: bool = False) -> Store:
+        """Connect to ``url`` and bring its schema up to date (``create_folder``: a SQLite
+        file's missing folder is made, as for the default data directory)."""
+        engine = make_engine(url, create_folder)
         if migrate:
             upgrade(engine)
         return cls(engine)

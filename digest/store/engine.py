@@ -29,8 +29,12 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connec
     cur.close()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite files get their folder created and safe pragmas."""
+def make_engine(url: str, create_folder: bool = False) -> Engine:
+    """An engine for ``url``; SQLite files get safe pragmas, and their folder when asked.
+
+    Only the default data directory is created (``create_folder``): a folder missing from a
+    URL someone typed is a typo far more often than a wish, so it is an error, not a new tree.
+    """
     try:
         parsed = make_url(url)
         parsed.port  # noqa: B018 - a malformed port ("54x2") only raises when read
@@ -40,7 +44,7 @@ def make_engine(url: str) -> Engine:
         parsed = parsed.set(drivername="postgresql+psycopg")  # we ship psycopg 3, not psycopg2
     is_sqlite = parsed.get_backend_name() == "sqlite"
     if is_sqlite and parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        _sqlite_folder(Path(parsed.database).expanduser().parent, url, create_folder)
     kwargs = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
     try:
         engine = create_engine(parsed, **kwargs)
@@ -57,6 +61,17 @@ def make_engine(url: str) -> Engine:
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def _sqlite_folder(folder: Path, url: str, create: bool) -> None:
+    """Create the SQLite file's folder, or say plainly that it is missing."""
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    elif not folder.is_dir():
+        raise StoreUnavailableError(
+            f"Cannot open database {hide_password(url)}: the folder {folder} does not exist "
+            "(create it first, or fix the path)."
+        )
 
 
 def check_connection(engine: Engine) -> None:

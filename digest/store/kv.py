@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, delete
 from sqlalchemy.orm import Session
 
 from digest.store.schema import KeyValueRow
@@ -25,3 +25,11 @@ class KeyValueRepo:
         with Session(self.engine) as session:
             session.merge(KeyValueRow(key=key, value=value))
             session.commit()
+
+    def delete_range(self, low: str, high: str) -> int:
+        """Delete every key from ``low`` up to (not including) ``high``; returns how many."""
+        with Session(self.engine) as session:
+            stmt = delete(KeyValueRow).where(KeyValueRow.key >= low, KeyValueRow.key < high)
+            removed = session.execute(stmt).rowcount
+            session.commit()
+            return removed

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,7 @@ from digest.models import ChannelRef
 log = logging.getLogger(__name__)
 PLATFORM = "discord"
 PAGER_KEY = "discord.pager."
+PAGER_HOURS = 24  # a search's Prev/Next buttons work this long; older stored searches are deleted
 SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
 SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
 
@@ -48,8 +50,23 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     if i.guild_id is None:
         return Context(ref=personal, user=user, is_admin=True, dm=personal, personal=True)
     perms = getattr(i, "permissions", None)
-    ref = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
+    ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
     return Context(ref=ref, user=user, is_admin=bool(perms and perms.manage_channels), dm=personal)
+
+
+def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
+    """The channel a command is about: a thread's parent (where the subscription lives, e.g. for a
+    digest's own thread), else the channel it was typed in. A forum post stays its own channel
+    (a forum holds no digests), and so does a thread that was set up as one before."""
+    thread = getattr(i, "channel", None)
+    if not isinstance(thread, discord.Thread) or thread.parent_id is None:
+        return i.channel_id
+    if isinstance(thread.parent, discord.ForumChannel):
+        return i.channel_id
+    own = deps.channels.store.channels.get(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
+    if own is not None and deps.channels.store.channels.subscriptions(own.id):
+        return i.channel_id
+    return thread.parent_id
 
 
 def invoke(
@@ -96,6 +113,7 @@ async def run(
     search: dict | None = None,
 ) -> Reply:
     """Defer (work may take longer than Discord's 3 s), run the core, answer, apply effects."""
+    public = public or args.asks_public  # `--public` typed into a text option: the core drops it
     await i.response.defer(ephemeral=not public, thinking=True)
     reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
     if search is not None:
@@ -145,8 +163,13 @@ def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
     if not any(a.kind == "page" for a in reply.actions):
         return reply
     blob = json.dumps(spec, sort_keys=True)
-    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    deps.channels.store.kv.set(PAGER_KEY + key, blob)
+    hour = int(time.time() // 3600)
+    # The key starts with the hour it was stored (fixed-width hex sorts like the number), so
+    # searches older than PAGER_HOURS go with one range delete on every write.
+    key = f"{hour:06x}{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    kv = deps.channels.store.kv
+    kv.set(PAGER_KEY + key, blob)
+    kv.delete_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
     actions = tuple(
         replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
     )

@@ -108,12 +108,10 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
     async def papers(ack, command, respond, client) -> None:
         await ack()
         text = (command.get("text") or "").strip()
-        public = text.endswith("--public")  # replies are private unless asked for
-        text = text.removesuffix("--public").strip()
         user, channel = command["user_id"], command["channel_id"]
         ctx = await _context(deps, client, command["team_id"], channel, user)
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
-        public = public and not reply.error
+        public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None:
             reply = await send_file(client, reply, channel if public else None, user)
         await _respond(respond, reply, public=public and not reply.error)

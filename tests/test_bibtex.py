@@ -1,0 +1,72 @@
+"""BibTeX export keys: readable, the same for a paper in every export, unique within one.
+
+Breaks seen red: the previous digest/bibtex.py (order-based 'b', 'c' suffixes, so a paper's key
+changed with the papers beside it; 'mller' for Müller; 'ada' for 'Lovelace, Ada'; 'anon…paper' keys
+for the bundled papers): all four tests; the longer tags for tag collisions removed: the
+300 look-alikes collide."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from digest.bibtex import cite_key, export
+from digest.ingest.parse import parse_neurips_list
+from digest.models import Paper
+
+BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
+
+
+def paper(pid: str, title: str, *authors: str, year: int | None = 2026) -> Paper:
+    return Paper(id=pid, source="jsonl", title=title, abstract_raw="", abstract="",
+                 authors=authors, year=year, venue="NeurIPS 2026")  # fmt: skip
+
+
+def keys(bib: str) -> list[str]:
+    return re.findall(r"^@\w+\{([^,]+),", bib, re.MULTILINE)
+
+
+A = paper("2601.00001", "Sparse autoencoders find features", "Ada Lovelace")
+TWIN = paper("2601.00002", "Sparse coding at scale", "Ada Lovelace")  # same author, year, word
+OTHER = paper("2601.00003", "On the geometry of attention", "Alan Turing")
+
+
+def test_keys_read_like_author_year_word():
+    assert cite_key(A).startswith("lovelace2026sparse-")
+    assert cite_key(OTHER).startswith("turing2026geometry-")  # 'On the' says nothing
+    comma = paper("x1", "Sparse autoencoders", "Lovelace, Ada")
+    assert cite_key(comma).startswith("lovelace2026sparse-")
+    assert cite_key(paper("x2", "Über Graphen", "Jürgen Müller")).startswith("muller2026uber-")
+    headline = paper("x3", "TRACE: Temporal Reconstruction Attack on Encodings")  # no authors
+    assert cite_key(headline).startswith("trace2026temporal-")
+    assert cite_key(paper("x4", "Sparse autoencoders", "Ada Lovelace", year=None)).startswith(
+        "lovelacesparse-"
+    )
+
+
+def test_a_papers_key_is_the_same_in_every_export():
+    alone = keys(export([A]))
+    assert alone == [cite_key(A)]
+    for company in ([A, TWIN], [TWIN, A], [OTHER, TWIN, A], [A, A, TWIN]):
+        bib = export(company)
+        assert cite_key(A) in keys(bib) and cite_key(TWIN) in keys(bib)
+        assert len(keys(bib)) == len({p.id for p in company})  # a paper twice is written once
+    assert cite_key(A) != cite_key(TWIN)
+
+
+def test_keys_are_unique_even_when_short_tags_collide():
+    alike = [paper(f"id-{n}", "Sparse autoencoders", "Ada Lovelace") for n in range(300)]
+    got = keys(export(alike))
+    assert len(got) == 300 and len(set(got)) == 300
+    assert {k[:19] for k in got} == {"lovelace2026sparse-"}
+
+
+def test_the_bundled_papers_get_readable_unique_keys():
+    papers = [
+        Paper(**{f: getattr(r, f) for f in r.__dataclass_fields__})
+        for r in parse_neurips_list(BUNDLED.read_text(encoding="utf-8")).records
+    ]
+    got = keys(export(papers))
+    assert len(got) == len(papers) == len(set(got))
+    for key in got:
+        assert re.fullmatch(r"[a-z0-9]{4,}-[0-9a-f]{4}", key) and "paper" not in key, key
