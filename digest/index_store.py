@@ -6,6 +6,7 @@ import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,30 +110,31 @@ class IndexStore:
 
     def _with_vectors(self, index: PaperIndex) -> PaperIndex:
         """``index`` with the stored embeddings attached; missing ones are computed in background."""
-        if self.embeddings is None or (index.has_dense is not None and index.has_dense.all()):
+        if self.embeddings is None:
             return index
         vectors = self.embeddings.vectors()
-        if index is self.index and len(vectors) == self._seen:
-            return index  # no vector arrived since the last look (the common, fast case)
-        self._seen = len(vectors)
-        have = sum(pid in vectors for pid in index.ids)
-        if have < len(index) and self.background:
-            missing = [pid for pid in index.ids if pid not in vectors]
+        version = self.embeddings.version
+        if index is self.index and version == self._seen:
+            return index  # no vector was added or replaced since the last look (the fast case)
+        self._seen = version
+        missing = [pid for pid in index.ids if pid not in vectors] if self.background else []
+        if missing:
             self.embeddings.embed_in_background(
                 lambda: list(self.store.papers.get_many(missing).values())
             )
-        known = 0 if index.has_dense is None else int(index.has_dense.sum())
-        if have == known:
-            return index  # nothing new: keep the object (and the ranker's caches)
+        if not vectors and index.dense is None:
+            return index  # nothing embedded yet: lexical, and the same object
         dense, has = align(index.ids, vectors, DIM)
         return replace(index, dense=dense, has_dense=has)  # a new object: rankers refresh
 
-    def embed_new(self) -> int:
-        """Embed every stored paper that has none yet (after an ingest); 0 without the extra."""
+    def embed_new(self, changed: Iterable[str] = ()) -> int:
+        """Embed stored papers with no vector, and ``changed`` ones whose text is new; 0 without
+        the extra. A re-ingest reports the papers whose text it updated."""
         if self.embeddings is None:
             return 0
-        missing = self.embeddings.missing(self.store.papers.ids_since(None))
-        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(missing).values()))
+        todo = set(self.embeddings.missing(self.store.papers.ids_since(None))) | set(changed)
+        papers = list(self.store.papers.get_many(sorted(todo)).values())
+        return self.embeddings.embed_with_bar(papers)
 
     def _rebuild(self) -> PaperIndex:
         log.info("fitting the ranking index")

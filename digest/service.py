@@ -38,10 +38,10 @@ class DigestService:
     ) -> IngestReport:
         """Read one source into the store (and embed new papers when the semantic extra is on)."""
         report = ingest(self.store, source, fmt, self.sources, progress)
-        if report.updated:  # same ids, new text: the fitted index no longer describes them
+        if report.updated_ids:  # same ids, new text: the fitted index no longer describes them
             self.indexes.invalidate()
-        if report.added_ids:
-            self.indexes.embed_new()
+        if report.added_ids or report.updated_ids:
+            self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
         return report
 
     def ranker(self) -> Ranker | None:
