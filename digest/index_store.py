@@ -13,7 +13,15 @@ from pathlib import Path
 import joblib
 
 from digest.embedding_store import EmbeddingStore
-from digest.embeddings import DIM, Encoder, load_encoder
+from digest.embeddings import (
+    DIM,
+    Encoder,
+    ModelConfig,
+    ModelUnavailableError,
+    load_encoder,
+    model_tag,
+    packaged_model,
+)
 from digest.models import Paper
 from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
 from digest.rank.semantic import align
@@ -21,6 +29,14 @@ from digest.store import Store
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 9  # bump when PaperIndex or the analyzer changes shape
+
+
+def _suffix(encoder: Encoder | None) -> str:
+    """'' for the packaged model (the folder older versions used), else the model's content tag."""
+    files = getattr(encoder, "files", None)  # stand-in encoders (tests, benches) have none
+    if files is None or files == packaged_model():
+        return ""
+    return f"-{model_tag(files)}"
 
 
 def doc_input(p: Paper) -> DocInput:
@@ -31,19 +47,40 @@ def doc_input(p: Paper) -> DocInput:
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
-    def __init__(self, store: Store, folder: Path | None, background: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        folder: Path | None,
+        background: bool = False,
+        model: ModelConfig | None = None,
+        strict: bool = False,
+    ) -> None:
         self.store = store
         self.index: PaperIndex | None = None
         url = store.engine.url.render_as_string(hide_password=False)
         key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
         self.path = folder / f"index-{key}.joblib" if folder else None
+        self.model_error = ""  # why a configured embedding model is not in use
         # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
-        self.encoder: Encoder | None = load_encoder() if folder else None
+        self.encoder = self._encoder(model, strict) if folder else None
         self._seen = -1
         self.background = background  # a long-running bot embeds missing papers on a thread
         self.embeddings = (
-            EmbeddingStore(folder / f"embeddings-{key}", self.encoder) if self.encoder else None
+            EmbeddingStore(folder / f"embeddings-{key}{_suffix(self.encoder)}", self.encoder)
+            if folder and self.encoder
+            else None
         )
+
+    def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
+        """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
+        try:
+            return load_encoder(model)
+        except ModelUnavailableError as exc:
+            if strict:
+                raise
+            self.model_error = str(exc)
+            log.warning("%s; ranking stays lexical", exc)
+            return None
 
     def _load(self) -> PaperIndex | None:
         if not self.path or not self.path.exists():

@@ -54,7 +54,7 @@ def vec(text: str) -> np.ndarray:
 @pytest.fixture
 def encoder(monkeypatch):
     fake = HashEncoder()
-    monkeypatch.setattr(index_store, "load_encoder", lambda: fake)
+    monkeypatch.setattr(index_store, "load_encoder", lambda *a, **k: fake)
     return fake
 
 
