@@ -45,6 +45,9 @@ class EmbeddingStore:
         self.version = 0  # bumped whenever a vector is added or replaced
         self._lock = threading.RLock()  # _save updates the map while holding it
         self._worker: threading.Thread | None = None
+        self._pending: list[Callable[[], Sequence[Paper]]] = []  # loads queued for the thread
+        self._running = False
+        self._atexit = False
         self._stop = threading.Event()
 
     def _refresh(self) -> None:
@@ -129,21 +132,40 @@ class EmbeddingStore:
             task = bar.add_task("embedding papers", total=len(todo))
             return self.embed(papers, lambda n: bar.advance(task, n))
 
-    def embed_in_background(self, load: Callable[[], Sequence[Paper]]) -> bool:
-        """Start embedding the papers ``load`` returns on a daemon thread, unless one runs."""
-        if self._worker is not None and self._worker.is_alive():
-            return False
+    @property
+    def busy(self) -> bool:
+        """True while a background run is embedding or has work queued."""
+        with self._lock:
+            return self._running
 
-        def run() -> None:
+    def embed_in_background(self, load: Callable[[], Sequence[Paper]]) -> bool:
+        """Queue the papers ``load`` returns for the background thread (started if none runs);
+        True when a thread was started."""
+        with self._lock:
+            self._pending.append(load)
+            if self._running:
+                return False  # the running thread takes it after its current work
+            self._running = True
+            if not self._atexit:
+                atexit.register(self.stop)  # an ONNX run cut off at exit aborts the process
+                self._atexit = True
+        self._worker = threading.Thread(target=self._drain, name="digestbot-embed", daemon=True)
+        self._worker.start()
+        return True
+
+    def _drain(self) -> None:
+        """The background thread: embed each queued load in turn until none is left."""
+        while True:
+            with self._lock:  # deciding to stop under the lock: nothing queued is left behind
+                if not self._pending or self._stop.is_set():
+                    self._pending.clear()
+                    self._running = False
+                    return
+                load = self._pending.pop(0)
             try:
                 self.embed(load())
             except Exception:  # noqa: BLE001 - ranking stays lexical; the next refresh retries
                 log.exception("background embedding failed")
-
-        self._worker = threading.Thread(target=run, name="digestbot-embed", daemon=True)
-        self._worker.start()
-        atexit.register(self.stop)  # an ONNX run cut off at interpreter exit aborts the process
-        return True
 
     def stop(self) -> None:
         """Ask a background run to stop after its current chunk, and wait for it."""

@@ -154,7 +154,9 @@ class IndexStore:
         if index is self.index and version == self._seen:
             return index  # no vector was added or replaced since the last look (the fast case)
         self._seen = version
-        missing = [pid for pid in index.ids if pid not in vectors] if self.background else []
+        # Only a running bot embeds here, and not twice: a run in progress looks again when done.
+        idle = self.background and not self.embeddings.busy
+        missing = [pid for pid in index.ids if pid not in vectors] if idle else []
         if missing:
             self.embeddings.embed_in_background(
                 lambda: list(self.store.papers.get_many(missing).values())
@@ -165,13 +167,19 @@ class IndexStore:
         return replace(index, dense=dense, has_dense=has)  # a new object: rankers refresh
 
     def embed_new(self, changed: Iterable[str] = ()) -> int:
-        """Embed stored papers with no vector, and ``changed`` ones whose text is new; 0 without
-        the extra. A re-ingest reports the papers whose text it updated."""
+        """Embed stored papers with no vector, and ``changed`` ones whose text is new; how many
+        (0 without the extra, and in a running bot, which embeds them on its own thread)."""
         if self.embeddings is None:
             return 0
-        todo = set(self.embeddings.missing(self.store.papers.ids_since(None))) | set(changed)
-        papers = list(self.store.papers.get_many(sorted(todo)).values())
-        return self.embeddings.embed_with_bar(papers)
+        todo = sorted(
+            set(self.embeddings.missing(self.store.papers.ids_since(None))) | set(changed)
+        )
+        if self.background:  # a running bot keeps answering: its embedding thread does the work
+            self.embeddings.embed_in_background(
+                lambda: list(self.store.papers.get_many(todo).values())
+            )
+            return 0
+        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(todo).values()))
 
     def _rebuild(self) -> PaperIndex:
         log.info("fitting the ranking index")

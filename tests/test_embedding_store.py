@@ -9,7 +9,10 @@ without the semantic extra. Breaks tried, each turns a test here red:
 - `_refresh` reading the folder only once: another process's vectors are never seen;
 - legacy chunks (no hashes) trusted even when their paper is reported changed: old vector kept;
 - `fuse` blending papers that have no vector yet: they sink to (1 - w) of their lexical score;
-- `_with_vectors` not starting the background run, or blocking on it: no vectors / slow search.
+- `_with_vectors` not starting the background run, or blocking on it: no vectors / slow search;
+- `embed_new` embedding on the caller's thread in a running bot: a scheduled ingest waits for
+  the model; `embed_in_background` dropping work queued while a run is busy: a re-ingested
+  paper keeps its old vector.
 """
 
 from __future__ import annotations
@@ -162,3 +165,27 @@ def test_a_running_bot_embeds_in_background_and_ranks_lexically_meanwhile(
     service.indexes.embeddings.wait(30)
     index = service.ranker().index
     assert index.has_dense is not None and index.has_dense.all()
+
+
+def test_a_running_bot_ingests_without_waiting_and_embeds_each_paper_once(
+    sqlite_store, tmp_path, encoder
+):
+    service = DigestService(sqlite_store, tmp_path / "index")
+    service.indexes.background = True
+    encoder.gate = threading.Event()
+    started = time.monotonic()
+    service.ingest(_jsonl(tmp_path / "a.jsonl", PAPERS))  # a scheduled ingest
+    changed = [dict(p) for p in PAPERS]
+    changed[0]["abstract"] = "We study message passing on molecules, with new results."
+    service.ingest(_jsonl(tmp_path / "b.jsonl", changed))  # queued behind the first run
+    assert service.search("graph").result.hits  # searches keep working meanwhile
+    assert time.monotonic() - started < 5  # the model did not hold the ingests up
+    encoder.gate.set()
+    for _ in range(100):
+        service.indexes.embeddings.wait(5)
+        if not service.indexes.embeddings.busy:
+            break
+    texts = [paper_text(p["title"], p["abstract"]) for p in PAPERS + changed[:1]]
+    assert sorted(encoder.calls) == sorted(texts)  # each text once: no run twice
+    index = service.ranker().index
+    assert np.allclose(index.dense[index.pos["p0"]], vec(texts[-1]))
