@@ -1,20 +1,35 @@
 """Why-lines on the development set: do they name words the paper has, and do they tell papers apart?
 
-For the top 10 of every query of both files: the share of named words (after 'matches …:') that
-occur in the paper's title or abstract as written, or as the singular of a word written there;
-and the share of hits whose why-line is identical to another hit's in the same list:
+Search: for the top 10 of every query of both files, the share of named words (after
+'matches …:') that occur in the paper's title or abstract as written, or as the singular of a
+word written there; and the share of hits whose why-line is identical to another hit's in the
+same list. Feedback: each query is a channel (through ChannelService, as bench.feedback does);
+its day-1 digest of 20 gets 👍 (relevant) / 👎, then its day-2 digest of 10 is composed, with
+the topic and the votes, and with the votes alone. For those why-lines: how many name a liked
+paper ("like *Title*, which you liked"), whether the named paper is closer to the pick than the
+channel's other 👍 papers by author keywords (mean keyword Jaccard, named vs. all 👍), named
+words that occur in the pick, and repeated lines:
     python -m bench.why
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tempfile
+from pathlib import Path
 
-from bench.common import load_eval, load_query_files, machine, table
+import numpy as np
+
+from bench.common import EVAL_DIR, load_eval, load_query_files, machine, paired_bootstrap, table
+from bench.quality import fmt_ci
+from digest.models import ChannelRef, SubscriptionKind
 from digest.rank.engine import Ranker
 from digest.rank.index import build_index
 
 WORD = re.compile(r"[^\W_]+")
+LIKED = re.compile(r"like \*([^*]+)\*, which you liked")
 
 
 def named_words(why: str) -> list[str]:
@@ -23,9 +38,24 @@ def named_words(why: str) -> list[str]:
     return WORD.findall(rest.replace("; on ", ", ").lower())
 
 
-def main() -> None:
-    docs, _ = load_eval()
-    text = {d.id: set(WORD.findall(f"{d.title} {d.abstract}".lower())) for d in docs}
+def own_words(why: str) -> list[str]:
+    """Words a feedback why-line says of the pick itself: matched words and the '; on' phrase."""
+    rest = LIKED.sub(" ", why)
+    words = []
+    for part in rest.split("; "):
+        if part.startswith("on "):
+            words += WORD.findall(part[3:].lower())
+        elif "':" in part:
+            words += named_words(part)
+    return words
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def search_rows(docs, text) -> list[list]:
+    """The search table: named words that occur, and repeated why-lines, per query file."""
     ranker = Ranker(build_index(docs))
     rows = []
     for name, queries in load_query_files().items():
@@ -41,9 +71,94 @@ def main() -> None:
                     found += w in text[h.paper_id]
                     plural_only += w not in text[h.paper_id] and f"{w}s" in text[h.paper_id]
         rows.append([name, words, found / words, (found + plural_only) / words, same / hits])
+    return rows
+
+
+def day2(svc, n: int, q: dict, votes_only: bool):
+    """A channel's day-2 digest items after voting on its day-1 digest, and its 👍 ids."""
+    from bench.feedback import DAY1, DAY2
+
+    ref = ChannelRef("why", f"c{n}")
+    svc.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.set_size(ref, "20")
+    svc.set_threshold(ref, "0")
+    relevant = set(q["relevant"])
+    liked = []
+    for item in svc.preview(ref, DAY1).items:
+        up = item.paper.id in relevant
+        svc.vote(ref, "ann", item.paper.id, 1 if up else -1)
+        liked += [item.paper.id] if up else []
+    if votes_only:
+        svc.unsubscribe(ref, "all")
+    svc.set_size(ref, "10")
+    return svc.preview(ref, DAY2).items, liked
+
+
+def feedback_rows(docs, text) -> list[list]:
+    """The feedback table, per query file and kind of channel."""
+    from bench.feedback import open_service
+
+    keywords = {}
+    for line in (EVAL_DIR / "papers.jsonl").open():
+        obj = json.loads(line)
+        keywords[obj["id"]] = {k.lower() for k in obj.get("keywords", [])}
+    rows, n = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        svc, store = open_service(Path(tmp), docs)
+        titles = {d.id: " ".join(d.title.replace("*", " ").split()) for d in docs}
+        for name, queries in load_query_files().items():
+            for votes_only in (False, True):
+                c = {"items": 0, "named": 0, "same": 0, "words": 0, "found": 0}
+                near, mean = [], []  # per channel: its picks' mean keyword Jaccard
+                for q in queries:
+                    ch_near, ch_mean = [], []
+                    n += 1
+                    items, liked = day2(svc, n, q, votes_only)
+                    whys = [i.why for i in items]
+                    c["items"] += len(items)
+                    c["same"] += sum(whys.count(w) > 1 for w in whys)
+                    for i in items:
+                        words = own_words(i.why)
+                        c["words"] += len(words)
+                        c["found"] += sum(w in text[i.paper.id] for w in words)
+                        m = LIKED.search(i.why)
+                        if not m or not liked:
+                            continue
+                        c["named"] += 1
+                        named = next(
+                            (p for p in liked if m.group(1).rstrip("…") in titles[p]), None
+                        )
+                        if named is None:
+                            continue
+                        kw = keywords[i.paper.id]
+                        ch_near.append(jaccard(kw, keywords[named]))
+                        ch_mean.append(np.mean([jaccard(kw, keywords[p]) for p in liked]))
+                    if ch_near:
+                        near.append(np.mean(ch_near))
+                        mean.append(np.mean(ch_mean))
+                kind = "👍/👎 only" if votes_only else "topic + 👍/👎"
+                a, b = np.array(near), np.array(mean)
+                rows.append([name, kind, c["items"], c["named"] / max(c["items"], 1),
+                             f"{a.mean():.3f} vs {b.mean():.3f}",
+                             fmt_ci(*paired_bootstrap(a, b), signed=True),
+                             c["found"] / max(c["words"], 1), c["same"] / max(c["items"], 1)])  # fmt: skip
+        store.close()
+    return rows
+
+
+def main() -> None:
+    os.environ.setdefault("DIGESTBOT_SEMANTIC", "off")  # lexical ranking, as the table says
+    docs, _ = load_eval()
+    text = {d.id: set(WORD.findall(f"{d.title} {d.abstract}".lower())) for d in docs}
+    rows = search_rows(docs, text)
     print(table(f"Why-lines, top 10 of every query ({machine()})",
                 ["query file", "named words", "occur as written", "as written or as a singular",
                  "hits sharing their why-line"], rows))  # fmt: skip
+    print(table(f"Why-lines of day-2 digests after 👍/👎 ({machine()})",
+                ["query file", "channel", "picks", "name a 👍 paper",
+                 "keyword Jaccard: named 👍 vs any 👍", "difference [95% CI, by channel]",
+                 "own named words in the pick",
+                 "picks sharing their why-line"], feedback_rows(docs, text)))  # fmt: skip
 
 
 if __name__ == "__main__":
