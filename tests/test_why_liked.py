@@ -128,3 +128,25 @@ def test_long_titles_are_cut_on_a_word_and_render_in_italics_within_limits():
     field = card_embed(card).to_dict()["fields"][0]["value"]
     assert "like *Scaling sparse autoencoders" in field and "…*, which you liked" in field
     assert "\\*" not in field  # the markers were not escaped into literal asterisks
+
+
+@pytest.mark.parametrize(
+    ("why", "interest"),
+    [
+        ("matches 'graph neural networks': graph, gnn; on heterophily", "graph neural networks"),
+        ("matches 'a: b' (related wording)", "a: b"),
+        (
+            "close in meaning to 'papers about agents that explore…'",
+            "papers about agents that explore…",
+        ),
+        ("by Ada Lovelace, whom you follow; like *X: a study*, which you liked", "Ada Lovelace"),
+        ("like *GraphMatch: matching graphs*, which you liked; on molecules", "your 👍 papers"),
+        ("resembles 👍 'Old wording'", "your 👍 papers"),  # stored before this wording
+        ("like *GraphMatch: matching graphs*", "papers like GraphMatch: matching graphs"),
+    ],
+)
+def test_stats_credit_each_why_line_to_its_interest(why, interest):
+    """Break tried: the old stats rule (split at the first ':', so a title's colon) — red."""
+    from digest.rank.why import interest_of
+
+    assert interest_of(why) == interest

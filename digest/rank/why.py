@@ -155,3 +155,19 @@ def profile_why(
     if head is None and like is None and state is not None:
         head = topic_why(index, label, state, row, fused)
     return "; ".join(p for p in (head, like) if p) or "related to your interests"
+
+
+_INTERESTS = (
+    (re.compile(r"^(?:matches|close in meaning to) '(.+?)'(?=:|;| \(|$)"), "{}"),
+    (re.compile(r"^by (.+?), whom you follow"), "{}"),
+    (re.compile(r"^(?:like \*.+?\*, which you liked|resembles 👍)"), "your 👍 papers"),
+    (re.compile(r"^like \*(.+?)\*"), "papers like {}"),
+)
+
+
+def interest_of(why: str) -> str:
+    """The interest a stored why-line credits (a topic, an author, your 👍 papers, …) for stats."""
+    for pattern, label in _INTERESTS:
+        if m := pattern.match(why):
+            return label.format(*m.groups())
+    return why.split(";")[0]
