@@ -32,22 +32,18 @@ WORD = re.compile(r"[^\W_]+")
 LIKED = re.compile(r"like \*([^*]+)\*, which you liked")
 
 
+QUOTE = re.compile(r"^(?:matches|close in meaning to) '.*?'(?=:|;| \(|$)( \(related wording\))?")
+
+
 def named_words(why: str) -> list[str]:
     """Words the why-line names as matched or distinctive (the topic quote itself is skipped)."""
-    _, _, rest = why.partition("':")
+    rest = QUOTE.sub("", why)
     return WORD.findall(rest.replace("; on ", ", ").lower())
 
 
 def own_words(why: str) -> list[str]:
     """Words a feedback why-line says of the pick itself: matched words and the '; on' phrase."""
-    rest = LIKED.sub(" ", why)
-    words = []
-    for part in rest.split("; "):
-        if part.startswith("on "):
-            words += WORD.findall(part[3:].lower())
-        elif "':" in part:
-            words += named_words(part)
-    return words
+    return named_words(LIKED.sub("", why))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

@@ -85,11 +85,11 @@ def topic_why(
         index, q, int(row), render=lambda t: _readable(index, q, t), contrib=contrib
     )
     base = f"matches {quote(topic, 40)}"
-    if not terms:
-        return f"{base} (related wording)"
     skip = {s for t in q.terms for s in t.split()}
     extra = distinct(index, int(row), skip)
-    tail = f"; on {extra}" if extra else ""
+    tail = f"; on {extra}" if extra else ""  # the title's own phrase: tells picks apart
+    if not terms:
+        return f"{base} (related wording){tail}"
     return f"{base}: {', '.join(terms)}{tail}"
 
 
@@ -112,14 +112,16 @@ def nearest_liked(index: PaperIndex, row: int, liked: list[int]) -> tuple[int, f
     return int(rows[best]), float(sims[best])
 
 
-def liked_why(index: PaperIndex, row: int, liked: list[int], lead: bool) -> str | None:
-    """'like *Title*, which you liked' for the closest 👍 paper (None when none is close).
+def liked_why(
+    index: PaperIndex, row: int, liked: list[int], lead: bool, floor: float = LIKED
+) -> str | None:
+    """'like *Title*, which you liked' for the closest 👍 paper (None when it is under ``floor``).
 
     When the 👍 paper is the reason (``lead``), the paper's own most specific title phrase
     beyond the liked title's words follows, so picks brought by one 👍 read differently.
     """
     near = nearest_liked(index, row, liked)
-    if near is None or (near[1] < LIKED and not lead):
+    if near is None or near[1] < floor:
         return None
     title = index.titles[near[0]]
     line = f"like {title_ref(title)}, which you liked"
@@ -150,8 +152,10 @@ def profile_why(
     elif kind == "like":
         pos = index.pos.get(label)
         head = f"like {title_ref(index.titles[pos] if pos is not None else label)}"
-    # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line.
-    like = liked_why(index, row, liked, lead=head is None)
+    # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line;
+    # a topic pick names one only if it is somewhat alike (else: the topic's related wording).
+    floor = -1.0 if kind == "votes" else LIKED if head is not None else LIKED / 2
+    like = liked_why(index, row, liked, lead=head is None, floor=floor)
     if head is None and like is None and state is not None:
         head = topic_why(index, label, state, row, fused)
     return "; ".join(p for p in (head, like) if p) or "related to your interests"
