@@ -90,6 +90,45 @@ def day2(svc, n: int, q: dict, votes_only: bool):
     return svc.preview(ref, DAY2).items, liked
 
 
+class Tally:
+    """The feedback figures of one query file and kind of channel."""
+
+    def __init__(self, text: dict, keywords: dict, titles: dict) -> None:
+        self.text, self.keywords, self.titles = text, keywords, titles
+        self.c = {"items": 0, "named": 0, "same": 0, "words": 0, "found": 0}
+        self.near: list[float] = []  # per channel: its picks' keyword Jaccard with the named 👍
+        self.mean: list[float] = []  # ... and with all its 👍 papers
+
+    def add(self, items, liked: list[str]) -> None:
+        """Count one channel's day-2 digest."""
+        whys = [i.why for i in items]
+        self.c["items"] += len(items)
+        self.c["same"] += sum(whys.count(w) > 1 for w in whys)
+        near, mean = [], []
+        for i in items:
+            words = own_words(i.why)
+            self.c["words"] += len(words)
+            self.c["found"] += sum(w in self.text[i.paper.id] for w in words)
+            m = LIKED.search(i.why)
+            self.c["named"] += bool(m and liked)
+            shown = m.group(1).rstrip("…") if m else None
+            named = next((p for p in liked if shown and shown in self.titles[p]), None)
+            if named is not None:
+                kw = self.keywords[i.paper.id]
+                near.append(jaccard(kw, self.keywords[named]))
+                mean.append(np.mean([jaccard(kw, self.keywords[p]) for p in liked]))
+        if near:
+            self.near.append(float(np.mean(near)))
+            self.mean.append(float(np.mean(mean)))
+
+    def row(self, name: str, kind: str) -> list:
+        """The table row."""
+        c, a, b = self.c, np.array(self.near), np.array(self.mean)
+        return [name, kind, c["items"], c["named"] / max(c["items"], 1),
+                f"{a.mean():.3f} vs {b.mean():.3f}", fmt_ci(*paired_bootstrap(a, b), signed=True),
+                c["found"] / max(c["words"], 1), c["same"] / max(c["items"], 1)]  # fmt: skip
+
+
 def feedback_rows(docs, text) -> list[list]:
     """The feedback table, per query file and kind of channel."""
     from bench.feedback import open_service
@@ -98,46 +137,17 @@ def feedback_rows(docs, text) -> list[list]:
     for line in (EVAL_DIR / "papers.jsonl").open():
         obj = json.loads(line)
         keywords[obj["id"]] = {k.lower() for k in obj.get("keywords", [])}
+    titles = {d.id: " ".join(d.title.replace("*", " ").split()) for d in docs}
     rows, n = [], 0
     with tempfile.TemporaryDirectory() as tmp:
         svc, store = open_service(Path(tmp), docs)
-        titles = {d.id: " ".join(d.title.replace("*", " ").split()) for d in docs}
         for name, queries in load_query_files().items():
             for votes_only in (False, True):
-                c = {"items": 0, "named": 0, "same": 0, "words": 0, "found": 0}
-                near, mean = [], []  # per channel: its picks' mean keyword Jaccard
+                tally = Tally(text, keywords, titles)
                 for q in queries:
-                    ch_near, ch_mean = [], []
                     n += 1
-                    items, liked = day2(svc, n, q, votes_only)
-                    whys = [i.why for i in items]
-                    c["items"] += len(items)
-                    c["same"] += sum(whys.count(w) > 1 for w in whys)
-                    for i in items:
-                        words = own_words(i.why)
-                        c["words"] += len(words)
-                        c["found"] += sum(w in text[i.paper.id] for w in words)
-                        m = LIKED.search(i.why)
-                        if not m or not liked:
-                            continue
-                        c["named"] += 1
-                        named = next(
-                            (p for p in liked if m.group(1).rstrip("…") in titles[p]), None
-                        )
-                        if named is None:
-                            continue
-                        kw = keywords[i.paper.id]
-                        ch_near.append(jaccard(kw, keywords[named]))
-                        ch_mean.append(np.mean([jaccard(kw, keywords[p]) for p in liked]))
-                    if ch_near:
-                        near.append(np.mean(ch_near))
-                        mean.append(np.mean(ch_mean))
-                kind = "👍/👎 only" if votes_only else "topic + 👍/👎"
-                a, b = np.array(near), np.array(mean)
-                rows.append([name, kind, c["items"], c["named"] / max(c["items"], 1),
-                             f"{a.mean():.3f} vs {b.mean():.3f}",
-                             fmt_ci(*paired_bootstrap(a, b), signed=True),
-                             c["found"] / max(c["words"], 1), c["same"] / max(c["items"], 1)])  # fmt: skip
+                    tally.add(*day2(svc, n, q, votes_only))
+                rows.append(tally.row(name, "👍/👎 only" if votes_only else "topic + 👍/👎"))
         store.close()
     return rows
 
