@@ -37,6 +37,9 @@ class App:
     settings: Settings
     database_url: str
     failed: dict[str, str] = field(default_factory=dict)  # platform -> why it could not log in
+    # A one-shot CLI command stops on an embedding model it cannot have; a running bot logs it
+    # and ranks lexically.
+    strict_model: bool = False
 
     @cached_property
     def store(self) -> Store:
@@ -60,7 +63,12 @@ class App:
             arxiv_rss_url=s.arxiv_rss_url,
             openreview_base_url=s.openreview_base_url,
         )
-        return DigestService(self.store, index_dir=s.resolved_index_dir(), sources=sources)
+        from digest.embeddings import ModelConfig
+
+        model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
+        return DigestService(
+            self.store, s.resolved_index_dir(), sources, model=model, strict_model=self.strict_model
+        )
 
     @cached_property
     def channels(self) -> ChannelService:

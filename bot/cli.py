@@ -62,11 +62,14 @@ def _root(
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
-def wired(db: str | None = None) -> App:
-    """The application built by the composition root for this invocation."""
+def wired(db: str | None = None, strict_model: bool = True) -> App:
+    """The application built by the composition root for this invocation (a configured embedding
+    model that cannot be had is an error here, except for the long-running bot)."""
     from bot.app import build
 
-    return build(db or _State.db, _State.settings)
+    application = build(db or _State.db, _State.settings)
+    application.strict_model = strict_model
+    return application
 
 
 def _report_line(r: IngestReport) -> str:

@@ -144,6 +144,6 @@ def _stop_on_signals() -> asyncio.Event:
 @app.command("run")
 def run_cmd(db: DbOption = None) -> None:
     """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
-    application = wired(db)
+    application = wired(db, strict_model=False)  # the bot logs it and ranks lexically
     _first_run(application)
     asyncio.run(_serve(application))

@@ -86,6 +86,26 @@ class Settings(BaseSettings):
     slack_host: str = "0.0.0.0"
     slack_port: int = Field(3000, ge=0, le=65535)  # 0: any free port (tests run several bots)
     discord_token: SecretStr | None = None
+    semantic: str = "auto"  # or "off": lexical ranking only, even with the semantic extra
+    embedding_path: str | None = None  # a local model folder (model.onnx + tokenizer.json)
+    embedding_model: str | None = None  # a Hugging Face Hub repo id, fetched into the HF cache
+
+    @field_validator("semantic")
+    @classmethod
+    def _on_off(cls, value: str) -> str:
+        if value.strip().lower() not in (
+            "auto",
+            "on",
+            "off",
+            "1",
+            "0",
+            "true",
+            "false",
+            "yes",
+            "no",
+        ):
+            raise ValueError("must be auto or off")
+        return value.strip().lower()
 
     @field_validator("arxiv_queries", "openreview_venues", mode="before")
     @classmethod

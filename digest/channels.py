@@ -11,6 +11,7 @@ from digest.compose import Digest, plural
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
+from digest.rank.why import interest_of
 from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
 from digest.text import is_number
@@ -289,7 +290,7 @@ class ChannelService:
         channel = self.channel(ref)
         items = self.store.deliveries.items(channel.id)
         votes = Counter(v.value for v in self.store.channels.feedback(channel.id))
-        per = Counter(why.split(":")[0].removeprefix("matches ").strip("'") for _, why in items)
+        per = Counter(interest_of(why) for _, why in items)
         return Stats(
             self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)
         )

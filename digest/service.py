@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from digest.embeddings import ModelConfig
 from digest.errors import DigestError, NotFoundError
 from digest.index_store import IndexStore
 from digest.ingest.pipeline import IngestReport, SourceConfig, ingest
@@ -26,11 +27,16 @@ class DigestService:
     """Paper-level use cases over one store and one shared ranker."""
 
     def __init__(
-        self, store: Store, index_dir: Path | None = None, sources: SourceConfig | None = None
+        self,
+        store: Store,
+        index_dir: Path | None = None,
+        sources: SourceConfig | None = None,
+        model: ModelConfig | None = None,
+        strict_model: bool = False,
     ) -> None:
         self.store = store
         self.sources = sources or SourceConfig()
-        self.indexes = IndexStore(store, index_dir)
+        self.indexes = IndexStore(store, index_dir, model=model, strict=strict_model)
         self._ranker: Ranker | None = None
 
     def ingest(
@@ -38,10 +44,10 @@ class DigestService:
     ) -> IngestReport:
         """Read one source into the store (and embed new papers when the semantic extra is on)."""
         report = ingest(self.store, source, fmt, self.sources, progress)
-        if report.updated:  # same ids, new text: the fitted index no longer describes them
+        if report.updated_ids:  # same ids, new text: the fitted index no longer describes them
             self.indexes.invalidate()
-        if report.added_ids:
-            self.indexes.embed_new()
+        if report.added_ids or report.updated_ids:
+            self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
         return report
 
     def ranker(self) -> Ranker | None:

@@ -130,7 +130,9 @@ def test_feedback_moves_similar_papers_up(ranker):
     assert mean_rank(warm, het[3:]) < mean_rank(cold, het[3:]) - 3
     assert mean_rank(warm, mol[3:]) > mean_rank(cold, mol[3:])
     top_het = next(h for h in warm.hits if "gnnhet" in h.paper_id)
-    assert "resembles 👍" in top_het.why
+    liked = {ranker.index.titles[ranker.index.pos[i]] for i, v in votes if v > 0}
+    named = top_het.why.split("like *")[1].split("*, which you liked")[0]
+    assert named in liked
 
 
 def test_threshold_near_misses_and_more(ranker):

@@ -61,8 +61,10 @@ def test_without_the_extra_ranking_is_lexical_and_silent(sqlite_store, tmp_path,
 
 
 def test_a_bad_model_folder_is_a_clear_error(tmp_path, monkeypatch):
+    from digest.model_hub import ModelUnavailableError
+
     monkeypatch.setenv("DIGESTBOT_EMBEDDING_PATH", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="model.onnx and tokenizer.json"):
+    with pytest.raises(ModelUnavailableError, match="model.onnx and tokenizer.json"):
         model_files()
 
 

@@ -16,6 +16,7 @@ from bot.adapters.slack.listeners import SlackDeps
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef
+from digest.rank.why import title_ref
 from tests.corpus import synthetic_records
 from tests.fake_slack import FakeSlack
 
@@ -179,7 +180,10 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
         fresh = [r for r in synthetic_records(per_topic=34) if r.id.startswith("syn-gnn-3")]
         app.store.papers.upsert(fresh)  # day 2: new GNN papers arrive
         preview = app.channels.preview(ch.ref, date(2026, 12, 2))
-        assert preview.items and any("resembles 👍" in i.why for i in preview.items)
+        title = title_ref(app.store.papers.get_many([liked])[liked].title)
+        assert preview.items and any(
+            f"like {title}, which you liked" in i.why for i in preview.items
+        )  # the why-line names the paper this channel liked
         await h.action(up, message=posted)  # a second click withdraws the vote
         await eventually(lambda: app.channels.vote_counts(ch.ref, liked) == (0, 0))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from digest.compose import Digest
@@ -9,6 +10,18 @@ from digest.headline import contribution_sentences
 from digest.models import ChannelRef, Paper
 
 SNIPPET_CHARS = 280
+# A why-line names a liked paper's title between asterisks ('like *Title*, which you liked');
+# the ranker drops '*' from titles, so the markers always pair. Renderers show it in italics.
+TITLE_REF = re.compile(r"(?<=like )\*([^*\n]+)\*")
+
+
+def why_parts(why: str) -> list[tuple[str, bool]]:
+    """A why-line as (text, is a named title) pieces, for renderers that can italicise."""
+    out, at = [], 0
+    for m in TITLE_REF.finditer(why):
+        out += [(why[at : m.start()], False), (m.group(1), True)]
+        at = m.end()
+    return [(t, em) for t, em in [*out, (why[at:], False)] if t]
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class IngestReport:
     updated: int = 0
     problems: list[ParseProblem] = field(default_factory=list)
     added_ids: list[str] = field(default_factory=list)
+    updated_ids: list[str] = field(default_factory=list)
 
 
 PREFIXES = {"arxiv": "QUERY", "arxiv-rss": "CATEGORY", "openreview": "VENUE_ID"}
@@ -145,3 +146,4 @@ def _store_records(
     report.unchanged += counts.unchanged
     report.updated += counts.updated
     report.added_ids.extend(counts.added_ids)
+    report.updated_ids.extend(counts.updated_ids)

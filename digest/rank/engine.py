@@ -10,7 +10,7 @@ import numpy as np
 
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
-from digest.rank.index import PaperIndex, paper_space
+from digest.rank.index import PaperIndex
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
@@ -24,13 +24,11 @@ from digest.rank.scorer import (
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
+from digest.rank.why import profile_why, topic_why
 from digest.rank.why import quote as _quote
-from digest.rank.why import topic_why
 
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
-
-RESEMBLES = 0.5  # latent similarity above which a pick is said to resemble a 👍 paper
 
 
 @dataclass(frozen=True)
@@ -292,21 +290,6 @@ class Ranker:
     def _why(self, p: prof.Profile, row: int, source: str, fused: float) -> str:
         """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
-        parts = []
         st = self.state(label) if kind == "topic" else None
-        if st is not None:
-            parts.append(topic_why(self.index, label, st, int(row), fused))
-        elif kind == "author":
-            parts.append(f"by {label}, whom you follow")
-        elif kind == "like":
-            pos = self.index.pos.get(label)
-            title = self.index.titles[pos] if pos is not None else label
-            parts.append(f"like {_quote(title, 50)}")
         liked, _ = prof.vote_rows(self.index, p.votes)
-        if liked:
-            space = paper_space(self.index)
-            sims = space[liked] @ space[row]
-            if float(sims.max()) >= RESEMBLES or kind == "votes":
-                nearest = liked[int(np.argmax(sims))]
-                parts.append(f"resembles 👍 {_quote(self.index.titles[nearest], 50)}")
-        return "; ".join(parts) or "related to your interests"
+        return profile_why(self.index, source, st, int(row), fused, liked)

@@ -25,6 +25,7 @@ class DenseState:
 
     scores: np.ndarray
     weight: float
+    has: np.ndarray | None = None  # which papers have a vector; None when all do
 
 
 def query_weight(words: int, p: SemanticParams) -> float:
@@ -69,14 +70,19 @@ def dense_state(
     if not full:
         s[~has] = 0.0
     w = query_weight(words, p) if has.any() else 0.0
-    return DenseState(s.astype(np.float32, copy=False), w)
+    return DenseState(s.astype(np.float32, copy=False), w, None if full else has)
 
 
 def fuse(lexical: np.ndarray, dense: DenseState | None, rows: np.ndarray) -> np.ndarray:
-    """The lexical score blended with meaning for ``rows`` (lexical alone without vectors)."""
+    """The lexical score blended with meaning for ``rows``; rows not embedded yet keep the
+    lexical score as it is, so a paper waiting for its vector ranks as it would without the extra."""
     if dense is None or dense.weight <= 0:
         return lexical
-    return (1 - dense.weight) * lexical + dense.weight * dense.scores[rows]
+    out = (1 - dense.weight) * lexical + dense.weight * dense.scores[rows]
+    if dense.has is not None:
+        bare = ~dense.has[rows]
+        out[bare] = lexical[bare]
+    return out
 
 
 def align(

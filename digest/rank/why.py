@@ -1,4 +1,4 @@
-"""Why-lines: the words a paper shares with a topic, what sets it apart, and when meaning brought it."""
+"""Why-lines: the words a paper shares with a topic, what sets it apart, and when meaning or a 👍 brought it."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from digest.headline import shorten
 from digest.rank.analyzer import term_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState, matched_terms
 
 MEANING = 0.3  # below this lexical share of the fused score, meaning rather than words brought it
+LIKED = 0.5  # similarity above which a pick is said to be like a 👍 paper
+TITLE_CHARS = 60  # a named title stays short: the why-line is one line on every platform
 
 
 def quote(text: str, limit: int = 60) -> str:
@@ -60,6 +63,12 @@ def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     return best
 
 
+def by_meaning(state: TopicState, row: int, fused: float) -> bool:
+    """True when meaning rather than words brought paper ``row`` for this topic."""
+    lex_share = float(state.lex[row]) / max(fused, 1e-9)
+    return state.dense is not None and state.dense.weight > 0 and lex_share < MEANING
+
+
 def topic_why(
     index: PaperIndex,
     topic: str,
@@ -70,17 +79,99 @@ def topic_why(
 ) -> str:
     """'matches 'topic': words; also: title phrase', or 'close in meaning to 'topic'' when it was."""
     q = state.query
-    lex_share = float(state.lex[row]) / max(fused, 1e-9)
-    meaning = state.dense is not None and state.dense.weight > 0 and lex_share < MEANING
-    if meaning:
+    if by_meaning(state, row, fused):
         return f"close in meaning to {quote(topic, 40)}"
     terms = matched_terms(
         index, q, int(row), render=lambda t: _readable(index, q, t), contrib=contrib
     )
     base = f"matches {quote(topic, 40)}"
-    if not terms:
-        return f"{base} (related wording)"
     skip = {s for t in q.terms for s in t.split()}
     extra = distinct(index, int(row), skip)
-    tail = f"; on {extra}" if extra else ""
+    tail = f"; on {extra}" if extra else ""  # the title's own phrase: tells picks apart
+    if not terms:
+        return f"{base} (related wording){tail}"
     return f"{base}: {', '.join(terms)}{tail}"
+
+
+def title_ref(title: str, limit: int = TITLE_CHARS) -> str:
+    """``*Title*`` on one line, cut on a word boundary; '*' inside is dropped so the markers pair."""
+    # shorten() may add an ellipsis past its limit: one character is kept for it.
+    return f"*{shorten(' '.join(title.replace('*', ' ').split()), limit - 1)}*"
+
+
+def nearest_liked(index: PaperIndex, row: int, liked: list[int]) -> tuple[int, float] | None:
+    """The 👍 row most like ``row`` and its cosine: by embeddings when all have one, else LSA."""
+    rows = np.array([r for r in liked if r != row], dtype=np.int64)
+    if not len(rows):
+        return None
+    has = index.has_dense
+    dense = index.dense is not None and has is not None and bool(has[row] and has[rows].all())
+    space = index.dense if dense else index.latent  # one space: cosines of two are not comparable
+    sims = space[rows] @ space[row]
+    best = int(np.argmax(sims))
+    return int(rows[best]), float(sims[best])
+
+
+def liked_why(
+    index: PaperIndex, row: int, liked: list[int], lead: bool, floor: float = LIKED
+) -> str | None:
+    """'like *Title*, which you liked' for the closest 👍 paper (None when it is under ``floor``).
+
+    When the 👍 paper is the reason (``lead``), the paper's own most specific title phrase
+    beyond the liked title's words follows, so picks brought by one 👍 read differently.
+    """
+    near = nearest_liked(index, row, liked)
+    if near is None or near[1] < floor:
+        return None
+    title = index.titles[near[0]]
+    line = f"like {title_ref(title)}, which you liked"
+    if not lead:
+        return line
+    skip = {t for w in re.findall(r"[^\W_]+", title.lower()) if (t := term_of(w))}
+    extra = distinct(index, row, skip)
+    return f"{line}; on {extra}" if extra else line
+
+
+def profile_why(
+    index: PaperIndex,
+    source: str,
+    state: TopicState | None,
+    row: int,
+    fused: float,
+    liked: list[int],
+) -> str:
+    """A digest pick's reason: its interest (topic, author, like) and the closest 👍 paper."""
+    kind, _, label = source.partition(":")
+    head = None
+    if state is not None:
+        words = float(state.lex[row]) > 0
+        if words or by_meaning(state, row, fused) or not liked:
+            head = topic_why(index, label, state, row, fused)
+    elif kind == "author":
+        head = f"by {label}, whom you follow"
+    elif kind == "like":
+        pos = index.pos.get(label)
+        head = f"like {title_ref(index.titles[pos] if pos is not None else label)}"
+    # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line;
+    # a topic pick names one only if it is somewhat alike (else: the topic's related wording).
+    floor = -1.0 if kind == "votes" else LIKED if head is not None else LIKED / 2
+    like = liked_why(index, row, liked, lead=head is None, floor=floor)
+    if head is None and like is None and state is not None:
+        head = topic_why(index, label, state, row, fused)
+    return "; ".join(p for p in (head, like) if p) or "related to your interests"
+
+
+_INTERESTS = (
+    (re.compile(r"^(?:matches|close in meaning to) '(.+?)'(?=:|;| \(|$)"), "{}"),
+    (re.compile(r"^by (.+?), whom you follow"), "{}"),
+    (re.compile(r"^(?:like \*.+?\*, which you liked|resembles 👍)"), "your 👍 papers"),
+    (re.compile(r"^like \*(.+?)\*"), "papers like {}"),
+)
+
+
+def interest_of(why: str) -> str:
+    """The interest a stored why-line credits (a topic, an author, your 👍 papers, …) for stats."""
+    for pattern, label in _INTERESTS:
+        if m := pattern.match(why):
+            return label.format(*m.groups())
+    return why.split(";")[0]

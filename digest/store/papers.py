@@ -26,6 +26,7 @@ class UpsertCounts:
     unchanged: int = 0
     updated: int = 0  # same id, different text: the stored paper now has the new text
     added_ids: list[str] = field(default_factory=list)
+    updated_ids: list[str] = field(default_factory=list)  # their text changed: embed them again
 
 
 @dataclass
@@ -235,10 +236,15 @@ class PaperRepo:
                 elif _update(old := session.get(PaperRow, existing_id), row):
                     _merge(old, row)
                     counts.updated += 1
-                elif _merge(old, row):
-                    counts.merged += 1
+                    counts.updated_ids.append(existing_id)
                 else:
-                    counts.unchanged += 1
+                    title = old.title
+                    if not _merge(old, row):
+                        counts.unchanged += 1
+                    else:
+                        counts.merged += 1
+                        if old.title != title:  # a real title replaced a derived one: new text
+                            counts.updated_ids.append(existing_id)
                 pending += 1
                 if pending >= batch:
                     _commit_numbered(session, fresh)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.commands.replies import Card, Reply
+from bot.commands.replies import Card, Reply, why_parts
 
 MAX_CONTENT = 2000
 MAX_TITLE = 256
@@ -95,7 +95,8 @@ def card_embed(c: Card) -> discord.Embed:
         description=cut(f"{meta}\n{safe(c.snippet)}" if meta else safe(c.snippet), 1200),
     )
     if c.why:
-        why = safe(c.why) + (f" ({c.score:.2f})" if c.score is not None else "")
+        why = "".join(f"*{safe(t)}*" if em else safe(t) for t, em in why_parts(c.why))
+        why += f" ({c.score:.2f})" if c.score is not None else ""
         embed.add_field(name="Why", value=cut(why, MAX_FIELD), inline=False)
     embed.set_footer(text=cut(plain(c.paper_id), MAX_FOOTER))
     return embed

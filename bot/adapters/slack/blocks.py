@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from bot.commands.replies import Action, Card, Reply
+from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -94,10 +94,14 @@ def card_blocks(c: Card) -> list[dict]:
     blocks = [
         {"type": "section", "block_id": block_id, "text": _text("mrkdwn", cut(body, MAX_SECTION))}
     ]
-    why = f"why: {c.why}" + (f" ({c.score:.2f})" if c.score is not None else "") if c.why else ""
-    if why:
+    if c.why:
+        score = f" ({c.score:.2f})" if c.score is not None else ""
+        why = "".join(f"_{plain(t)}_" if em else plain(t) for t, em in why_parts(c.why))
         blocks.append(
-            {"type": "context", "elements": [_text("mrkdwn", cut(plain(why), MAX_SECTION))]}
+            {
+                "type": "context",
+                "elements": [_text("mrkdwn", cut(f"why: {why}{score}", MAX_SECTION))],
+            }
         )
     buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or safe_url(a.url)]
     if buttons:
