@@ -109,8 +109,8 @@ class Run:
     cpu_ms: list[float] = field(default_factory=list)
 
 
-def run_query(svc: ChannelService, n: int, q: dict) -> tuple[list[str], list[str], float]:
-    """(day-1 shown ids, day-2 digest ids, CPU ms for the day-2 compose) for one channel."""
+def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
+    """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
     ref = ChannelRef("bench", f"c{n}")
     svc.add(ref, SubscriptionKind.TOPIC, q["query"])
     svc.set_size(ref, "20")
@@ -120,9 +120,14 @@ def run_query(svc: ChannelService, n: int, q: dict) -> tuple[list[str], list[str
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
     svc.set_size(ref, "10")
+    return ref, shown
+
+
+def day2(svc: ChannelService, ref: ChannelRef) -> tuple[list[str], float]:
+    """(the channel's next digest, CPU ms to compose it) as the channel service delivers it."""
     t = time.process_time()
-    day2 = [i.paper.id for i in svc.preview(ref, DAY2).items]
-    return shown, day2, (time.process_time() - t) * 1000
+    ids = [i.paper.id for i in svc.preview(ref, DAY2).items]
+    return ids, (time.process_time() - t) * 1000
 
 
 def no_votes(svc: ChannelService, topic: str, unseen: list[str]) -> list[str]:
@@ -136,13 +141,14 @@ def evaluate(svc: ChannelService, queries: list[dict], x, ids: list[str], start:
     pos_of = {pid: i for i, pid in enumerate(ids)}
     out = Run()
     for n, q in enumerate(queries, start):
-        shown, day2, took = run_query(svc, n, q)
+        ref, shown = day1(svc, n, q)
+        picks, took = day2(svc, ref)
         relevant = set(q["relevant"])
         target = relevant - set(shown)
         if not target:
             continue
         unseen = [p for p in ids if p not in set(shown)]
-        out.ours.append(ndcg(day2, target))
+        out.ours.append(ndcg(picks, target))
         out.plain.append(ndcg(no_votes(svc, q["query"], unseen), target))
         liked = [p for p in shown if p in relevant]
         out.svm.append(ndcg(svm_day2(x, ids, pos_of, liked, unseen), target))

@@ -27,6 +27,9 @@ class FeedbackParams:
     diversity_half: float = 5.0  # votes after which a digest diversifies half as much
 
 
+PARAMS = FeedbackParams()  # the setting in force (bench/feedback_ablation.py swaps it)
+
+
 def learn(
     index: PaperIndex,
     base: TopicState | None,
@@ -36,7 +39,7 @@ def learn(
     fp: FeedbackParams | None = None,
 ) -> TopicState | None:
     """``base`` (or no topic) refined by votes: Rocchio in words, in LSA and in meaning."""
-    fp = fp or FeedbackParams()
+    fp = fp or PARAMS
     sp = replace(
         score_params or ScoreParams(),
         fb_terms=fp.terms,
@@ -80,5 +83,5 @@ def diversity(base: float, votes: int, fp: FeedbackParams | None = None) -> floa
     A digest for a topic nobody has voted on spreads over the topic's senses; each vote says
     which sense the channel means, so the hedge shrinks (5 votes: half, 20 votes: a fifth).
     """
-    fp = fp or FeedbackParams()
+    fp = fp or PARAMS
     return base * fp.diversity_half / (fp.diversity_half + max(votes, 0))
