@@ -6,7 +6,8 @@ stores it. Day 2: the channel's next digest (size 10, threshold 0) over the pape
 seen, composed by `ChannelService.preview`, scored by nDCG@10 against the relevant papers not
 yet shown. arxiv-sanity-lite's SVM (its own TF-IDF and LinearSVC settings) learns from the same
 👍 papers. Both query files, paired-bootstrap intervals, lexical and (when the semantic extra is
-installed) with sentence embeddings stored through the real ingest path:  python -m bench.feedback
+installed) with sentence embeddings stored through the real ingest path:
+python -m bench.feedback [--lexical | --semantic] [--votes N]
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ from digest.service import DigestService
 from digest.store import Store
 
 DAY1, DAY2 = date(2026, 12, 1), date(2026, 12, 2)
+
+
+def day1_size() -> int:
+    """Papers shown (and voted on) on day 1: 20, or `--votes N` to see a channel with fewer votes."""
+    args = sys.argv[1:]
+    return int(args[args.index("--votes") + 1]) if "--votes" in args else 20
 
 
 def arxiv_sanity_features(docs):
@@ -111,9 +118,10 @@ class Run:
 
 def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
     """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
+    size = day1_size()
     ref = ChannelRef("bench", f"c{n}")
     svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, "20")
+    svc.set_size(ref, str(size))
     svc.set_threshold(ref, "0")
     shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
     relevant = set(q["relevant"])
@@ -162,7 +170,8 @@ def report(name: str, variant: str, r: Run, n_docs: int) -> None:
     rows = [[f"digestbot, topic + 👍/👎 (real path, {variant})", a.mean(), fmt_ci(*ratio_interval(a, b))],
             [f"digestbot, topic only, no votes ({variant})", p.mean(), fmt_ci(*ratio_interval(p, b))],
             ["arxiv-sanity-lite SVM", b.mean(), "1.000"]]  # fmt: skip
-    print(table(f"Feedback, {name}.jsonl, {variant}: day-2 nDCG@10 over {len(a)} channels ({machine()})",
+    votes = f"{day1_size()} votes each"
+    print(table(f"Feedback, {name}.jsonl, {variant}, {votes}: day-2 nDCG@10 over {len(a)} channels ({machine()})",
                 ["system", "day-2 nDCG@10", "ratio vs SVM [95% CI]"], rows))  # fmt: skip
     print(f"day-2 digest compose (store reads, feedback model, MMR), {n_docs} papers, CPU: "
           f"p50 {np.median(r.cpu_ms):.0f} ms, p90 {np.percentile(r.cpu_ms, 90):.0f} ms\n")  # fmt: skip

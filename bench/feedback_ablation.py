@@ -98,9 +98,9 @@ def negative_words(index, state, pos, neg):
 
 
 LEARNERS: dict[str, Callable] = {
-    "+ SVM on BM25F features, averaged in (tried, lost)": svm_blend,
-    "+ 👍/👎 nearest-neighbour pull/push (tried, lost)": knn_push,
-    "+ words of 👎 papers subtracted (tried, lost)": negative_words,
+    "+ SVM on BM25F features, averaged in (tried, not kept)": svm_blend,
+    "+ 👍/👎 nearest-neighbour pull/push (tried, not kept)": knn_push,
+    "+ words of 👎 papers subtracted (tried, not kept)": negative_words,
 }
 
 

@@ -5,7 +5,7 @@ least one test red):
 - `feedback.learn` returning ``base`` unchanged (votes ignored);
 - 👍 and 👎 swapped in `profile.vote_rows`;
 - `ChannelService.profile` dropping the votes;
-- the borrowed words and the latent pull both switched off (`term_scale=0`, `latent_pos=0`);
+- no borrowed words (`term_scale=0`), or no LSA pull (`latent_pos=0`), each on its own;
 - `compose` passing the constant `DIVERSITY` instead of `diversity_for(profile)`;
 - `feedback.diversity` growing (not shrinking) with votes;
 - `_dense_rocchio` ignoring the 👍 centroid, or applied to keyword topics (weight 0).
