@@ -119,7 +119,11 @@ def test_dense_feedback_pulls_towards_liked_meaning_only_for_descriptive_topics(
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     flat = np.full(40, 0.5, dtype=np.float32)
     fp = feedback.FeedbackParams()
-    moved = feedback._dense_rocchio(vecs, DenseState(flat, 0.5), [0, 1, 2], [30, 31], fp)
+    has = np.ones(40, dtype=bool)
+    moved = feedback._dense_rocchio(vecs, has, DenseState(flat, 0.5), [0, 1, 2], [30, 31], fp)
     assert moved.scores[3:10].mean() > moved.scores[10:].mean() + 0.2
-    keyword = feedback._dense_rocchio(vecs, DenseState(flat, 0.0), [0, 1, 2], [30], fp)
+    keyword = feedback._dense_rocchio(vecs, has, DenseState(flat, 0.0), [0, 1, 2], [30], fp)
     assert np.array_equal(keyword.scores, flat)
+    has[5] = False  # not embedded yet: no pull either way, whatever its stale row holds
+    partial = feedback._dense_rocchio(vecs, has, DenseState(flat, 0.5), [0, 1, 2], [30], fp)
+    assert partial.scores[5] == pytest.approx(0.25)

@@ -50,7 +50,8 @@ def learn(
     state = refine(index, base, pos, neg, sp)
     if state is None or not pos or state.dense is None or index.dense is None:
         return state
-    return replace(state, dense=_dense_rocchio(index.dense, state.dense, pos, neg, fp))
+    has = index.has_dense if index.has_dense is not None else np.ones(len(index), dtype=bool)
+    return replace(state, dense=_dense_rocchio(index.dense, has, state.dense, pos, neg, fp))
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -59,21 +60,30 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def _dense_rocchio(
-    vectors: np.ndarray, dense: DenseState, pos: list[int], neg: list[int], fp: FeedbackParams
+    vectors: np.ndarray,
+    has: np.ndarray,
+    dense: DenseState,
+    pos: list[int],
+    neg: list[int],
+    fp: FeedbackParams,
 ) -> DenseState:
     """Meaning scores averaged with closeness to the 👍 centroid (minus the 👎 one), same 0..1 scale.
 
     Only the share meaning already has for this topic is used: for keyword topics it is 0, and
-    a pull in meaning space there lowered day-2 nDCG (words decide what a keyword means).
+    a pull in meaning space there lowered day-2 nDCG (words decide what a keyword means). Papers
+    not embedded yet keep their score (0) and do not count in the centroids.
     """
-    if dense.weight <= 0:
+    pos, neg = [r for r in pos if has[r]], [r for r in neg if has[r]]
+    if dense.weight <= 0 or not pos:
         return dense
     direction = _unit(vectors[pos].mean(axis=0))
     if neg:
         direction = direction - fp.dense_neg * _unit(vectors[neg].mean(axis=0))
     s = vectors @ _unit(direction)
-    s = (s - float(s.mean())) / max(float(s.std()), 1e-9)
-    s = np.clip(s / max(float(s.max()), 1e-9), 0.0, 1.0)
+    live = s[has]
+    s = (s - float(live.mean())) / max(float(live.std()), 1e-9)
+    s = np.clip(s / max(float(s[has].max()), 1e-9), 0.0, 1.0)
+    s[~has] = 0.0
     return DenseState(((dense.scores + s) / 2).astype(np.float32), dense.weight)
 
 
