@@ -5,13 +5,17 @@ delivered) is shown and every item gets 👍 (relevant) or 👎 through `Channel
 stores it. Day 2: the channel's next digest (size 10, threshold 0) over the papers it has not
 seen, composed by `ChannelService.preview`, scored by nDCG@10 against the relevant papers not
 yet shown. arxiv-sanity-lite's SVM (its own TF-IDF and LinearSVC settings) learns from the same
-👍 papers. Both query files, paired-bootstrap intervals:  python -m bench.feedback
+👍 papers. Both query files, paired-bootstrap intervals, lexical and (when the semantic extra is
+installed) with sentence embeddings stored through the real ingest path:
+python -m bench.feedback [--lexical | --semantic] [--votes N]
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -31,12 +35,20 @@ from bench.common import (
 )
 from bench.quality import fmt_ci
 from digest.channels import ChannelService
+from digest.compose import DIVERSITY
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
+from digest.rank.profile import Profile
 from digest.service import DigestService
 from digest.store import Store
 
 DAY1, DAY2 = date(2026, 12, 1), date(2026, 12, 2)
+
+
+def day1_size() -> int:
+    """Papers shown (and voted on) on day 1: 20, or `--votes N` to see a channel with fewer votes."""
+    args = sys.argv[1:]
+    return int(args[args.index("--votes") + 1]) if "--votes" in args else 20
 
 
 def arxiv_sanity_features(docs):
@@ -61,58 +73,131 @@ def svm_day2(x, ids, pos_of, liked: list[str], unseen: list[str]) -> list[str]:
     return top_ids(unseen, clf.decision_function(x[rows]), k=10)
 
 
-def open_service(folder: Path, docs) -> tuple[ChannelService, Store]:
+class ReplayEncoder:
+    """The real MiniLM encoder, except that paper texts embedded before are replayed from the
+    benchmark cache (bench.common.dense_vectors; 7 CPU-minutes saved per run)."""
+
+    def __init__(self, encoder, known: dict[str, np.ndarray]) -> None:
+        self.encoder, self.known = encoder, known
+
+    def encode(self, texts: list[str], batch: int = 16) -> np.ndarray:
+        if all(t in self.known for t in texts):
+            return np.stack([self.known[t] for t in texts]).astype(np.float32)
+        return self.encoder.encode(texts, batch)
+
+
+def open_service(folder: Path, docs, semantic: bool = False) -> tuple[ChannelService, Store]:
+    """A channel service over a fresh SQLite store of ``docs``; embeddings stored when ``semantic``."""
     store = Store.open(f"sqlite:///{folder / 'bench.db'}")
     store.papers.upsert([make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract)
                          for d in docs])  # fmt: skip
-    return ChannelService(DigestService(store, folder / "index")), store
+    papers = DigestService(store, folder / "index")
+    indexes = papers.indexes
+    if not semantic:
+        indexes.encoder = indexes.embeddings = None  # lexical ranking, as without the extra
+    else:
+        from bench.common import dense_vectors
+        from digest.embeddings import paper_text
+
+        vecs = dense_vectors(docs, indexes.encoder)
+        known = {paper_text(d.title, d.abstract): v for d, v in zip(docs, vecs, strict=True)}
+        indexes.encoder = indexes.embeddings.encoder = ReplayEncoder(indexes.encoder, known)
+        indexes.embed_new()  # stored as ingest stores them
+    return ChannelService(papers), store
 
 
-def run_query(svc: ChannelService, n: int, q: dict) -> tuple[list[str], list[str], float]:
-    """(day-1 shown ids, day-2 digest ids, ms for the day-2 compose) for one channel."""
+@dataclass
+class Run:
+    """Per-channel day-2 nDCG@10 of each system, and compose times."""
+
+    ours: list[float] = field(default_factory=list)
+    plain: list[float] = field(default_factory=list)
+    svm: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+
+
+def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
+    """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
+    size = day1_size()
     ref = ChannelRef("bench", f"c{n}")
     svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, "20")
+    svc.set_size(ref, str(size))
     svc.set_threshold(ref, "0")
     shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
     svc.set_size(ref, "10")
-    t = time.perf_counter()
-    day2 = [i.paper.id for i in svc.preview(ref, DAY2).items]
-    return shown, day2, (time.perf_counter() - t) * 1000
+    return ref, shown
+
+
+def day2(svc: ChannelService, ref: ChannelRef) -> tuple[list[str], float]:
+    """(the channel's next digest, CPU ms to compose it) as the channel service delivers it."""
+    t = time.process_time()
+    ids = [i.paper.id for i in svc.preview(ref, DAY2).items]
+    return ids, (time.process_time() - t) * 1000
+
+
+def no_votes(svc: ChannelService, topic: str, unseen: list[str]) -> list[str]:
+    """Reference: the same channel's day-2 picks among the same papers had it not voted."""
+    picks = svc.papers.ranker().rank(Profile(topics=(topic,)), unseen, 10, 0.0, DIVERSITY)
+    return [h.paper_id for h in picks.hits]
+
+
+def evaluate(svc: ChannelService, queries: list[dict], x, ids: list[str], start: int) -> Run:
+    """Day-2 nDCG@10 per channel (channels whose relevant papers were all shown are skipped)."""
+    pos_of = {pid: i for i, pid in enumerate(ids)}
+    out = Run()
+    for n, q in enumerate(queries, start):
+        ref, shown = day1(svc, n, q)
+        picks, took = day2(svc, ref)
+        relevant = set(q["relevant"])
+        target = relevant - set(shown)
+        if not target:
+            continue
+        unseen = [p for p in ids if p not in set(shown)]
+        out.ours.append(ndcg(picks, target))
+        out.plain.append(ndcg(no_votes(svc, q["query"], unseen), target))
+        liked = [p for p in shown if p in relevant]
+        out.svm.append(ndcg(svm_day2(x, ids, pos_of, liked, unseen), target))
+        out.cpu_ms.append(took)
+    return out
+
+
+def report(name: str, variant: str, r: Run, n_docs: int) -> None:
+    """One Markdown table per query file and variant."""
+    a, p, b = np.array(r.ours), np.array(r.plain), np.array(r.svm)
+    rows = [[f"digestbot, topic + 👍/👎 (real path, {variant})", a.mean(), fmt_ci(*ratio_interval(a, b))],
+            [f"digestbot, topic only, no votes ({variant})", p.mean(), fmt_ci(*ratio_interval(p, b))],
+            ["arxiv-sanity-lite SVM", b.mean(), "1.000"]]  # fmt: skip
+    votes = f"{day1_size()} votes each"
+    print(table(f"Feedback, {name}.jsonl, {variant}, {votes}: day-2 nDCG@10 over {len(a)} channels ({machine()})",
+                ["system", "day-2 nDCG@10", "ratio vs SVM [95% CI]"], rows))  # fmt: skip
+    print(f"day-2 digest compose (store reads, feedback model, MMR), {n_docs} papers, CPU: "
+          f"p50 {np.median(r.cpu_ms):.0f} ms, p90 {np.percentile(r.cpu_ms, 90):.0f} ms\n")  # fmt: skip
+
+
+def variants() -> list[str]:
+    """Lexical always; with semantic ranking too when the extra is installed (or asked for alone)."""
+    from digest.embeddings import semantic_available
+
+    asked = [a.removeprefix("--") for a in sys.argv[1:]]
+    names = ["lexical", "semantic"] if semantic_available() else ["lexical"]
+    return [v for v in names if v in asked] or names
 
 
 def main() -> None:
     docs, _ = load_eval()
     ids = [d.id for d in docs]
-    pos_of = {pid: i for i, pid in enumerate(ids)}
     x = arxiv_sanity_features(docs)
-    with tempfile.TemporaryDirectory() as tmp:
-        svc, store = open_service(Path(tmp), docs)
-        n = 0
-        for name, queries in load_query_files(EVAL_DIR).items():
-            ours, svm, ms = [], [], []
-            for q in queries:
-                n += 1
-                shown, day2, took = run_query(svc, n, q)
-                target = set(q["relevant"]) - set(shown)
-                if not target:
-                    continue
-                liked = [p for p in shown if p in set(q["relevant"])]
-                unseen = [p for p in ids if p not in set(shown)]
-                ours.append(ndcg(day2, target))
-                svm.append(ndcg(svm_day2(x, ids, pos_of, liked, unseen), target))
-                ms.append(took)
-            a, b = np.array(ours), np.array(svm)
-            rows = [["digestbot (topic + 👍/👎, real path)", a.mean(), fmt_ci(*ratio_interval(a, b))],
-                    ["arxiv-sanity-lite SVM", b.mean(), "1.000"]]  # fmt: skip
-            print(table(f"Feedback, {name}.jsonl: day-2 nDCG@10 over {len(a)} channels ({machine()})",
-                        ["system", "day-2 nDCG@10", "ratio vs SVM [95% CI]"], rows))  # fmt: skip
-            print(f"day-2 digest compose incl. feedback model, {len(docs)} papers: "
-                  f"p50 {np.median(ms):.0f} ms, max {np.max(ms):.0f} ms\n")  # fmt: skip
-        store.close()
+    for variant in variants():
+        with tempfile.TemporaryDirectory() as tmp:
+            svc, store = open_service(Path(tmp), docs, semantic=variant == "semantic")
+            start = 1
+            for name, queries in load_query_files(EVAL_DIR).items():
+                report(name, variant, evaluate(svc, queries, x, ids, start), len(docs))
+                start += len(queries)
+            store.close()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.compose import DIVERSITY, Digest, compose, with_backlog
+from digest.compose import Digest, compose, diversity_for, with_backlog
 from digest.models import Channel
 from digest.rank.engine import Picks
 from digest.schedule import next_due
@@ -47,12 +47,13 @@ def backlog(
     skip = already_seen(service, channel) | set(exclude_ids)
     recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip))
     ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
+    profile = service.profile(channel)
     return ranker.rank(
-        service.profile(channel),
+        profile,
         ids,
         size=max(limit, 0),
         threshold=channel.threshold,
-        diversity=DIVERSITY,
+        diversity=diversity_for(profile),
     )
 
 
@@ -82,8 +83,9 @@ def _queue(service: ChannelService, channel: Channel) -> list[str]:
     ranker = service.papers.ranker()
     ids = service.candidates(channel)
     cap = channel.digest_size * HORIZON
+    profile = service.profile(channel)
     new = ranker.rank(
-        service.profile(channel), ids, size=cap, threshold=channel.threshold, diversity=DIVERSITY
+        profile, ids, size=cap, threshold=channel.threshold, diversity=diversity_for(profile)
     )
     older = backlog(service, channel, ids, cap - len(new.hits))
     return [h.paper_id for h in new.hits + older.hits]

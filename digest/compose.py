@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from digest.models import Channel, Paper
+from digest.rank import feedback
 from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
 
@@ -69,6 +70,11 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def diversity_for(p: Profile) -> float:
+    """How much a channel's digest diversifies: less as its votes say what it wants."""
+    return feedback.diversity(DIVERSITY, len(p.votes))
+
+
 def interests(p: Profile) -> tuple[str, ...]:
     """Human-readable list of what a profile follows."""
     out = list(p.topics)
@@ -94,7 +100,7 @@ def compose(
         candidate_ids,
         size=channel.digest_size,
         threshold=channel.threshold,
-        diversity=DIVERSITY,
+        diversity=diversity_for(profile),
     )
     items = tuple(
         DigestItem(rank, papers[h.paper_id], h.score, h.why)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from digest.rank import feedback
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
 from digest.rank.index import PaperIndex
@@ -18,7 +19,6 @@ from digest.rank.scorer import (
     TopicState,
     compile_query,
     contributions,
-    refine,
     score,
     topic_state,
 )
@@ -212,7 +212,7 @@ class Ranker:
         if key not in self._refined:
             base = self.state(topic) if topic else None
             pos, neg = prof.vote_rows(self.index, votes)
-            self._refined[key] = refine(self.index, base, pos, neg, self.params)
+            self._refined[key] = feedback.learn(self.index, base, pos, neg, self.params)
             if len(self._refined) > 256:
                 self._refined.popitem(last=False)
         return self._refined[key]
