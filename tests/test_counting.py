@@ -18,7 +18,8 @@ import pytest
 
 from digest.rank import analyzer, counting
 from digest.rank.analyzer import COMPOUND, configure, phrase_terms
-from digest.rank.counting import compounds, count_chunk, surface_forms
+from digest.rank.counting import count_chunk, surface_forms
+from digest.rank.scan import _SCAN, SEP, compounds, scan
 from tests.corpus import synthetic_records
 
 TRICKY = [
@@ -106,3 +107,13 @@ def test_surface_forms_pick_the_most_frequent_plain_word():
     surface = surface_forms(titles)
     assert surface["diffusion"] == "diffusion" and surface["model"] == "models"
     assert "q-dm" not in surface.values()
+
+
+def test_scan_fast_path_equals_the_regex():
+    """ASCII papers skip the regex; mixed batches must give the regex's tokens all the same."""
+    rng = random.Random(4)
+    alphabet = "aZ9_ .,;:()[]!?\"'-\t\né—\x01\x02"
+    for _ in range(3000):
+        papers = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in "abc"]
+        text = analyzer.fold("".join(p.replace(SEP, " ") + SEP for p in papers))
+        assert scan(text) == _SCAN.findall(text)
