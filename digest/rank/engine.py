@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,6 +10,7 @@ import numpy as np
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
 from digest.rank.index import PaperIndex, paper_space
+from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
@@ -30,53 +30,9 @@ from digest.rank.why import topic_why
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
 
+__all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
+
 RESEMBLES = 0.5  # latent similarity above which a pick is said to resemble a 👍 paper
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A ranked paper with its score and a short deterministic reason."""
-
-    paper_id: str
-    score: float
-    why: str
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Search restrictions (case-insensitive substring for venue and author)."""
-
-    venue: str | None = None
-    year: int | None = None
-    author: str | None = None
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """One page of search hits, or a message saying why there are none."""
-
-    query: str
-    hits: tuple[Hit, ...]
-    total: int
-    page: int
-    per_page: int
-    message: str = ""
-
-    @property
-    def pages(self) -> int:
-        """How many pages the whole result has."""
-        return max(1, -(-self.total // self.per_page))
-
-
-@dataclass(frozen=True)
-class Picks:
-    """A channel's ranked picks among candidates, and what did not make it."""
-
-    hits: tuple[Hit, ...]
-    more: int = 0  # above the threshold but beyond the digest size
-    near_misses: int = 0  # just below the threshold
-    excluded: int = 0
-    considered: int = 0
 
 
 class Ranker:
@@ -175,7 +131,7 @@ class Ranker:
         rows, scores = rows[keep], scores[keep]
         if not len(rows):
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
-        order = np.argsort(-scores, kind="stable")[(page - 1) * per_page : page * per_page]
+        order = page_order(scores, page, per_page)
         shares = contributions(self.index, st.query, rows[order])  # one pass for the whole page
         hits = tuple(
             Hit(
