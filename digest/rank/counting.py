@@ -34,7 +34,9 @@ class Counts:
 
 def _count_batch(texts: Sequence[str], coder: Coder) -> sparse.csr_matrix:
     """Term counts of one batch of texts, columns in the coder's vocabulary."""
-    joined = SEP.join(t.replace(SEP, " ") for t in texts) + SEP
+    joined = SEP.join(texts) + SEP
+    if joined.count(SEP) != len(texts):  # a paper holding the separator itself: blank it out
+        joined = SEP.join(t.replace(SEP, " ") for t in texts) + SEP
     keys, papers = events(fold(joined), coder)
     cols = coder.columns(keys)
     ok = cols >= 0

@@ -50,14 +50,14 @@ def matched_terms(
         contrib = contributions(index, q, np.array([row]))[0]
     is_phrase, inv = _term_table(index, q)
     # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
-    order = (
-        np.lexsort((-contrib, ~is_phrase))
-        if len(is_phrase) == len(contrib)
-        else np.argsort(-contrib)
-    )
-    out: list[str] = []
     vals, cols = contrib.tolist(), q.cols.tolist()
-    for i in order.tolist():
+    if len(is_phrase) == len(vals):  # a stable sort, as np.lexsort; in Python for ~20 terms
+        phrase = is_phrase.tolist()
+        order = sorted(range(len(vals)), key=lambda i: (not phrase[i], -vals[i]))
+    else:
+        order = np.argsort(-contrib).tolist()
+    out: list[str] = []
+    for i in order:
         if len(out) >= limit:
             break
         term = inv.get(cols[i]) if vals[i] > 0 else None
