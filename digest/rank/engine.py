@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,6 +11,7 @@ from digest.rank import feedback
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
 from digest.rank.index import PaperIndex
+from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
@@ -30,51 +30,7 @@ from digest.rank.why import quote as _quote
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
 
-
-@dataclass(frozen=True)
-class Hit:
-    """A ranked paper with its score and a short deterministic reason."""
-
-    paper_id: str
-    score: float
-    why: str
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Search restrictions (case-insensitive substring for venue and author)."""
-
-    venue: str | None = None
-    year: int | None = None
-    author: str | None = None
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """One page of search hits, or a message saying why there are none."""
-
-    query: str
-    hits: tuple[Hit, ...]
-    total: int
-    page: int
-    per_page: int
-    message: str = ""
-
-    @property
-    def pages(self) -> int:
-        """How many pages the whole result has."""
-        return max(1, -(-self.total // self.per_page))
-
-
-@dataclass(frozen=True)
-class Picks:
-    """A channel's ranked picks among candidates, and what did not make it."""
-
-    hits: tuple[Hit, ...]
-    more: int = 0  # above the threshold but beyond the digest size
-    near_misses: int = 0  # just below the threshold
-    excluded: int = 0
-    considered: int = 0
+__all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
 
 
 class Ranker:
@@ -151,8 +107,9 @@ class Ranker:
         page: int = 1,
         per_page: int = 10,
         min_score: float = 0.1,
+        explain: bool = True,
     ) -> SearchResult:
-        """Free-text search over all papers, best first, paginated."""
+        """Free-text search over all papers, best first, paginated (``explain``: why-lines)."""
         filters = filters or Filters()
         page, per_page = max(1, page), max(1, min(per_page, 100))
         if not text.strip():
@@ -173,12 +130,16 @@ class Ranker:
         rows, scores = rows[keep], scores[keep]
         if not len(rows):
             return SearchResult(text, (), 0, page, per_page, f"No papers match {_quote(text)} yet.")
-        order = np.argsort(-scores, kind="stable")[(page - 1) * per_page : page * per_page]
+        order = page_order(scores, page, per_page)
+        ids, page_scores = self.index.ids, [round(float(scores[i]), 4) for i in order]
+        if not explain:  # ranking alone (the benchmark's ranking-only column)
+            hits = tuple(Hit(ids[rows[i]], page_scores[k], "") for k, i in enumerate(order))
+            return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
         shares = contributions(self.index, st.query, rows[order])  # one pass for the whole page
         hits = tuple(
             Hit(
-                self.index.ids[rows[i]],
-                round(float(scores[i]), 4),
+                ids[rows[i]],
+                page_scores[k],
                 topic_why(self.index, text, st, int(rows[i]), float(scores[i]), shares[k]),
             )
             for k, i in enumerate(order)

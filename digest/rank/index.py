@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from sklearn.decomposition import TruncatedSVD
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import randomized_svd, svd_flip
 
 from digest.rank.analyzer import AcronymTable, families
 from digest.rank.counting import count_chunk, count_corpus
@@ -23,6 +24,7 @@ class IndexParams:
     n_components: int = 256
     latent_vocab: int = 40_000  # the LSA basis spans only the most frequent terms (memory, speed)
     svd_sample: int = 40_000
+    svd_iter: int = 3  # power iterations of the randomized SVD (4 ranked the same, within 0.001)
     workers: int = 2  # processes for text analysis of large corpora
     refit_ratio: float = 1.5
     seed: int = 7
@@ -85,20 +87,36 @@ class PaperIndex:
         return len(self.ids) > self.params.refit_ratio * max(self.fitted_docs, 1)
 
 
+def _row_scaled(m: sparse.csr_matrix, scale: np.ndarray) -> np.ndarray:
+    """Data of ``diags(scale) @ m`` (float64), computed on the arrays directly."""
+    return m.data * np.repeat(scale, np.diff(m.indptr))
+
+
 def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams,
            avg: tuple[float, float]) -> sparse.csc_matrix:  # fmt: skip
     """Per-field length-normalised tf, title boosted, saturated once, times idf (BM25F)."""
 
-    def norm(m: sparse.csr_matrix, avg_len: float) -> sparse.csr_matrix:
+    def norm(m: sparse.csr_matrix, avg_len: float, boost: float) -> sparse.csr_matrix:
         lens = np.asarray(m.sum(axis=1)).ravel()
         scale = 1.0 / (1 - p.b + p.b * lens / max(avg_len, 1e-9))
-        return sparse.diags(scale) @ m
+        return sparse.csr_matrix((_row_scaled(m, scale) * boost, m.indices, m.indptr), m.shape)
 
-    tf = (norm(ct, avg[0]) * p.title_weight + norm(ca, avg[1])).tocsr()
-    tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1)
-    weights = (tf @ sparse.diags(idf)).tocsc().astype(np.float32)
+    tf = (norm(ct, avg[0], p.title_weight) + norm(ca, avg[1], 1.0)).tocsr()
+    tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1) * idf[tf.indices]
+    weights = tf.tocsc().astype(np.float32)
     weights.sort_indices()  # the scorer binary-searches rows within a column
     return weights
+
+
+def select_columns(m: sparse.csr_matrix, cols: np.ndarray) -> sparse.csr_matrix:
+    """``m[:, cols]`` for increasing ``cols``, by renumbering the stored entries."""
+    remap = np.full(m.shape[1], -1, dtype=np.int32)
+    remap[cols] = np.arange(len(cols), dtype=np.int32)
+    new = remap[m.indices]
+    keep = new >= 0
+    before = np.zeros(len(keep) + 1, dtype=m.indptr.dtype)  # kept entries before each entry
+    np.cumsum(keep, out=before[1:])
+    return sparse.csr_matrix((m.data[keep], new[keep], before[m.indptr]), (m.shape[0], len(cols)))
 
 
 def _tfidf_rows(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams):
@@ -116,13 +134,25 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 def _fit_basis(xl: sparse.csr_matrix, p: IndexParams) -> np.ndarray:
-    """The LSA basis, fitted on a sample of papers (enough to find the main directions)."""
+    """The LSA basis, fitted on a sample of papers (enough to find the main directions).
+
+    TruncatedSVD's own randomized solver and sign convention, without the projection of the
+    sample (and its variance) that ``TruncatedSVD.fit`` computes and this index never reads.
+    """
     n = xl.shape[0]
     k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
-    svd = TruncatedSVD(n_components=k, random_state=p.seed, algorithm="randomized", n_iter=4)
     sample = np.random.default_rng(p.seed).choice(n, size=min(n, p.svd_sample), replace=False)
-    svd.fit(xl[np.sort(sample)])
-    return svd.components_.astype(np.float32)
+    u, _, vt = randomized_svd(xl[np.sort(sample)], k, n_iter=p.svd_iter, flip_sign=False,
+                              random_state=check_random_state(p.seed))  # fmt: skip
+    return svd_flip(u, vt, u_based_decision=False)[1].astype(np.float32)
+
+
+def doc_freq(ct: sparse.csr_matrix, ca: sparse.csr_matrix, step: int = 10_000) -> np.ndarray:
+    """Papers using each term in title or abstract; in row blocks, never a full sum matrix."""
+    df = np.zeros(ct.shape[1], dtype=np.int64)
+    for i in range(0, ct.shape[0], step):
+        df += np.bincount((ct[i : i + step] + ca[i : i + step]).indices, minlength=len(df))
+    return df
 
 
 def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> PaperIndex:
@@ -132,17 +162,20 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
         raise ValueError("cannot index an empty corpus")
     n = len(docs)
     counts = count_corpus([d.title for d in docs], [d.abstract for d in docs], p.workers)
-    df = np.bincount((counts.title + counts.abstract).indices, minlength=len(counts.terms))
+    df = doc_freq(counts.title, counts.abstract)
     keep = np.flatnonzero(df >= (2 if n >= 50 else 1))  # a word seen in one paper only is noise
     vocab = {counts.terms[k]: i for i, k in enumerate(keep)}
-    ct, ca, df = counts.title[:, keep], counts.abstract[:, keep], df[keep]
+    ct, ca = select_columns(counts.title, keep), select_columns(counts.abstract, keep)
+    df = df[keep]
     surface = counts.surface
     del counts  # the unfiltered matrices are the largest thing built here
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     avg = (float(ct.sum()) / n, float(ca.sum()) / n)
     weights = _bm25f(ct, ca, idf, p, avg)
     latent_cols = np.sort(np.argsort(-df, kind="stable")[: p.latent_vocab])
-    xl = _tfidf_rows(ct[:, latent_cols], ca[:, latent_cols], idf[latent_cols], p)
+    xl = _tfidf_rows(
+        select_columns(ct, latent_cols), select_columns(ca, latent_cols), idf[latent_cols], p
+    )
     del ct, ca  # keep peak memory down before the SVD
     basis = _fit_basis(xl, p)
     latent_map = np.full(len(vocab), -1, dtype=np.int32)
@@ -153,7 +186,7 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
         vocab=vocab,
         idf=idf,
         weights=weights,
-        latent=_unit(np.asarray(xl @ basis.T)),
+        latent=_unit(xl @ np.ascontiguousarray(basis.T)),
         basis=basis,
         latent_cols=latent_cols,
         latent_map=latent_map,
@@ -188,7 +221,8 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     p = index.params
     cols = index.latent_cols
     lat = _unit(
-        np.asarray(_tfidf_rows(ct[:, cols], ca[:, cols], index.idf[cols], p) @ index.basis.T)
+        _tfidf_rows(select_columns(ct, cols), select_columns(ca, cols), index.idf[cols], p)
+        @ np.ascontiguousarray(index.basis.T)
     )
     return replace(
         index,

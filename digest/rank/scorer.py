@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +11,10 @@ from scipy import sparse
 
 from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex
+from digest.rank.matching import contributions, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse
+
+__all__ = ["contributions", "matched_terms"]  # why.py and engine.py take them from here
 
 MAX_QUERY_CHARS = 2_000  # a 100 KB query is cut: topics are phrases, not documents
 
@@ -51,6 +53,7 @@ class Query:
     latent: np.ndarray
     shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
     words: int = 0  # distinct content words the user typed
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -100,10 +103,12 @@ def lexical(index: PaperIndex, q: Query, floor: float = 0.25, coord: float = 0.0
     Calibrating per topic keeps several topics of one channel comparable; the floor (a
     fraction of a perfect match) stops a topic that matches nothing well from looking strong.
     """
-    raw, covered = column_scores(index.weights, q.cols, q.weights, index.idf[q.cols] * q.weights)
+    mass = index.idf[q.cols] * q.weights if coord > 0 else None  # coverage only when used
+    raw, covered = column_scores(index.weights, q.cols, q.weights, mass)
     if coord > 0 and q.ideal > 0:
         raw = raw * (covered / q.ideal) ** coord
-    return raw / max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9)
+    raw /= np.float32(max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9))
+    return raw
 
 
 def column_scores(
@@ -123,11 +128,14 @@ def column_scores(
     return score, np.bincount(rows, weights=have, minlength=n).astype(np.float32)
 
 
-def latent_direction(index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParams) -> np.ndarray:
+def latent_direction(
+    index: PaperIndex, q: Query, lex: np.ndarray, p: ScoreParams, cands: np.ndarray | None = None
+) -> np.ndarray:
     """The query's latent vector moved towards its best lexical matches (Rocchio-style PRF)."""
-    if p.prf_docs <= 0 or not lex.any():
-        return q.latent
-    top = top_rows(lex, p.prf_docs)
+    if p.prf_docs <= 0 or not (lex[cands] if cands is not None else lex).any():
+        return q.latent  # no match at all (candidates hold every matching paper, or the best)
+    top = _top_among(lex, cands, p.prf_docs) if cands is not None else None
+    top = top_rows(lex, p.prf_docs) if top is None else top
     centroid = _unit((lex[top, None] * index.latent[top]).sum(axis=0))
     beta = p.prf_beta / (1 + p.prf_breadth * max(0, q.words - 2))
     return _unit(q.latent + beta * centroid).astype(np.float32)
@@ -141,6 +149,7 @@ class TopicState:
     lex: np.ndarray
     direction: np.ndarray
     dense: DenseState | None = None  # meaning, when the semantic extra embedded the papers
+    candidates: np.ndarray | None = None  # the best lexical matches, as ``score`` takes them
 
 
 def topic_state(
@@ -156,7 +165,8 @@ def topic_state(
     dense = None
     if qvec is not None and index.dense is not None and index.has_dense is not None:
         dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp)
-    return TopicState(q, lex, latent_direction(index, q, lex, p), dense)
+    cands = _candidates(lex, p.candidates)  # once: the PRF's best few are among them
+    return TopicState(q, lex, latent_direction(index, q, lex, p, cands), dense, cands)
 
 
 def score(
@@ -173,7 +183,9 @@ def score(
     p = p or ScoreParams()
     state = q if isinstance(q, TopicState) else topic_state(index, q, p)
     if rows is None:
-        rows = _candidates(state.lex, p.candidates)
+        rows = state.candidates
+        if rows is None:
+            rows = _candidates(state.lex, p.candidates)
         if state.dense is not None and state.dense.weight > 0:  # meaning finds papers words miss
             rows = np.union1d(rows, _candidates(state.dense.scores, p.candidates))
     sim = np.clip(index.latent[rows] @ state.direction, 0.0, 1.0)
@@ -188,6 +200,20 @@ def _candidates(lex: np.ndarray, k: int) -> np.ndarray:
     return top_rows(lex, k)
 
 
+def _top_among(scores: np.ndarray, cands: np.ndarray, k: int) -> np.ndarray | None:
+    """``top_rows(scores, k)`` (k <= 16) found among ``cands``; None if a tie at the cut-off
+    leaves it unsure that every row at least as good is a candidate."""
+    if k > 16:
+        return None
+    c = cands[scores[cands] > 0]
+    if len(c) > k:  # the k-th best value; rows tied with it are all kept, then ordered
+        c = c[scores[c] >= np.partition(scores[c], len(c) - k)[len(c) - k]]
+    top = c[np.lexsort((c, -scores[c]))[:k]]  # best first, ties by row: argmax's order
+    if len(cands) < len(scores) and len(top) and scores[top[-1]] <= scores[cands].min():
+        return None
+    return top
+
+
 def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
     """Rows of the ``k`` highest positive scores, unordered; selects among non-zeros only."""
     if k <= 16:  # a few argmax passes beat a partition of the whole array
@@ -199,58 +225,10 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
             out.append(i)
             work[i] = -np.inf
         return np.array(out, dtype=np.int64)
-    nz = np.flatnonzero(scores)
+    nz = np.flatnonzero(scores != 0)  # 9x faster than nonzero() of a float array, same rows
     if len(nz) <= k:
         return nz
     return nz[np.argpartition(-scores[nz], k - 1)[:k]]
-
-
-def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
-    """Each query term's share of each row's lexical score, rows x terms (one search per column)."""
-    m = index.weights
-    rows = np.asarray(rows, dtype=np.int64)
-    out = np.zeros((len(rows), len(q.cols)), dtype=np.float32)
-    for j, c in enumerate(q.cols):
-        s, e = m.indptr[c], m.indptr[c + 1]
-        i = s + np.searchsorted(m.indices[s:e], rows)
-        ok = i < e
-        ok[ok] = m.indices[i[ok]] == rows[ok]
-        out[ok, j] = m.data[i[ok]] * q.weights[j]
-    return out
-
-
-def matched_terms(
-    index: PaperIndex,
-    q: Query,
-    row: int,
-    limit: int = 3,
-    render: Callable[[str], str] | None = None,
-    contrib: np.ndarray | None = None,
-) -> list[str]:
-    """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
-    if contrib is None:
-        contrib = contributions(index, q, np.array([row]))[0]
-    # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
-    is_phrase = np.array([" " in t for t in q.terms if t in index.vocab], dtype=bool)
-    order = (
-        np.lexsort((-contrib, ~is_phrase))
-        if len(is_phrase) == len(contrib)
-        else np.argsort(-contrib)
-    )
-    vocab = index.vocab
-    inv = {vocab[t]: t for t in q.terms if t in vocab}  # the query's own terms: no vocabulary scan
-    out = []
-    for i in order:
-        if contrib[i] <= 0 or len(out) >= limit:
-            continue
-        term = inv.get(int(q.cols[i]))
-        if term is None:
-            continue
-        # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
-        shown = render(term) if render else term
-        if not any(shown in o or o in shown for o in out):
-            out.append(shown)
-    return out[:limit]
 
 
 def refine(

@@ -1,0 +1,70 @@
+"""Which query terms a paper matches, and how much each adds: the words of a why-line. No I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from digest.rank.index import PaperIndex
+
+if TYPE_CHECKING:
+    from digest.rank.scorer import Query
+
+
+def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
+    """Each query term's share of each row's lexical score, rows x terms (one search per column)."""
+    m = index.weights
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros((len(rows), len(q.cols)), dtype=np.float32)
+    starts, ends = m.indptr[q.cols].tolist(), m.indptr[q.cols + 1].tolist()
+    for j, (s, e) in enumerate(zip(starts, ends, strict=True)):
+        if s == e:
+            continue
+        seg = m.indices[s:e]
+        i = np.minimum(np.searchsorted(seg, rows), e - s - 1)
+        out[:, j] = np.where(seg[i] == rows, m.data[s + i] * q.weights[j], 0.0)
+    return out
+
+
+def _term_table(index: PaperIndex, q: Query) -> tuple[np.ndarray, dict[int, str]]:
+    """(which known query terms are phrases, column -> term), once per query, not per paper."""
+    if "terms" not in q.cache:
+        vocab = index.vocab
+        is_phrase = np.array([" " in t for t in q.terms if t in vocab], dtype=bool)
+        q.cache["terms"] = (is_phrase, {vocab[t]: t for t in q.terms if t in vocab})
+    return q.cache["terms"]
+
+
+def matched_terms(
+    index: PaperIndex,
+    q: Query,
+    row: int,
+    limit: int = 3,
+    render: Callable[[str], str] | None = None,
+    contrib: np.ndarray | None = None,
+) -> list[str]:
+    """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
+    if contrib is None:
+        contrib = contributions(index, q, np.array([row]))[0]
+    is_phrase, inv = _term_table(index, q)
+    # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
+    vals, cols = contrib.tolist(), q.cols.tolist()
+    if len(is_phrase) == len(vals):  # a stable sort, as np.lexsort; in Python for ~20 terms
+        phrase = is_phrase.tolist()
+        order = sorted(range(len(vals)), key=lambda i: (not phrase[i], -vals[i]))
+    else:
+        order = np.argsort(-contrib).tolist()
+    out: list[str] = []
+    for i in order:
+        if len(out) >= limit:
+            break
+        term = inv.get(cols[i]) if vals[i] > 0 else None
+        if term is None:
+            continue
+        # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
+        shown = render(term) if render else term
+        if not any(shown in o or o in shown for o in out):
+            out.append(shown)
+    return out[:limit]
