@@ -9,11 +9,31 @@ from collections import Counter
 
 from digest.models import Paper
 
-_SPECIAL = str.maketrans({c: f"\\{c}" for c in "&%$#_{}"})
+# One pass over the text, so a replacement is never escaped again. Braces become commands with
+# balanced braces: BibTeX counts '\{' as a brace too, and one stray '}' in a title would end the
+# field early and make the whole file unreadable.
+_SPECIAL = str.maketrans(
+    {c: f"\\{c}" for c in "&%$#_"}
+    | {
+        "{": r"\textbraceleft{}",
+        "}": r"\textbraceright{}",
+        "\\": r"\textbackslash{}",
+        "~": r"\~{}",
+        "^": r"\^{}",
+    }
+)
 
 
 def _escape(text: str) -> str:
-    return text.translate(_SPECIAL).replace("~", r"\~{}").replace("^", r"\^{}")
+    """Text as a BibTeX field holds it literally: LaTeX specials escaped, braces balanced."""
+    return text.translate(_SPECIAL)
+
+
+def _url(url: str | None) -> str | None:
+    """A URL with braces and backslashes percent-encoded (they would unbalance the field)."""
+    if not url:
+        return None
+    return url.replace("{", "%7B").replace("}", "%7D").replace("\\", "%5C")
 
 
 #: Title words that say nothing about a paper, skipped when a key takes its first word.
@@ -63,8 +83,8 @@ def entry(p: Paper, key: str | None = None) -> str:
         "author": " and ".join(_escape(a) for a in p.authors) or None,
         "year": str(p.year) if p.year else None,
         ("booktitle" if p.venue else "journal"): _escape(p.venue or "arXiv preprint"),
-        "url": p.links.abs or p.links.forum or p.links.pdf,
-        "note": f"digestbot id {p.id}"
+        "url": _url(p.links.abs or p.links.forum or p.links.pdf),
+        "note": f"digestbot id {_escape(p.id)}"
         + (" (title derived from the abstract)" if p.title_derived else ""),
     }
     body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)

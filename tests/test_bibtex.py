@@ -12,7 +12,7 @@ from pathlib import Path
 
 from digest.bibtex import cite_key, export
 from digest.ingest.parse import parse_neurips_list
-from digest.models import Paper
+from digest.models import Links, Paper
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
 
@@ -70,3 +70,45 @@ def test_the_bundled_papers_get_readable_unique_keys():
     assert len(got) == len(papers) == len(set(got))
     for key in got:
         assert re.fullmatch(r"[a-z0-9]{4,}-[0-9a-f]{4}", key) and "paper" not in key, key
+
+
+def _entries(bib: str) -> list[str]:
+    """Entries as BibTeX reads them: every brace counts, escaped or not, and an entry ends where
+    its braces balance. A field that closes early leaves text outside any entry."""
+    out, depth, start = [], 0, None
+    for i, ch in enumerate(bib):
+        if ch == "@" and depth == 0:
+            start = i
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            assert depth >= 0, f"unbalanced '}}' at {i}: {bib[max(0, i - 40) : i + 1]!r}"
+            if depth == 0:
+                out.append(bib[start : i + 1])
+                start = None
+        elif depth == 0 and start is None and not ch.isspace():
+            raise AssertionError(f"text outside any entry at {i}: {bib[i : i + 40]!r}")
+    assert depth == 0
+    return out
+
+
+def test_hostile_titles_and_authors_keep_every_entry_readable():
+    """One paper with stray braces, a backslash and LaTeX specials in its title, authors and link
+    must not end its fields early: the other papers' entries still parse, one entry each.
+
+    Breaks seen red: braces escaped as '\\{' / '\\}' (BibTeX still counts them): the
+    '}}}}@misc{evil' title closes the entry early; the URL written unescaped: a '}' in the link
+    ends the url field; backslashes left as they are: 'Back\\' would read as a LaTeX command."""
+    evil = Paper(
+        id="evil-1", source="jsonl", title="}}}}@misc{evil, title={pwned} \\ 100% x_y",
+        abstract_raw="", abstract="", authors=("O'Brien}", "Back\\"), year=2026,
+        venue="NeurIPS 2026", links=Links(abs="https://example.org/a}b{c"),
+    )  # fmt: skip
+    bib = export([A, evil, OTHER])
+    found = _entries(bib)
+    assert len(found) == 3
+    assert [k for k in keys(bib)] == [cite_key(A), cite_key(evil), cite_key(OTHER)]
+    assert "textbraceright{}" in found[1] and "100\\%" in found[1]
+    assert "Back\\textbackslash{}" in found[1]
+    assert "https://example.org/a%7Db%7Bc" in found[1]
