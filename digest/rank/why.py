@@ -48,28 +48,18 @@ def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     """The title's most specific phrase (or word) beyond the topic's: what sets this paper apart."""
     words = [w.lower() for w in _WORD.findall(index.titles[row])]
     terms = [term_of(w) for w in words]
-    vocab = index.vocab
-    # (column, as written, is a phrase), in title order: words first, then adjacent pairs.
-    options = [
-        (col, w, False)
-        for t, w in zip(terms, words, strict=True)
-        if t and t not in skip and (col := vocab.get(t)) is not None
-    ]
-    # A phrase must stand in the title as two adjacent words.
-    options += [
-        (col, f"{words[i]} {words[i + 1]}", True)
-        for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False))
-        if a and b and a not in skip and b not in skip
-        if (col := vocab.get(f"{a} {b}")) is not None
-    ]
-    if not options:
-        return None
-    idfs = index.idf[[col for col, _, _ in options]].tolist()  # one gather, not one per option
+    vocab, idf = index.vocab, index.idf
     best, best_idf = None, 0.0
-    for (_, shown, phrase), idf in zip(options, idfs, strict=True):
-        idf *= 1.3 if phrase else 1.0  # a phrase says more
-        if idf > best_idf:
-            best, best_idf = shown, idf
+    # Words first, then phrases, each in title order: the first of the highest idf wins.
+    for t, w in zip(terms, words, strict=True):
+        col = vocab.get(t) if t and t not in skip else None
+        if col is not None and (v := float(idf[col])) > best_idf:
+            best, best_idf = w, v
+    # A phrase must stand in the title as two adjacent words; a phrase says more (x1.3).
+    for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False)):
+        col = vocab.get(f"{a} {b}") if a and b and a not in skip and b not in skip else None
+        if col is not None and (v := float(idf[col]) * 1.3) > best_idf:
+            best, best_idf = f"{words[i]} {words[i + 1]}", v
     return best
 
 
