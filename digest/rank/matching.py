@@ -31,12 +31,15 @@ def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(shares.T, dtype=np.float32)
 
 
-def _term_table(index: PaperIndex, q: Query) -> tuple[np.ndarray, dict[int, str]]:
-    """(which known query terms are phrases, column -> term), once per query, not per paper."""
+def _term_table(index: PaperIndex, q: Query) -> tuple[list[bool] | None, list[str | None]]:
+    """(phrase flags, None if a query term is unknown; each column's term), once per query."""
     if "terms" not in q.cache:
         vocab = index.vocab
-        is_phrase = np.array([" " in t for t in q.terms if t in vocab], dtype=bool)
-        q.cache["terms"] = (is_phrase, {vocab[t]: t for t in q.terms if t in vocab})
+        known = [t for t in q.terms if t in vocab]
+        inv = {vocab[t]: t for t in known}
+        cols = q.cols.tolist()
+        phrase = [" " in t for t in known] if len(known) == len(cols) else None
+        q.cache["terms"] = (phrase, [inv.get(c) for c in cols])
     return q.cache["terms"]
 
 
@@ -51,11 +54,10 @@ def matched_terms(
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
     if contrib is None:
         contrib = contributions(index, q, np.array([row]))[0]
-    is_phrase, inv = _term_table(index, q)
+    phrase, names = _term_table(index, q)
     # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
-    vals, cols = contrib.tolist(), q.cols.tolist()
-    if len(is_phrase) == len(vals):  # a stable sort, as np.lexsort; in Python for ~20 terms
-        phrase = is_phrase.tolist()
+    vals = contrib.tolist()
+    if phrase is not None:  # a stable sort, as np.lexsort; in Python for ~20 terms
         # Only terms the paper has can be named: sorting just those keeps their order.
         hit = [i for i, v in enumerate(vals) if v > 0]
         order = sorted(hit, key=lambda i: (not phrase[i], -vals[i]))
@@ -65,7 +67,7 @@ def matched_terms(
     for i in order:
         if len(out) >= limit:
             break
-        term = inv.get(cols[i]) if vals[i] > 0 else None
+        term = names[i] if vals[i] > 0 else None
         if term is None:
             continue
         # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
