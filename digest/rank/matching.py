@@ -17,23 +17,29 @@ def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
     """Each query term's share of each row's lexical score, rows x terms (one search per column)."""
     m = index.weights
     rows = np.asarray(rows, dtype=np.int64)
-    out = np.zeros((len(rows), len(q.cols)), dtype=np.float32)
-    starts, ends = m.indptr[q.cols].tolist(), m.indptr[q.cols + 1].tolist()
-    for j, (s, e) in enumerate(zip(starts, ends, strict=True)):
-        if s == e:
-            continue
-        seg = m.indices[s:e]
-        i = np.minimum(np.searchsorted(seg, rows), e - s - 1)
-        out[:, j] = np.where(seg[i] == rows, m.data[s + i] * q.weights[j], 0.0)
-    return out
+    if not len(rows) or not len(q.cols) or not m.nnz:
+        return np.zeros((len(rows), len(q.cols)), dtype=np.float32)
+    starts, ends = m.indptr[q.cols], m.indptr[q.cols + 1]
+    # One binary search per column in Python; the rest is done for all columns at once.
+    pos = np.empty((len(q.cols), len(rows)), dtype=np.int64)
+    for j, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        pos[j] = m.indices[s:e].searchsorted(rows) + s
+    pos = np.minimum(pos, np.maximum(ends - 1, 0)[:, None])  # stays inside its own column
+    found = (m.indices[pos] == rows) & (ends > starts)[:, None]
+    # float32 data times the (float64) weights, rounded to float32 once, as before.
+    shares = np.where(found, m.data[pos] * q.weights[:, None], 0.0)
+    return np.ascontiguousarray(shares.T, dtype=np.float32)
 
 
-def _term_table(index: PaperIndex, q: Query) -> tuple[np.ndarray, dict[int, str]]:
-    """(which known query terms are phrases, column -> term), once per query, not per paper."""
+def _term_table(index: PaperIndex, q: Query) -> tuple[list[bool] | None, list[str | None]]:
+    """(phrase flags, None if a query term is unknown; each column's term), once per query."""
     if "terms" not in q.cache:
         vocab = index.vocab
-        is_phrase = np.array([" " in t for t in q.terms if t in vocab], dtype=bool)
-        q.cache["terms"] = (is_phrase, {vocab[t]: t for t in q.terms if t in vocab})
+        known = [t for t in q.terms if t in vocab]
+        inv = {vocab[t]: t for t in known}
+        cols = q.cols.tolist()
+        phrase = [" " in t for t in known] if len(known) == len(cols) else None
+        q.cache["terms"] = (phrase, [inv.get(c) for c in cols])
     return q.cache["terms"]
 
 
@@ -48,19 +54,20 @@ def matched_terms(
     """The query terms that contribute most to paper ``row``'s lexical score, as readable words."""
     if contrib is None:
         contrib = contributions(index, q, np.array([row]))[0]
-    is_phrase, inv = _term_table(index, q)
+    phrase, names = _term_table(index, q)
     # Phrases first: 'sparse autoencoder' says more than 'autoencoder' and 'sparse' apart.
-    vals, cols = contrib.tolist(), q.cols.tolist()
-    if len(is_phrase) == len(vals):  # a stable sort, as np.lexsort; in Python for ~20 terms
-        phrase = is_phrase.tolist()
-        order = sorted(range(len(vals)), key=lambda i: (not phrase[i], -vals[i]))
+    vals = contrib.tolist()
+    if phrase is not None:  # a stable sort, as np.lexsort; in Python for ~20 terms
+        # Only terms the paper has can be named: sorting just those keeps their order.
+        hit = [i for i, v in enumerate(vals) if v > 0]
+        order = sorted(hit, key=lambda i: (not phrase[i], -vals[i]))
     else:
         order = np.argsort(-contrib).tolist()
     out: list[str] = []
     for i in order:
         if len(out) >= limit:
             break
-        term = inv.get(cols[i]) if vals[i] > 0 else None
+        term = names[i] if vals[i] > 0 else None
         if term is None:
             continue
         # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).

@@ -41,25 +41,25 @@ def _readable(index: PaperIndex, q: Query, term: str) -> str:
     return term  # the singular, which the paper has (alone or as the start of its plural)
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
 def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     """The title's most specific phrase (or word) beyond the topic's: what sets this paper apart."""
-    words = [w.lower() for w in re.findall(r"[^\W_]+", index.titles[row])]
+    words = [w.lower() for w in _WORD.findall(index.titles[row])]
     terms = [term_of(w) for w in words]
-    options = [(t, w) for t, w in zip(terms, words, strict=True) if t]
-    # A phrase must stand in the title as two adjacent words.
-    options += [
-        (f"{a} {b}", f"{words[i]} {words[i + 1]}")
-        for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False))
-        if a and b
-    ]
+    vocab, idf = index.vocab, index.idf
     best, best_idf = None, 0.0
-    for t, shown in options:
-        col = index.vocab.get(t)
-        if col is None or set(t.split()) & skip:
-            continue
-        idf = float(index.idf[col]) * (1.3 if " " in t else 1.0)  # a phrase says more
-        if idf > best_idf:
-            best, best_idf = shown, idf
+    # Words first, then phrases, each in title order: the first of the highest idf wins.
+    for t, w in zip(terms, words, strict=True):
+        col = vocab.get(t) if t and t not in skip else None
+        if col is not None and (v := float(idf[col])) > best_idf:
+            best, best_idf = w, v
+    # A phrase must stand in the title as two adjacent words; a phrase says more (x1.3).
+    for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False)):
+        col = vocab.get(f"{a} {b}") if a and b and a not in skip and b not in skip else None
+        if col is not None and (v := float(idf[col]) * 1.3) > best_idf:
+            best, best_idf = f"{words[i]} {words[i + 1]}", v
     return best
 
 
@@ -85,7 +85,9 @@ def topic_why(
         index, q, int(row), render=lambda t: _readable(index, q, t), contrib=contrib
     )
     base = f"matches {quote(topic, 40)}"
-    skip = {s for t in q.terms for s in t.split()}
+    if "skip" not in q.cache:  # the topic's own words, once per query rather than per hit
+        q.cache["skip"] = {s for t in q.terms for s in t.split()}
+    skip = q.cache["skip"]
     extra = distinct(index, int(row), skip)
     tail = f"; on {extra}" if extra else ""  # the title's own phrase: tells picks apart
     if not terms:

@@ -1,0 +1,137 @@
+"""A search page's why-lines from the fast path read exactly as the plain code wrote them.
+
+The plain code is kept verbatim in tests/why_reference.py; each search's hits (ids, scores,
+why-lines) must equal hits rebuilt with it, on the bundled corpus and on the synthetic one.
+
+Breaks that turn these red (tried): `contributions` clipping positions to the last column's end
+instead of each column's own (a neighbouring column's share leaks in); `contributions` not
+masking empty columns; `contributions` rounding the weights to float16 before multiplying;
+`matched_terms` sorting matched terms by score alone (phrases no longer first); `distinct`
+taking the last option of the highest idf (`>=`) instead of the first; `distinct` naming a
+phrase one of whose words the topic has.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from digest import BUNDLED_PAPERS
+from digest.index_store import doc_input
+from digest.ingest.parse import parse_neurips_list
+from digest.rank.analyzer import term_of
+from digest.rank.engine import Ranker
+from digest.rank.index import build_index
+from digest.rank.matching import contributions
+from digest.rank.results import Hit
+from digest.rank.scorer import score
+from digest.rank.why import distinct
+from tests import why_reference as ref
+from tests.corpus import GNN_HETEROPHILY, GNN_MOLECULES, TOPICS, synthetic_records
+
+
+def _queries(titles: list[str], n: int = 60) -> list[str]:
+    """Topic phrases, title word pairs and single title words, plurals and typos included."""
+    words = [[w for w in re.findall(r"[^\W_]+", t.lower()) if term_of(w)] for t in titles]
+    pairs = [" ".join(w[:2]) for w in words if len(w) >= 2]
+    singles = [w[-1] for w in words if w]
+    phrases = [p.split(" (")[0] for ps in TOPICS.values() for p in ps]
+    later = [" ".join(w[1:4]) for w in words if len(w) >= 3]  # three words, mid-title
+    mixed = (
+        phrases
+        + GNN_MOLECULES
+        + GNN_HETEROPHILY
+        + ["models", "graph nets", "llm", "learning human"]
+    )
+    for more in (pairs, later, singles):
+        mixed += list(dict.fromkeys(more))[: max(1, len(more) // 15) * 15 : max(1, len(more) // 15)]
+    return list(dict.fromkeys(mixed))[:n]
+
+
+@pytest.fixture(scope="module", params=["bundled", "synthetic"])
+def index(request):
+    if request.param == "bundled":
+        records = parse_neurips_list(BUNDLED_PAPERS.read_text(encoding="utf-8")).records
+    else:
+        records = synthetic_records()
+    return build_index([doc_input(r) for r in records])
+
+
+def _plain_hits(ranker: Ranker, text: str, page: int, per_page: int) -> tuple[Hit, ...]:
+    """The page's hits with why-lines written by the reference code."""
+    bare = ranker.search(text, page=page, per_page=per_page, explain=False)
+    st, ix = ranker.state(text), ranker.index
+    if st is None or not bare.hits:
+        return bare.hits
+    rows, scores = score(ix, st, None, ranker.params)
+    fused = dict(zip(rows.tolist(), scores.tolist(), strict=True))
+    page_rows = np.array([ix.pos[h.paper_id] for h in bare.hits])
+    shares = ref.contributions(ix, st.query, page_rows)
+    return tuple(
+        Hit(h.paper_id, h.score, ref.topic_why(ix, text, st, int(r), fused[r], shares[k]))
+        for k, (h, r) in enumerate(zip(bare.hits, page_rows.tolist(), strict=True))
+    )
+
+
+def test_search_pages_read_as_the_plain_code_wrote_them(index):
+    queries = _queries(index.titles)
+    assert len(queries) >= 40
+    named = 0
+    for text in queries:
+        for page, per_page in ((1, 10), (2, 7)):
+            fast = Ranker(index).search(text, page=page, per_page=per_page)
+            assert fast.hits == _plain_hits(Ranker(index), text, page, per_page), text
+            named += sum("; on " in h.why for h in fast.hits)
+    assert named > 50  # the title-phrase part of the line was exercised, not always empty
+
+
+def test_shares_equal_the_plain_computation_bit_for_bit(index):
+    ranker, rng = Ranker(index), np.random.default_rng(0)
+    for text in _queries(index.titles)[:20]:
+        st = ranker.state(text)
+        if st is None:
+            continue
+        rows = rng.choice(len(index), size=min(25, len(index)), replace=False)
+        # Rows that match, and the rows just past each term's column (the neighbour's first).
+        m, cols = index.weights, st.query.cols
+        after = m.indices[np.minimum(m.indptr[cols + 1], m.nnz - 1)]
+        rows = np.concatenate([rows, np.flatnonzero(st.lex > 0)[:10], after, [len(index) - 1]])
+        fast, plain = contributions(index, st.query, rows), ref.contributions(index, st.query, rows)
+        assert fast.dtype == plain.dtype and fast.shape == plain.shape
+        assert fast.tobytes() == plain.tobytes(), text
+
+
+def test_title_phrase_is_the_plain_choice_for_any_words_to_skip(index):
+    rng = np.random.default_rng(1)
+    vocab_words = [t for t in index.vocab if " " not in t]
+    for row in range(0, len(index), max(1, len(index) // 150)):
+        title_terms = [
+            t for w in re.findall(r"[^\W_]+", index.titles[row].lower()) if (t := term_of(w))
+        ]
+        for skip in (
+            set(),
+            set(title_terms[:1]),
+            set(title_terms[1::2]),
+            set(rng.choice(vocab_words, 30)),
+        ):
+            assert distinct(index, row, skip) == ref.distinct(index, row, skip), (row, skip)
+
+
+def test_shares_on_awkward_matrices_equal_the_plain_computation():
+    """Empty columns, and columns whose rows all come before the next column's first row."""
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        dense = rng.random((40, 12)) * (rng.random((40, 12)) < 0.2)
+        dense[:, rng.integers(0, 12, 3)] = 0.0  # empty columns
+        dense[20:, 5], dense[:30, 6] = 0.0, 0.0  # column 5 ends early; column 6 starts late
+        m = sparse.csc_matrix(dense.astype(np.float32))
+        m.sort_indices()
+        ix = SimpleNamespace(weights=m)
+        cols = rng.choice(12, size=8, replace=False)
+        q = SimpleNamespace(cols=np.append(cols, [5, 6]), weights=rng.random(10).astype(np.float32))
+        rows = np.arange(40)
+        assert contributions(ix, q, rows).tobytes() == ref.contributions(ix, q, rows).tobytes()
