@@ -16,7 +16,7 @@ from tests.cli_proc import digestbot, one_error
 @pytest.mark.parametrize(
     ("env", "needle"),
     [
-        ({"DIGESTBOT_ARXIV_QUERIES": "cat:cs.LG"}, "DIGESTBOT_ARXIV_QUERIES: must be a JSON list"),
+        ({"DIGESTBOT_ARXIV_QUERIES": "cat:cs.LG"}, "DIGESTBOT_ARXIV_QUERIES: not a JSON list"),
         ({"DIGESTBOT_HEALTH_PORT": "abc"}, "DIGESTBOT_HEALTH_PORT"),
         ({"DIGESTBOT_HEALTH_PORT": "70000"}, "DIGESTBOT_HEALTH_PORT"),
         ({"DIGESTBOT_LOG_LEVEL": "loud"}, "one of DEBUG, INFO, WARNING"),
@@ -44,6 +44,16 @@ def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
         ("HEALTH_PORT", "abc"),
         ("SLACK_PORT", "-5"),
         ("OPENREVIEW_VENUES", "NeurIPS"),
+        ("CATCHUP_GRACE_HOURS", "1e999"),
+        ("CATCHUP_GRACE_HOURS", "169"),
+        ("DELIVERY_LEASE_SECONDS", "1e999"),
+        ("DELIVERY_LEASE_SECONDS", "1e300"),
+        ("DELIVERY_SWEEP_SECONDS", "1e999"),
+        ("DELIVERY_SWEEP_SECONDS", "nan"),
+        ("DELIVERY_BACKOFF_SECONDS", "[1e999]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60, Infinity]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[1e300]"),
+        ("SEMANTIC", "maybe"),
     ],
 )
 def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, value):
@@ -58,7 +68,23 @@ def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, 
         load_settings(_env_file=None)
     line = str(caught.value)
     assert "\n" not in line and f"DIGESTBOT_{var}:" in line, line
-    assert FORMS[var.lower()] in line, line
+    assert FORMS[var.lower()] in line and "got '" in line, line
+
+
+def test_out_of_range_durations_stop_before_any_command_runs(tmp_path):
+    """An infinite grace once passed `channels` and crashed `run` with OverflowError.
+    Break seen red: allow_inf_nan/le dropped from catchup_grace_hours -> rc 0."""
+    bad = digestbot(tmp_path, "channels", DIGESTBOT_CATCHUP_GRACE_HOURS="1e999")
+    line = one_error(bad)
+    assert "DIGESTBOT_CATCHUP_GRACE_HOURS" in line and "got '1e999'; expected" in line, line
+
+
+def test_verbose_logs_the_details_of_a_refused_setting(tmp_path):
+    """README: `-v` adds details to the log. Break seen red: the callback configuring logging only
+    after load_settings() -> no INFO line at all."""
+    bad = digestbot(tmp_path, "-v", "channels", DIGESTBOT_SEMANTIC="maybe")
+    assert bad.returncode == 2 and "settings refused" in bad.stderr, bad.stderr
+    assert bad.stderr.strip().splitlines()[-1].startswith("error: bad setting: DIGESTBOT_SEMANTIC")
 
 
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
