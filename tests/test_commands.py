@@ -242,3 +242,25 @@ def test_the_same_topic_typed_differently_is_followed_once(app):
     assert "exclude 'tensor'" in say(app, "exclude 'tensor'").text
     listing = say(app, "list").text
     assert listing.count("graph neural networks") == 1 and '"' not in listing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/papers --public list",
+        "/papers me --public list",
+        "--public me list",
+        "/papers list \u2014public",
+        "/papers \u2014public list",
+        "/papers list \u2013public",
+    ],
+)
+def test_public_is_read_anywhere_and_in_its_autocorrected_dash_form(app, text):
+    """README: add `--public` anywhere. Breaks seen red: _dispatch splitting the subcommand off
+    before dropping the flag -> "Unknown command '--public'"; PUBLIC matching only `--` -> the em
+    dash form is read as the subcommand or a topic."""
+    say(app, "subscribe graph neural networks")
+    say(app, "me subscribe graph neural networks")
+    reply = say(app, text)
+    assert not reply.error and reply.public, reply.text
+    assert "public" not in reply.text
