@@ -79,6 +79,8 @@ def cmd_cmd(
         raise DigestError(reply.text)
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
+    if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
+        raise typer.Exit(2)
 
 
 @app.command("subscribe")

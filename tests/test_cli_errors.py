@@ -246,3 +246,19 @@ def test_bad_pages_platforms_and_backoffs_are_refused(tmp_path):
     assert "irc" not in digestbot(tmp_path, "channels").stdout  # nothing was created
     bad = digestbot(tmp_path, "channels", DIGESTBOT_DELIVERY_BACKOFF_SECONDS="[-5]")
     assert "DIGESTBOT_DELIVERY_BACKOFF_SECONDS" in one_error(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("/papers size 0", "⚠ Digest size must be"),
+        ("/papers frobnicate", "⚠ Unknown command 'frobnicate'"),
+        ("/papers schedule 08:00 Mars/Base", "⚠ "),
+        ("/papers threshold 1.5", "⚠ "),
+    ],
+)
+def test_cmd_exits_2_when_the_chat_reply_is_an_error(tmp_path, text, shown):
+    """README: every error exits 2. Break seen red: cmd ignoring reply.error -> rc 0."""
+    done = digestbot(tmp_path, "cmd", "console:lab", text)
+    assert done.returncode == 2 and done.stdout.startswith(shown), (done.returncode, done.stdout)
+    assert digestbot(tmp_path, "cmd", "console:lab", "/papers size 5").returncode == 0
