@@ -160,11 +160,13 @@ def digest_cmd(
 
             print(render(digest_reply(d)))
         return
-    from bot.runner import BUSY
+    from bot.runner import BUSY, unsettled_by_another
 
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
-    busy = 3 if outcome.startswith(BUSY) else 0  # not an error, but not settled by us: see README
+    busy = 3 if unsettled_by_another(outcome) else 0  # not an error, not settled by us: README
+    if busy and not outcome.startswith(BUSY):  # e.g. a state read just as the other one finished
+        outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
     if not as_json:
         print(f"{ref} {when}: {outcome}")
         raise typer.Exit(busy)
