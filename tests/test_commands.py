@@ -264,3 +264,15 @@ def test_public_is_read_anywhere_and_in_its_autocorrected_dash_form(app, text):
     reply = say(app, text)
     assert not reply.error and reply.public, reply.text
     assert "public" not in reply.text
+
+
+@pytest.mark.parametrize("topic", ["a\x1b[31mred\x07", "bell\x07", "rtl \u202eexe.txt"])
+def test_topics_with_control_characters_are_refused_and_not_stored(app, topic):
+    """ESC/BEL once reached `list` (and terminals) raw. Break seen red: clean_topic() without the
+    control-character check -> 'Now following topic …' and the raw ESC in `list`."""
+    reply = say(app, f"subscribe {topic}")
+    assert reply.error and "control characters" in reply.text, reply.text
+    assert "\x1b" not in say(app, "list").text and "\u202e" not in say(app, "list").text
+    assert not app.store.channels.get(LAB) or not app.store.channels.subscriptions(
+        app.store.channels.get(LAB).id
+    )
