@@ -159,12 +159,15 @@ class ChannelService:
         what = f"{kind.value} {text!r}"
         if kind is SubscriptionKind.LIKE:
             what = f"papers like *{self.papers.paper(text).title[:100]}*"
+        verb = "following"
+        if kind is SubscriptionKind.EXCLUDE:  # not followed: kept out of every digest
+            verb, what = "excluding", f"papers that mention {text!r}"
         same = {s.text.casefold() for s in subs if s.kind is kind}
         if text.casefold() in same or not self.store.channels.add_subscription(
             channel.id, kind, text, user
         ):
-            return f"Already following {what}."
-        return f"Now following {what}.{self._coverage_note(kind, text)}"
+            return f"Already {verb} {what}."
+        return f"Now {verb} {what}.{self._coverage_note(kind, text)}"
 
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
@@ -234,6 +237,7 @@ class ChannelService:
             raise DigestError(
                 f"Threshold must be a number from 0 to 1 (e.g. 0.3), got {text.strip()[:20]!r}."
             )
+        value += 0.0  # -0.0 + 0.0 is 0.0: '-0' must not be stored and shown as -0.00
         return self.store.channels.update(self.channel(ref).id, threshold=value)
 
     def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:

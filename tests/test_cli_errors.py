@@ -262,3 +262,10 @@ def test_cmd_exits_2_when_the_chat_reply_is_an_error(tmp_path, text, shown):
     done = digestbot(tmp_path, "cmd", "console:lab", text)
     assert done.returncode == 2 and done.stdout.startswith(shown), (done.returncode, done.stdout)
     assert digestbot(tmp_path, "cmd", "console:lab", "/papers size 5").returncode == 0
+
+
+def test_an_unsupported_database_says_which_are_supported(tmp_path):
+    """A mysql URL once suggested installing the postgres extra. Break seen red: the backend
+    check removed from make_engine -> 'Database driver missing … [postgres]'."""
+    line = one_error(digestbot(tmp_path, "--db", "mysql://x@localhost/db", "channels"))
+    assert "only SQLite" in line and "PostgreSQL" in line and "[postgres]" not in line, line

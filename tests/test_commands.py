@@ -239,7 +239,7 @@ def test_the_same_topic_typed_differently_is_followed_once(app):
     )
     assert "Already following" in say(app, "subscribe Graph Neural Networks").text
     assert "Already following" in say(app, "subscribe “graph neural networks”").text
-    assert "exclude 'tensor'" in say(app, "exclude 'tensor'").text
+    assert "mention 'tensor'" in say(app, "exclude 'tensor'").text
     listing = say(app, "list").text
     assert listing.count("graph neural networks") == 1 and '"' not in listing
 
@@ -276,3 +276,23 @@ def test_topics_with_control_characters_are_refused_and_not_stored(app, topic):
     assert not app.store.channels.get(LAB) or not app.store.channels.subscriptions(
         app.store.channels.get(LAB).id
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("exclude", "Say what to exclude"),
+        ("exclude quantum", "Now excluding papers that mention 'quantum'."),
+        ("option admin-only maybe", "`/papers option admin-only on`"),
+        ("option threads perhaps", "`/papers option threads on`"),
+        ("schedule 08:00 UTC funday", "got 'funday'"),
+        ("schedule 08:00 New York funday", "got 'funday'"),
+        ("threshold -0", "at least 0.00."),
+    ],
+)
+def test_messages_name_what_was_actually_typed(app, text, said):
+    """Breaks seen red: exclude worded as 'Now following exclude …'; option's fixed `quiet on`
+    hint; schedule taking 'UTC funday' as one zone name; threshold storing -0.0."""
+    reply = say(app, text)
+    assert said in reply.text, reply.text
+    assert "Unknown time zone" not in reply.text and "-0.00" not in reply.text
