@@ -296,3 +296,17 @@ def test_messages_name_what_was_actually_typed(app, text, said):
     reply = say(app, text)
     assert said in reply.text, reply.text
     assert "Unknown time zone" not in reply.text and "-0.00" not in reply.text
+
+
+def test_list_shows_every_option_and_only_those_that_apply(app):
+    """`option threads on` was never shown by `list`; a personal digest showed 'admins only'
+    though that option is refused there. Breaks seen red: the old settings line (no threads,
+    admins only everywhere)."""
+    say(app, "subscribe graph neural networks")
+    say(app, "option threads on")
+    shown = say(app, "list").text
+    assert "threads: on" in shown and "admins only: off" in shown, shown
+    say(app, "me subscribe graph neural networks")
+    mine = say(app, "me list").text
+    assert "threads: off" in mine and "admins only" not in mine, mine
+    assert say(app, "me option admin-only on").error

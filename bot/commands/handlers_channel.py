@@ -9,7 +9,7 @@ from bot.commands.replies import Reply, digest_reply, error
 from digest.compose import plural
 from digest.delivery import next_digest, today_state
 from digest.errors import DigestError
-from digest.models import SubscriptionKind
+from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
 from digest.zones import parse_timezone
 
@@ -83,10 +83,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if due and not channel.paused
         else "Next digest: none scheduled",
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
-        f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
-        f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
-        f"admins only: {'on' if channel.admin_only else 'off'} · "
-        f"backlog: {'on' if channel.backlog else 'off'}",
+        _settings_line(channel, ctx.personal),
     ]
     who = (
         "Your personal digest"
@@ -94,6 +91,16 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else f"Channel {channel.name or channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
+
+
+def _settings_line(channel: Channel, personal: bool) -> str:
+    """Size, threshold and every option `option` can set (admin-only only where it applies)."""
+    flags = [("quiet on empty days", channel.quiet_when_empty)]
+    if not personal:  # refused on a personal digest, so not shown there
+        flags.append(("admins only", channel.admin_only))
+    flags += [("threads", channel.threaded), ("backlog", channel.backlog)]
+    shown = " · ".join(f"{name}: {'on' if on else 'off'}" for name, on in flags)
+    return f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · {shown}"
 
 
 @command("digest", "digest now|preview", "post today's digest now, or preview it just for you")
