@@ -137,11 +137,11 @@ def digest_cmd(
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
     adapters = application.adapters(err.file if as_json else out.file)
-    if ref.platform not in adapters and not dry_run:
-        raise DigestError(_no_connection(ref.platform))
     if day is not None:
         _day(day, "UTC")  # a malformed --date is said before anything about the channel
     ch = application.channels.find(ref)  # a digest needs a channel someone set up
+    if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
+        raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
     today = local_day(datetime.now(UTC), ch.timezone)
     if when > today and not dry_run:

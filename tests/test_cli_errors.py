@@ -150,6 +150,13 @@ def test_export_never_overwrites_the_database_or_a_file_unasked(tmp_path):
 
 
 def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
+    """An unknown channel is said first. Break seen red: the connection check before find()
+    -> 'No slack connection' for a channel nobody subscribed."""
+    line = one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
+    assert "No channel slack:T1/C001; subscribe first" in line, line
+    assert (
+        digestbot(tmp_path, "subscribe", "slack:T1/C001", "graph neural networks").returncode == 0
+    )
     assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
     assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
     line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
