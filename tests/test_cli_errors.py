@@ -204,6 +204,8 @@ def _export(tmp_path, mutate):
         (lambda d: d["subscriptions"].append(dict(d["subscriptions"][0])), "appears twice"),
         (lambda d: d["channels"][0].update(id="one"), "expected a whole number"),
         (lambda d: d["subscriptions"][0].update(channel_id=99), "dangling"),
+        (lambda d: d["channels"][0].update(timezone="Mars/Base"), "'timezone': Unknown time zone"),
+        (lambda d: d["channels"][0].update(weekdays="funday"), "'weekdays': Days must be"),
     ],
 )
 def test_import_rejects_broken_exports_and_keeps_nothing(tmp_path, mutate, needle):
