@@ -278,3 +278,22 @@ def test_an_unsupported_database_says_which_are_supported(tmp_path):
     check removed from make_engine -> 'Database driver missing … [postgres]'."""
     line = one_error(digestbot(tmp_path, "--db", "mysql://x@localhost/db", "channels"))
     assert "only SQLite" in line and "PostgreSQL" in line and "[postgres]" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("subscribe", "slack:T1", "topic"), "slack:WORKSPACE/CHANNEL"),
+        (("subscribe", "discord:G/C/X", "topic"), "discord:WORKSPACE/CHANNEL"),
+        (("digest", "discord:G1"), "discord:WORKSPACE/CHANNEL"),
+        (("ingest", "arxiv:"), "arxiv: needs a QUERY"),
+        (("ingest", "openreview: "), "openreview: needs a VENUE_ID"),
+    ],
+)
+def test_channel_refs_and_source_queries_are_checked_locally(tmp_path, args, needle):
+    """Breaks seen red: ChannelRef.parse accepting a Slack/Discord ref without its workspace
+    part (stored as 'slack:T1'); an empty `arxiv:` query sent to the network."""
+    env = {"DIGESTBOT_ARXIV_BASE_URL": "http://127.0.0.1:9/never"}  # no request may be made
+    line = one_error(digestbot(tmp_path, *args, **env))
+    assert needle in line and "Cannot reach" not in line, line
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
