@@ -58,6 +58,8 @@ def _root(
     from bot.logs import configure
 
     _State.db = db
+    if verbose:  # so -v details reach the log even when the settings themselves are refused
+        configure("INFO", "text")
     _State.settings = load_settings()  # read once per invocation; the composition root gets it
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
@@ -283,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
     except DigestError as exc:
+        logging.getLogger("digestbot").info("error details", exc_info=True)  # shown with -v
         return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
         return fail(exc.format_message())
@@ -292,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback
-        logging.getLogger("digestbot").debug("unexpected error", exc_info=True)
+        # INFO, not DEBUG: -v sets INFO, and "run with -v for details" must then show them
+        logging.getLogger("digestbot").info("unexpected error", exc_info=True)
         return fail(f"{type(exc).__name__}: {exc} (run with -v for details)")
     return rv if isinstance(rv, int) else 0

@@ -79,6 +79,8 @@ def cmd_cmd(
         raise DigestError(reply.text)
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
+    if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
+        raise typer.Exit(2)
 
 
 @app.command("subscribe")
@@ -135,11 +137,11 @@ def digest_cmd(
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
     adapters = application.adapters(err.file if as_json else out.file)
-    if ref.platform not in adapters and not dry_run:
-        raise DigestError(_no_connection(ref.platform))
     if day is not None:
         _day(day, "UTC")  # a malformed --date is said before anything about the channel
     ch = application.channels.find(ref)  # a digest needs a channel someone set up
+    if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
+        raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
     today = local_day(datetime.now(UTC), ch.timezone)
     if when > today and not dry_run:
@@ -158,11 +160,13 @@ def digest_cmd(
 
             print(render(digest_reply(d)))
         return
-    from bot.runner import BUSY
+    from bot.runner import BUSY, unsettled_by_another
 
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
-    busy = 3 if outcome.startswith(BUSY) else 0  # not an error, but not settled by us: see README
+    busy = 3 if unsettled_by_another(outcome) else 0  # not an error, not settled by us: README
+    if busy and not outcome.startswith(BUSY):  # e.g. a state read just as the other one finished
+        outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
     if not as_json:
         print(f"{ref} {when}: {outcome}")
         raise typer.Exit(busy)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,6 +18,8 @@ from digest.zones import parse_timezone
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
 
+log = logging.getLogger(__name__)
+
 
 def default_database_url() -> str:
     """SQLite file in the per-user data directory."""
@@ -25,13 +28,20 @@ def default_database_url() -> str:
 
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Upper bounds keep every duration finite and convertible to timers and timestamps (1e999 is inf).
+MAX_GRACE_HOURS = 168
+MAX_SECONDS = 86400
+SEMANTIC = ("auto", "on", "off", "1", "0", "true", "false", "yes", "no")
 
 #: What each checked variable must look like, said in every error about it.
 FORMS = {
-    "catchup_grace_hours": "a number of hours, 0 or more (e.g. 12)",
-    "delivery_lease_seconds": "a number of seconds above 0 (e.g. 120)",
-    "delivery_sweep_seconds": "a number of seconds above 0 (e.g. 60)",
-    "delivery_backoff_seconds": "a JSON list of seconds above 0, e.g. [60, 300, 900, 3600]",
+    "catchup_grace_hours": f"a number of hours from 0 to {MAX_GRACE_HOURS} (e.g. 12)",
+    "delivery_lease_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 120)",
+    "delivery_sweep_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 60)",
+    "delivery_backoff_seconds": (
+        f"a JSON list of seconds above 0, each at most {MAX_SECONDS}, e.g. [60, 300, 900, 3600]"
+    ),
+    "semantic": "auto or off (on, true/false, yes/no, 1/0 also work)",
     "arxiv_queries": 'a JSON list of strings, e.g. ["cat:cs.LG"]',
     "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
     "health_port": "a whole number from 0 to 65535",
@@ -54,15 +64,15 @@ class Settings(BaseSettings):
     index_dir: str = ""
     log_level: str = "WARNING"
     default_timezone: str = "UTC"
-    catchup_grace_hours: float = Field(12.0, ge=0)
-    delivery_lease_seconds: float = Field(
-        120.0, gt=0
-    )  # a claim lapses this long after its owner went quiet
-    delivery_sweep_seconds: float = Field(
-        60.0, gt=0
-    )  # how often due retries and lapsed claims are resumed
+    catchup_grace_hours: float = Field(12.0, ge=0, le=MAX_GRACE_HOURS, allow_inf_nan=False)
+    # a claim lapses this long after its owner went quiet
+    delivery_lease_seconds: float = Field(120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    # how often due retries and lapsed claims are resumed
+    delivery_sweep_seconds: float = Field(60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     delivery_backoff_seconds: Annotated[
-        list[Annotated[float, Field(gt=0)]], NoDecode, Field(min_length=1)
+        list[Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]],
+        NoDecode,
+        Field(min_length=1),
     ] = [
         60.0,
         300.0,
@@ -93,18 +103,8 @@ class Settings(BaseSettings):
     @field_validator("semantic")
     @classmethod
     def _on_off(cls, value: str) -> str:
-        if value.strip().lower() not in (
-            "auto",
-            "on",
-            "off",
-            "1",
-            "0",
-            "true",
-            "false",
-            "yes",
-            "no",
-        ):
-            raise ValueError("must be auto or off")
+        if value.strip().lower() not in SEMANTIC:
+            raise ValueError("unknown value")
         return value.strip().lower()
 
     @field_validator("arxiv_queries", "openreview_venues", mode="before")
@@ -117,7 +117,7 @@ class Settings(BaseSettings):
         except ValueError:
             parsed = None
         if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
-            raise ValueError(f"must be {FORMS[info.field_name]}")
+            raise ValueError("not a JSON list of strings")
         return parsed
 
     @field_validator("delivery_backoff_seconds", mode="before")
@@ -132,7 +132,7 @@ class Settings(BaseSettings):
         if not isinstance(parsed, list) or not all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in parsed
         ):
-            raise ValueError(f"must be {FORMS['delivery_backoff_seconds']}, got {value[:40]!r}")
+            raise ValueError("not a JSON list of numbers")
         return parsed
 
     @field_validator("default_timezone")
@@ -147,14 +147,14 @@ class Settings(BaseSettings):
     @classmethod
     def _level(cls, value: str) -> str:
         if value.upper() not in LEVELS:
-            raise ValueError(f"must be one of {', '.join(LEVELS)}")
+            raise ValueError("unknown level")
         return value.upper()
 
     @field_validator("log_format")
     @classmethod
     def _format(cls, value: str) -> str:
         if value.lower() not in ("text", "json"):
-            raise ValueError("must be text or json")
+            raise ValueError("unknown format")
         return value.lower()
 
     def resolved_database_url(self) -> str:
@@ -191,6 +191,7 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
+        log.info("settings refused: %s", exc)  # every problem in full, for -v
         problems = dict.fromkeys(_problem(e) for e in exc.errors())  # one line per variable
         raise DigestError("bad setting: " + "; ".join(problems)) from None
     except SettingsError as exc:  # a value pydantic-settings could not even decode
@@ -205,7 +206,7 @@ def _problem(error: Any) -> str:
     """One validation error as `DIGESTBOT_NAME: what is wrong; expected what`."""
     name = str(error["loc"][0])
     var, msg = f"DIGESTBOT_{name.upper()}", error["msg"].removeprefix("Value error, ")
-    if error["type"] == "value_error" or name not in FORMS:  # our own messages say the form
+    if name not in FORMS or name == "default_timezone":  # the zone message names the value
         return f"{var}: {msg}"
     got = str(error.get("input", ""))[:40]  # only FORMS fields, none of them secret
-    return f"{var}: {msg.lower()}, got {got!r}; expected {FORMS[name]}"
+    return f"{var}: {msg[:1].lower() + msg[1:]}, got {got!r}; expected {FORMS[name]}"

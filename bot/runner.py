@@ -11,7 +11,7 @@ from datetime import date
 
 from bot.commands.replies import Reply, digest_reply
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
-from digest.delivery import Claim, Deliveries
+from digest.delivery import Claim, Deliveries, describe
 from digest.models import Channel, ChannelRef
 from digest.store.deliveries import EMPTY, UNFINISHED
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
@@ -20,6 +20,15 @@ log = logging.getLogger(__name__)
 LOST = "taken over by another worker"
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
+
+
+#: Outcomes after which the digest is settled for the day (CLI exit code 0).
+SETTLED = ("posted ", "empty (quiet)", "already delivered", "nothing new (quiet day)")
+
+
+def unsettled_by_another(outcome: str) -> bool:
+    """True when another process still holds the digest: being prepared or sent, or taken over."""
+    return outcome.startswith((BUSY, "being prepared", "being sent", LOST))
 
 
 class LeaseLost(Exception):
@@ -71,8 +80,8 @@ class DigestRunner:
 
     def _not_ours(self, channel_id: int, day: date) -> str:
         """Why the claim went elsewhere; a live lease held by someone else is said plainly."""
-        state = self.deliveries.state(channel_id, day)
-        d = self.store.deliveries.for_day(channel_id, day)
+        d = self.store.deliveries.for_day(channel_id, day)  # one snapshot: state and test agree
+        state = describe(d, self.store.ledger.messages)
         if d is None or d.status not in UNFINISHED or (d.retry_at and d.last_error):
             return state
         if d.id in self.store.deliveries.expired():  # its owner stopped; a sweep resumes it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
@@ -37,6 +38,10 @@ class Stats:
 QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 
 
+# Bidirectional embedding/override/isolate marks: invisible, and they reorder displayed text.
+BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def clean_topic(text: str) -> str:
     """A subscription text: single-spaced, unquoted, non-empty, bounded."""
     topic = " ".join(text.split())
@@ -44,6 +49,11 @@ def clean_topic(text: str) -> str:
         topic = topic[1:-1].strip()  # `subscribe "graph neural networks"` means the words
     if not topic:
         raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
+    bad = next((c for c in topic if unicodedata.category(c) == "Cc" or c in BIDI), None)
+    if bad is not None:  # ESC/BEL would reach terminals and logs; bidi marks reorder what is shown
+        raise DigestError(
+            f"Topics cannot contain control characters (found U+{ord(bad):04X}); type plain text."
+        )
     if len(topic) > MAX_TOPIC_CHARS:
         raise DigestError(
             f"Topics are at most {MAX_TOPIC_CHARS} characters; that one has {len(topic)}."
@@ -149,12 +159,15 @@ class ChannelService:
         what = f"{kind.value} {text!r}"
         if kind is SubscriptionKind.LIKE:
             what = f"papers like *{self.papers.paper(text).title[:100]}*"
+        verb = "following"
+        if kind is SubscriptionKind.EXCLUDE:  # not followed: kept out of every digest
+            verb, what = "excluding", f"papers that mention {text!r}"
         same = {s.text.casefold() for s in subs if s.kind is kind}
         if text.casefold() in same or not self.store.channels.add_subscription(
             channel.id, kind, text, user
         ):
-            return f"Already following {what}."
-        return f"Now following {what}.{self._coverage_note(kind, text)}"
+            return f"Already {verb} {what}."
+        return f"Now {verb} {what}.{self._coverage_note(kind, text)}"
 
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
@@ -224,6 +237,7 @@ class ChannelService:
             raise DigestError(
                 f"Threshold must be a number from 0 to 1 (e.g. 0.3), got {text.strip()[:20]!r}."
             )
+        value += 0.0  # -0.0 + 0.0 is 0.0: '-0' must not be stored and shown as -0.00
         return self.store.channels.update(self.channel(ref).id, threshold=value)
 
     def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:

@@ -94,8 +94,8 @@ class ChannelRef:
             )
         platform = platform.lower()
         workspace, slash, channel_id = rest.rpartition("/")
-        if platform in WORKSPACE_PLATFORMS and slash:
-            if not workspace or not channel_id or "/" in workspace:
+        if platform in WORKSPACE_PLATFORMS:  # Slack and Discord channel ids are per workspace
+            if not slash or not workspace or not channel_id or "/" in workspace:
                 raise DigestError(
                     f"Channel must look like {platform}:WORKSPACE/CHANNEL, got {text[:60]!r}."
                 )

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.errors import DigestError
+from digest.schedule import parse_time, parse_weekdays
 from digest.store import Store
 from digest.store.schema import (
     ChannelRow,
@@ -25,6 +26,7 @@ from digest.store.schema import (
     PaperRow,
     SubscriptionRow,
 )
+from digest.zones import parse_timezone
 
 FORMAT = "digestbot-export/1"
 TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow)
@@ -109,6 +111,14 @@ def _secret_value(column: Any, value: Any) -> Any:
     return value
 
 
+#: Values the store holds as text but the scheduler parses: refused at import like any bad field.
+CHECKS = {
+    ("channels", "timezone"): parse_timezone,
+    ("channels", "digest_time"): parse_time,
+    ("channels", "weekdays"): parse_weekdays,
+}
+
+
 def _parse(table: Any, row: Any, n: int) -> dict[str, Any]:
     """One exported row as column values; a bad one is a DigestError naming table, row, column."""
     where = f"{table.__tablename__} row {n}"
@@ -123,6 +133,12 @@ def _parse(table: Any, row: Any, n: int) -> dict[str, Any]:
             out[col.key] = None
             continue
         out[col.key] = _value(col, value, f"{where}, {col.key!r}")
+        check = CHECKS.get((table.__tablename__, col.key))
+        if check is not None:
+            try:
+                check(out[col.key])
+            except DigestError as exc:  # e.g. 'Mars/Base' would crash scheduling later
+                raise DigestError(f"{where}, {col.key!r}: {exc}") from None
     return out
 
 

@@ -16,7 +16,7 @@ from tests.cli_proc import digestbot, one_error
 @pytest.mark.parametrize(
     ("env", "needle"),
     [
-        ({"DIGESTBOT_ARXIV_QUERIES": "cat:cs.LG"}, "DIGESTBOT_ARXIV_QUERIES: must be a JSON list"),
+        ({"DIGESTBOT_ARXIV_QUERIES": "cat:cs.LG"}, "DIGESTBOT_ARXIV_QUERIES: not a JSON list"),
         ({"DIGESTBOT_HEALTH_PORT": "abc"}, "DIGESTBOT_HEALTH_PORT"),
         ({"DIGESTBOT_HEALTH_PORT": "70000"}, "DIGESTBOT_HEALTH_PORT"),
         ({"DIGESTBOT_LOG_LEVEL": "loud"}, "one of DEBUG, INFO, WARNING"),
@@ -44,6 +44,16 @@ def test_bad_settings_are_one_line_at_load(tmp_path, env, needle):
         ("HEALTH_PORT", "abc"),
         ("SLACK_PORT", "-5"),
         ("OPENREVIEW_VENUES", "NeurIPS"),
+        ("CATCHUP_GRACE_HOURS", "1e999"),
+        ("CATCHUP_GRACE_HOURS", "169"),
+        ("DELIVERY_LEASE_SECONDS", "1e999"),
+        ("DELIVERY_LEASE_SECONDS", "1e300"),
+        ("DELIVERY_SWEEP_SECONDS", "1e999"),
+        ("DELIVERY_SWEEP_SECONDS", "nan"),
+        ("DELIVERY_BACKOFF_SECONDS", "[1e999]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[60, Infinity]"),
+        ("DELIVERY_BACKOFF_SECONDS", "[1e300]"),
+        ("SEMANTIC", "maybe"),
     ],
 )
 def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, value):
@@ -58,7 +68,23 @@ def test_every_settings_error_names_the_variable_and_its_form(monkeypatch, var, 
         load_settings(_env_file=None)
     line = str(caught.value)
     assert "\n" not in line and f"DIGESTBOT_{var}:" in line, line
-    assert FORMS[var.lower()] in line, line
+    assert FORMS[var.lower()] in line and "got '" in line, line
+
+
+def test_out_of_range_durations_stop_before_any_command_runs(tmp_path):
+    """An infinite grace once passed `channels` and crashed `run` with OverflowError.
+    Break seen red: allow_inf_nan/le dropped from catchup_grace_hours -> rc 0."""
+    bad = digestbot(tmp_path, "channels", DIGESTBOT_CATCHUP_GRACE_HOURS="1e999")
+    line = one_error(bad)
+    assert "DIGESTBOT_CATCHUP_GRACE_HOURS" in line and "got '1e999'; expected" in line, line
+
+
+def test_verbose_logs_the_details_of_a_refused_setting(tmp_path):
+    """README: `-v` adds details to the log. Break seen red: the callback configuring logging only
+    after load_settings() -> no INFO line at all."""
+    bad = digestbot(tmp_path, "-v", "channels", DIGESTBOT_SEMANTIC="maybe")
+    assert bad.returncode == 2 and "settings refused" in bad.stderr, bad.stderr
+    assert bad.stderr.strip().splitlines()[-1].startswith("error: bad setting: DIGESTBOT_SEMANTIC")
 
 
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
@@ -124,6 +150,13 @@ def test_export_never_overwrites_the_database_or_a_file_unasked(tmp_path):
 
 
 def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path):
+    """An unknown channel is said first. Break seen red: the connection check before find()
+    -> 'No slack connection' for a channel nobody subscribed."""
+    line = one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
+    assert "No channel slack:T1/C001; subscribe first" in line, line
+    assert (
+        digestbot(tmp_path, "subscribe", "slack:T1/C001", "graph neural networks").returncode == 0
+    )
     assert "No slack connection" in one_error(digestbot(tmp_path, "digest", "slack:T1/C001"))
     assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
     line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01"))
@@ -171,6 +204,8 @@ def _export(tmp_path, mutate):
         (lambda d: d["subscriptions"].append(dict(d["subscriptions"][0])), "appears twice"),
         (lambda d: d["channels"][0].update(id="one"), "expected a whole number"),
         (lambda d: d["subscriptions"][0].update(channel_id=99), "dangling"),
+        (lambda d: d["channels"][0].update(timezone="Mars/Base"), "'timezone': Unknown time zone"),
+        (lambda d: d["channels"][0].update(weekdays="funday"), "'weekdays': Days must be"),
     ],
 )
 def test_import_rejects_broken_exports_and_keeps_nothing(tmp_path, mutate, needle):
@@ -220,3 +255,45 @@ def test_bad_pages_platforms_and_backoffs_are_refused(tmp_path):
     assert "irc" not in digestbot(tmp_path, "channels").stdout  # nothing was created
     bad = digestbot(tmp_path, "channels", DIGESTBOT_DELIVERY_BACKOFF_SECONDS="[-5]")
     assert "DIGESTBOT_DELIVERY_BACKOFF_SECONDS" in one_error(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("/papers size 0", "⚠ Digest size must be"),
+        ("/papers frobnicate", "⚠ Unknown command 'frobnicate'"),
+        ("/papers schedule 08:00 Mars/Base", "⚠ "),
+        ("/papers threshold 1.5", "⚠ "),
+    ],
+)
+def test_cmd_exits_2_when_the_chat_reply_is_an_error(tmp_path, text, shown):
+    """README: every error exits 2. Break seen red: cmd ignoring reply.error -> rc 0."""
+    done = digestbot(tmp_path, "cmd", "console:lab", text)
+    assert done.returncode == 2 and done.stdout.startswith(shown), (done.returncode, done.stdout)
+    assert digestbot(tmp_path, "cmd", "console:lab", "/papers size 5").returncode == 0
+
+
+def test_an_unsupported_database_says_which_are_supported(tmp_path):
+    """A mysql URL once suggested installing the postgres extra. Break seen red: the backend
+    check removed from make_engine -> 'Database driver missing … [postgres]'."""
+    line = one_error(digestbot(tmp_path, "--db", "mysql://x@localhost/db", "channels"))
+    assert "only SQLite" in line and "PostgreSQL" in line and "[postgres]" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("subscribe", "slack:T1", "topic"), "slack:WORKSPACE/CHANNEL"),
+        (("subscribe", "discord:G/C/X", "topic"), "discord:WORKSPACE/CHANNEL"),
+        (("digest", "discord:G1"), "discord:WORKSPACE/CHANNEL"),
+        (("ingest", "arxiv:"), "arxiv: needs a QUERY"),
+        (("ingest", "openreview: "), "openreview: needs a VENUE_ID"),
+    ],
+)
+def test_channel_refs_and_source_queries_are_checked_locally(tmp_path, args, needle):
+    """Breaks seen red: ChannelRef.parse accepting a Slack/Discord ref without its workspace
+    part (stored as 'slack:T1'); an empty `arxiv:` query sent to the network."""
+    env = {"DIGESTBOT_ARXIV_BASE_URL": "http://127.0.0.1:9/never"}  # no request may be made
+    line = one_error(digestbot(tmp_path, *args, **env))
+    assert needle in line and "Cannot reach" not in line, line
+    assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")

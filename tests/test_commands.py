@@ -239,6 +239,74 @@ def test_the_same_topic_typed_differently_is_followed_once(app):
     )
     assert "Already following" in say(app, "subscribe Graph Neural Networks").text
     assert "Already following" in say(app, "subscribe “graph neural networks”").text
-    assert "exclude 'tensor'" in say(app, "exclude 'tensor'").text
+    assert "mention 'tensor'" in say(app, "exclude 'tensor'").text
     listing = say(app, "list").text
     assert listing.count("graph neural networks") == 1 and '"' not in listing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/papers --public list",
+        "/papers me --public list",
+        "--public me list",
+        "/papers list \u2014public",
+        "/papers \u2014public list",
+        "/papers list \u2013public",
+    ],
+)
+def test_public_is_read_anywhere_and_in_its_autocorrected_dash_form(app, text):
+    """README: add `--public` anywhere. Breaks seen red: _dispatch splitting the subcommand off
+    before dropping the flag -> "Unknown command '--public'"; PUBLIC matching only `--` -> the em
+    dash form is read as the subcommand or a topic."""
+    say(app, "subscribe graph neural networks")
+    say(app, "me subscribe graph neural networks")
+    reply = say(app, text)
+    assert not reply.error and reply.public, reply.text
+    assert "public" not in reply.text
+
+
+@pytest.mark.parametrize("topic", ["a\x1b[31mred\x07", "bell\x07", "rtl \u202eexe.txt"])
+def test_topics_with_control_characters_are_refused_and_not_stored(app, topic):
+    """ESC/BEL once reached `list` (and terminals) raw. Break seen red: clean_topic() without the
+    control-character check -> 'Now following topic …' and the raw ESC in `list`."""
+    reply = say(app, f"subscribe {topic}")
+    assert reply.error and "control characters" in reply.text, reply.text
+    assert "\x1b" not in say(app, "list").text and "\u202e" not in say(app, "list").text
+    assert not app.store.channels.get(LAB) or not app.store.channels.subscriptions(
+        app.store.channels.get(LAB).id
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("exclude", "Say what to exclude"),
+        ("exclude quantum", "Now excluding papers that mention 'quantum'."),
+        ("option admin-only maybe", "`/papers option admin-only on`"),
+        ("option threads perhaps", "`/papers option threads on`"),
+        ("schedule 08:00 UTC funday", "got 'funday'"),
+        ("schedule 08:00 New York funday", "got 'funday'"),
+        ("threshold -0", "at least 0.00."),
+    ],
+)
+def test_messages_name_what_was_actually_typed(app, text, said):
+    """Breaks seen red: exclude worded as 'Now following exclude …'; option's fixed `quiet on`
+    hint; schedule taking 'UTC funday' as one zone name; threshold storing -0.0."""
+    reply = say(app, text)
+    assert said in reply.text, reply.text
+    assert "Unknown time zone" not in reply.text and "-0.00" not in reply.text
+
+
+def test_list_shows_every_option_and_only_those_that_apply(app):
+    """`option threads on` was never shown by `list`; a personal digest showed 'admins only'
+    though that option is refused there. Breaks seen red: the old settings line (no threads,
+    admins only everywhere)."""
+    say(app, "subscribe graph neural networks")
+    say(app, "option threads on")
+    shown = say(app, "list").text
+    assert "threads: on" in shown and "admins only: off" in shown, shown
+    say(app, "me subscribe graph neural networks")
+    mine = say(app, "me list").text
+    assert "threads: off" in mine and "admins only" not in mine, mine
+    assert say(app, "me option admin-only on").error

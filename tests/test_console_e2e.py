@@ -75,7 +75,7 @@ def test_cmd_runs_chat_commands_like_a_platform(env_isolated, capsys):
     code, out, _ = run(capsys, "cmd", "console:lab", "/papers digest now")
     assert "(already delivered)" in out
     code, out, _ = run(capsys, "cmd", "console:lab", "/papers schedule 09:00 Mars/Base")
-    assert code == 0 and "Unknown time zone 'Mars/Base'" in out
+    assert code == 2 and "Unknown time zone 'Mars/Base'" in out  # an error reply exits 2
 
 
 def test_run_on_an_empty_machine_prints_a_real_digest(env_isolated, capsys, monkeypatch):

@@ -12,6 +12,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import time_machine
 
 from digest.models import ChannelRef
@@ -192,3 +193,57 @@ def test_cli_digest_exits_3_while_another_process_holds_the_digest(env_isolated,
     assert main(["digest", "console:lab", "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["outcome"].startswith("another digestbot")
     other.close()
+
+
+def test_cli_digest_exits_3_when_every_message_is_confirmed_but_not_finished(env_isolated, capsys):
+    """Three `digest` at once once printed 'being sent (1 of 1 messages confirmed)' with exit 0.
+
+    Breaks seen red: runner._not_ours reading the state before the delivery row (a finish in
+    between leaves a stale 'being sent') and the CLI exiting 0 for any outcome but BUSY."""
+    from bot.app import build
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+    from digest.delivery import Deliveries
+    from digest.schedule import local_day
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
+    other = build()
+    ch = other.store.channels.get(ChannelRef("console", "lab"))
+    day = local_day(datetime.now(UTC), ch.timezone)
+    held = Deliveries(other.channels, "other-host")
+    claim = held.claim(ch, day)
+    assert claim is not None and held.plan(claim, [("only part",)]) is not None
+    assert held.sending(claim, 0) and held.confirm(claim, 0, "msg-1")  # all confirmed, unfinished
+    capsys.readouterr()
+    assert main(["digest", "console:lab"]) == 3
+    out = capsys.readouterr().out
+    assert "another digestbot process is sending this digest right now" in out, out
+    assert held.finish(claim)
+    assert main(["digest", "console:lab"]) == 0
+    assert "already delivered" in capsys.readouterr().out
+    other.close()
+
+
+@pytest.mark.parametrize(
+    "seen",
+    ["being sent (1 of 1 messages confirmed)", "being prepared", "taken over by another worker"],
+)
+def test_cli_digest_never_exits_0_on_an_unsettled_outcome(env_isolated, capsys, monkeypatch, seen):
+    """The outcome a third racing `digest` saw. Break seen red: the CLI mapping only outcomes
+    starting with BUSY to exit 3 -> exit 0 and 'being sent …'."""
+    from bot.cli import main
+    from bot.runner import DigestRunner
+    from digest import BUNDLED_PAPERS
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
+
+    async def racing(self, channel_id, day):
+        return seen
+
+    monkeypatch.setattr(DigestRunner, "run_channel", racing)
+    capsys.readouterr()
+    assert main(["digest", "console:lab"]) == 3
+    out = capsys.readouterr().out
+    assert "another digestbot process is sending this digest right now" in out, out

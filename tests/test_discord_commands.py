@@ -289,3 +289,16 @@ def test_readme_invite_permissions_are_exactly_what_the_bot_needs():
                                  create_public_threads=True, embed_links=True, attach_files=True,
                                  read_message_history=True)  # fmt: skip
     assert f"permissions={needed.value}" in readme and "scope=bot%20applications.commands" in readme
+
+
+async def test_mass_mentions_in_user_topics_never_ping(app, group):
+    """A topic '@everyone @here <@&1>' shared with `list public:` must not ping anyone.
+    Breaks seen red: the follow-up sent without allowed_mentions; embed text not passed through
+    escape_mentions -> a bare '@everyone' in the shared list."""
+    await call(group, "subscribe", FakeInteraction(), text="@everyone @here <@&1> news")
+    i = await call(group, "list", FakeInteraction(), public=True)
+    assert i.sent[0]["ephemeral"] is False
+    mentions = i.sent[0]["allowed_mentions"]
+    assert mentions.everyone is False and mentions.roles is False and mentions.users is False
+    shown = i.text().replace("@\u200beveryone", "").replace("@\u200bhere", "")
+    assert "@everyone" not in shown and "@here" not in shown, i.text()

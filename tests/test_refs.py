@@ -1,6 +1,7 @@
 """Channel references: `slack:T123/C456` and `discord:GUILD/CHANNEL` name a workspace's channel.
 
-Break seen red: ChannelRef.parse without the workspace split (the id becomes "T123/C456").
+Breaks seen red: ChannelRef.parse without the workspace split (the id becomes "T123/C456");
+a Slack/Discord ref without its workspace part accepted ("slack:T1" stored as channel T1).
 """
 
 import pytest
@@ -17,7 +18,7 @@ from digest.models import ChannelRef
         ("slack:T1/@U9", ChannelRef("slack", "@U9", "T1")),  # a personal digest (DM)
         ("console:lab", ChannelRef("console", "lab")),
         ("console:a/b", ChannelRef("console", "a/b")),  # the console has no workspaces
-        ("SLACK:C1", ChannelRef("slack", "C1")),
+        ("SLACK:T1/C1", ChannelRef("slack", "C1", "T1")),
     ],
 )
 def test_refs_parse_and_print_back(text, ref):
@@ -25,7 +26,9 @@ def test_refs_parse_and_print_back(text, ref):
     assert ChannelRef.parse(str(ref)) == ref
 
 
-@pytest.mark.parametrize("text", ["slack:/C1", "slack:T1/", "discord:a/b/c", "lab", ":x"])
+@pytest.mark.parametrize(
+    "text", ["slack:/C1", "slack:T1/", "discord:a/b/c", "lab", ":x", "slack:T1", "discord:G1"]
+)
 def test_malformed_refs_are_refused(text):
     with pytest.raises(DigestError):
         ChannelRef.parse(text)

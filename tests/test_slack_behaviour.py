@@ -238,3 +238,21 @@ async def test_a_command_mentioning_payload_is_still_a_command(app, slack):
         await h.done("search payload attacks")
     answer = json.dumps(slack.responses()[-1])  # a search reply, whatever it found
     assert any(s in answer for s in ("papers match", "No papers", "No paper mentions 'payload'"))
+
+
+async def test_mentions_in_topics_and_queries_arrive_escaped(app, slack):
+    """Topics and queries are user text: `<!channel>` in them must never reach Slack as markup.
+    Break seen red: blocks.escape() returning its text unchanged -> '<!channel>' in the
+    in-channel `list --public` and the search answer."""
+    async with Harness(app, slack) as h:
+        await h.done("subscribe <!channel> @here & co")
+        await h.done("list --public")
+        shared = slack.responses()[-1]
+        await h.done("search <!here> attacks")
+        searched = slack.responses()[-1]
+    assert shared["response_type"] == "in_channel"
+    for answer in (shared, searched):
+        text = json.dumps(answer)
+        assert "<!channel>" not in text and "<!here>" not in text, text
+    assert "&lt;!channel&gt; @here &amp; co" in json.dumps(shared)
+    assert slack.rejected == []

@@ -18,7 +18,8 @@ from digest.models import ChannelRef
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
 # `--public` shares the answer in the channel (Slack, Discord); the console has no one to share with.
-PUBLIC = re.compile(r"(?i)(?<!\S)--public(?!\S)")
+# Autocorrect turns `--` into an em or en dash, so `—public` and `–public` mean the same.
+PUBLIC = re.compile(r"(?i)(?<!\S)(?:--|\u2014|\u2013)public(?!\S)")
 
 
 @dataclass(frozen=True)
@@ -180,18 +181,21 @@ class Commands:
             return error(
                 f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."
             )
-        name, personal, rest = _split(text)
-        return self._run(name, ctx, Args.parse(rest), personal)
+        public = PUBLIC.search(text) is not None  # anywhere, even before the subcommand
+        name, personal, rest = _split(_drop_public(text))
+        return self._run(name, ctx, Args.parse(rest), personal, public)
 
     def target(self, text: str, ctx: Context) -> tuple[ChannelRef, bool]:
         """The channel a typed command acts on, and whether it sets that channel up (so may
         create it): settings commands do; reading, voting and unsubscribing do not."""
-        name, personal, _ = _split(text)
+        name, personal, _ = _split(_drop_public(text or ""))
         spec = REGISTRY.get(ALIASES.get(name, name or "help"))
         creates = spec is not None and spec.changes_channel and spec.name != "unsubscribe"
         return (ctx.dm if personal and ctx.dm else ctx.ref), creates
 
-    def _run(self, name: str, ctx: Context, args: Args, personal: bool) -> Reply:
+    def _run(
+        self, name: str, ctx: Context, args: Args, personal: bool, public: bool = False
+    ) -> Reply:
         if personal:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
@@ -203,7 +207,8 @@ class Commands:
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
         reply = spec.handler(self, ctx, args.without_public())
-        return replace(reply, public=True) if args.asks_public and not reply.error else reply
+        shared = public or args.asks_public
+        return replace(reply, public=True) if shared and not reply.error else reply
 
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""

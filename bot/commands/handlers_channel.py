@@ -9,8 +9,11 @@ from bot.commands.replies import Reply, digest_reply, error
 from digest.compose import plural
 from digest.delivery import next_digest, today_state
 from digest.errors import DigestError
-from digest.models import SubscriptionKind
+from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
+from digest.zones import parse_timezone
+
+OPTIONS = ("quiet", "admin-only", "threads", "backlog")
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -46,6 +49,8 @@ def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("exclude", "exclude <term>", "never post papers that mention a term", True)
 def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if not args.raw.strip():
+        return error("Say what to exclude, e.g. `/papers exclude quantum`.")
     return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
 
 
@@ -78,10 +83,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if due and not channel.paused
         else "Next digest: none scheduled",
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
-        f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · "
-        f"quiet on empty days: {'on' if channel.quiet_when_empty else 'off'} · "
-        f"admins only: {'on' if channel.admin_only else 'off'} · "
-        f"backlog: {'on' if channel.backlog else 'off'}",
+        _settings_line(channel, ctx.personal),
     ]
     who = (
         "Your personal digest"
@@ -89,6 +91,16 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else f"Channel {channel.name or channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
+
+
+def _settings_line(channel: Channel, personal: bool) -> str:
+    """Size, threshold and every option `option` can set (admin-only only where it applies)."""
+    flags = [("quiet on empty days", channel.quiet_when_empty)]
+    if not personal:  # refused on a personal digest, so not shown there
+        flags.append(("admins only", channel.admin_only))
+    flags += [("threads", channel.threaded), ("backlog", channel.backlog)]
+    shown = " · ".join(f"{name}: {'on' if on else 'off'}" for name, on in flags)
+    return f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · {shown}"
 
 
 @command("digest", "digest now|preview", "post today's digest now, or preview it just for you")
@@ -134,9 +146,20 @@ def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
     zone = [w for w in rest if w is not days]
     if days is None and len(zone) == 2 and "/" in zone[0]:
         days = zone.pop()  # "Europe/Berlin someday": the days parser says what is wrong
+    if days is None and len(zone) >= 2 and _is_zone(" ".join(zone[:-1])):
+        days = zone.pop()  # "UTC funday": a known zone, then bad days; the days parser says so
     if len(zone) > 1 and any("/" in w for w in zone):  # only "New York"-style names have spaces
         return error("Use `/papers schedule 09:00 [Europe/Berlin] [weekdays]`.")
     return at, " ".join(zone) or None, days
+
+
+def _is_zone(text: str) -> bool:
+    """True for a time zone name the zone parser accepts."""
+    try:
+        parse_timezone(text)
+    except DigestError:
+        return False
+    return True
 
 
 def _is_days(word: str) -> bool:
@@ -181,6 +204,9 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if len(args.words) != 2 or args.words[1].lower() not in ("on", "off"):
+        name = args.words[0].lower() if args.words else ""
+        if name in OPTIONS:  # the option is right, the value is not: say its own on/off
+            return error(f"Use `/papers option {name} on` or `/papers option {name} off`.")
         return error("Use `/papers option quiet on` or `/papers option admin-only off`.")
     cmds.channels.set_option(ctx.ref, args.words[0].lower(), args.words[1].lower() == "on")
     return Reply(text=f"Option {args.words[0].lower()} is now {args.words[1].lower()}.")

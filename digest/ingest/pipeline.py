@@ -52,7 +52,12 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
         raise IngestError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     for prefix in ("arxiv-rss", "arxiv", "openreview"):
         if source.startswith(prefix + ":"):
-            return (prefix if fmt == "auto" else fmt), source[len(prefix) + 1 :]
+            where = source[len(prefix) + 1 :]
+            if not where.strip():  # said here, not as a network error or an empty feed
+                raise IngestError(
+                    f"{prefix}: needs a {PREFIXES[prefix]} after the colon (e.g. arxiv:cat:cs.LG)."
+                )
+            return (prefix if fmt == "auto" else fmt), where
     scheme = re.match(r"([A-Za-z][\w-]+):", source)
     if scheme and not Path(source).exists():
         known = ", ".join(f"{p}:{what}" for p, what in PREFIXES.items())

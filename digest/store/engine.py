@@ -43,6 +43,11 @@ def make_engine(url: str, create_folder: bool = False) -> Engine:
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")  # we ship psycopg 3, not psycopg2
     is_sqlite = parsed.get_backend_name() == "sqlite"
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):  # e.g. mysql: no driver helps
+        raise StoreUnavailableError(
+            f"Unsupported database {parsed.get_backend_name()!r} in {hide_password(url)!r}: only "
+            "SQLite (sqlite:///FILE) and PostgreSQL (postgresql://USER@HOST/DB) are supported."
+        )
     if is_sqlite and parsed.database and parsed.database != ":memory:":
         _sqlite_folder(Path(parsed.database).expanduser().parent, url, create_folder)
     kwargs = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
