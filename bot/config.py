@@ -33,6 +33,15 @@ MAX_GRACE_HOURS = 168
 MAX_SECONDS = 86400
 SEMANTIC = ("auto", "on", "off", "1", "0", "true", "false", "yes", "no")
 
+
+def _json_or_none(text: str) -> Any:
+    """``text`` parsed as JSON, or None when it is not JSON (the caller names the form expected)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 #: What each checked variable must look like, said in every error about it.
 FORMS = {
     "catchup_grace_hours": f"a number of hours from 0 to {MAX_GRACE_HOURS} (e.g. 12)",
@@ -112,10 +121,7 @@ class Settings(BaseSettings):
     def _json_list(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, str):
             return value
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = None
+        parsed = _json_or_none(value)
         if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
             raise ValueError("not a JSON list of strings")
         return parsed
@@ -125,10 +131,7 @@ class Settings(BaseSettings):
     def _json_numbers(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = None
+        parsed = _json_or_none(value)
         if not isinstance(parsed, list) or not all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in parsed
         ):

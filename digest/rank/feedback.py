@@ -12,7 +12,7 @@ import numpy as np
 
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import ScoreParams, TopicState, refine
-from digest.rank.semantic import DenseState
+from digest.rank.semantic import DenseState, unit
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,6 @@ def learn(
     return replace(state, dense=_dense_rocchio(index.dense, has, state.dense, pos, neg, fp))
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
-
-
 def _dense_rocchio(
     vectors: np.ndarray,
     has: np.ndarray,
@@ -76,10 +71,10 @@ def _dense_rocchio(
     pos, neg = [r for r in pos if has[r]], [r for r in neg if has[r]]
     if dense.weight <= 0 or not pos:
         return dense
-    direction = _unit(vectors[pos].mean(axis=0))
+    direction = unit(vectors[pos].mean(axis=0))
     if neg:
-        direction = direction - fp.dense_neg * _unit(vectors[neg].mean(axis=0))
-    s = vectors @ _unit(direction)
+        direction = direction - fp.dense_neg * unit(vectors[neg].mean(axis=0))
+    s = vectors @ unit(direction)
     live = s[has]
     s = (s - float(live.mean())) / max(float(live.std()), 1e-9)
     s = np.clip(s / max(float(s[has].max()), 1e-9), 0.0, 1.0)

@@ -33,7 +33,8 @@ def query_weight(words: int, p: SemanticParams) -> float:
     return p.max_weight * min(1.0, max(0, words - p.ramp_from) / max(p.ramp_words, 1))
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
+def unit(v: np.ndarray) -> np.ndarray:
+    """``v`` scaled to length 1 (a zero vector stays zero)."""
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v
 
@@ -58,7 +59,7 @@ def dense_state(
         top = np.argpartition(-lex, k - 1)[:k]  # a partial sort: a full one costs 8 ms at 100k
         top = top[has[top] & (lex[top] > 0)]
         if len(top):
-            q = _unit(qvec + p.prf_beta * _unit(vectors[top].mean(axis=0)))
+            q = unit(qvec + p.prf_beta * unit(vectors[top].mean(axis=0)))
     s = vectors @ q  # one pass over the vectors: at 100k papers it is most of the cost
     full = bool(has.all())  # the usual case: no masking passes over 100k rows
     live = s if full else s[has]
