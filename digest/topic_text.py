@@ -1,0 +1,35 @@
+"""What a typed subscription text may be: quotes dropped, spaces folded, no control characters."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from digest.errors import DigestError
+
+MAX_TOPIC_CHARS = 200
+
+#: Opening quote -> its closing quote, as people type them (straight or typographic).
+QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+
+
+# Bidirectional embedding/override/isolate marks: invisible, and they reorder displayed text.
+BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def clean_topic(text: str) -> str:
+    """A subscription text: single-spaced, unquoted, non-empty, bounded."""
+    topic = " ".join(text.split())
+    while len(topic) > 1 and topic[0] in QUOTES and topic[-1] == QUOTES[topic[0]]:
+        topic = topic[1:-1].strip()  # `subscribe "graph neural networks"` means the words
+    if not topic:
+        raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
+    bad = next((c for c in topic if unicodedata.category(c) == "Cc" or c in BIDI), None)
+    if bad is not None:  # ESC/BEL would reach terminals and logs; bidi marks reorder what is shown
+        raise DigestError(
+            f"Topics cannot contain control characters (found U+{ord(bad):04X}); type plain text."
+        )
+    if len(topic) > MAX_TOPIC_CHARS:
+        raise DigestError(
+            f"Topics are at most {MAX_TOPIC_CHARS} characters; that one has {len(topic)}."
+        )
+    return topic
