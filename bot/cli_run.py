@@ -15,6 +15,8 @@ from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from aiohttp import web
 
     from bot.app import App
@@ -42,8 +44,9 @@ async def _serve(application: App) -> None:
     from digest.schedule import local_day
 
     interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
-    # A service listens for SIGTERM before anything starts: a stop during start-up is clean too.
-    stop = None if interactive else _stop_on_signals()
+    # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
+    # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
+    stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
     adapters = application.adapters(out.file)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
@@ -68,11 +71,11 @@ async def _serve(application: App) -> None:
         return await apply_reply(application, runner, reply, ctx)
 
     try:
-        if stop is not None:
+        if not interactive:
             await stop.wait()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
-            await repl(handle)
+            await _first_of(repl(handle), stop.wait())  # EOF, `exit`, or SIGTERM
     finally:
         scheduler.shutdown()
         if application.slack is not None and "slack" not in application.failed:
@@ -132,13 +135,25 @@ async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRun
     return runner
 
 
-def _stop_on_signals() -> asyncio.Event:
-    """An event set by SIGINT or SIGTERM (installed on the running loop)."""
+def _stop_on_signals(signals: tuple[signal.Signals, ...]) -> asyncio.Event:
+    """An event set by any of ``signals`` (installed on the running loop)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in signals:
         loop.add_signal_handler(sig, stop.set)
     return stop
+
+
+async def _first_of(*work: Awaitable[object]) -> None:
+    """Run until the first of ``work`` ends (its error, if any, is raised); cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 @app.command("run")

@@ -106,3 +106,38 @@ def test_channel_argument_errors(env_isolated, capsys):
     assert code == 2 and "--date must look like" in err
     code, _, err = run(capsys, "feedback", "console:lab", "x", "sideways")
     assert code == 2 and "up or down" in err
+
+
+def test_sigterm_stops_the_console_bot_cleanly(tmp_path):
+    """`docker stop` and systemd send SIGTERM to a token-less `digestbot run` waiting at its prompt:
+    it stops with exit 0, no traceback, and what it stored is intact.
+
+    Break seen red: the console without a SIGTERM handler (the process died by the signal: -15);
+    the stdin reader on asyncio.to_thread (the stop waited for a line that never came: timeout)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.cli_proc import ENTRY, clean_env, digestbot
+
+    cmd = [str(ENTRY)] if ENTRY.exists() else [sys.executable, "-m", "bot"]
+    proc = subprocess.Popen([*cmd, "run"], cwd=tmp_path, env=clean_env(tmp_path),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        end = time.monotonic() + 120
+        seen = ""
+        while "Type /papers help" not in seen and time.monotonic() < end:
+            seen += proc.stdout.readline()
+        assert "Type /papers help" in seen, seen
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)  # stdin stays open: nobody types a line or closes the terminal
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert "Traceback" not in out + err
+    channels = digestbot(tmp_path, "channels")
+    assert channels.returncode == 0 and "console:lab" in channels.stdout

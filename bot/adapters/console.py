@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 import textwrap
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO
@@ -91,17 +93,37 @@ class ConsoleAdapter:
         self.out.flush()
 
 
+def _read_lines(stdin: TextIO) -> asyncio.Queue[str]:
+    """Lines of ``stdin`` as they are typed ('' at EOF), read by a daemon thread.
+
+    A daemon thread, not ``asyncio.to_thread``: a stop (SIGTERM) must not wait for a line that
+    may never come, and the event loop's executor would be joined at exit.
+    """
+    loop, queue = asyncio.get_running_loop(), asyncio.Queue[str]()
+
+    def pump() -> None:
+        for line in itertools.chain(iter(stdin.readline, ""), [""]):  # lazily: line by line
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            except RuntimeError:  # the loop has closed: the bot is stopping
+                return
+
+    threading.Thread(target=pump, name="console-stdin", daemon=True).start()
+    return queue
+
+
 async def repl(
     handle: Callable[[str], Awaitable[str]], prompt: str = "papers> ", stdin: TextIO | None = None
 ) -> None:
     """Read commands until EOF or `exit`; each line is answered by ``handle``."""
     stdin = stdin or sys.stdin
     interactive = stdin.isatty()
+    lines = _read_lines(stdin)
     while True:
         if interactive:
             sys.stdout.write(prompt)
             sys.stdout.flush()
-        line = await asyncio.to_thread(stdin.readline)
+        line = await lines.get()
         if not line:  # EOF
             return
         line = line.strip()
