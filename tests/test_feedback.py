@@ -125,5 +125,10 @@ def test_dense_feedback_pulls_towards_liked_meaning_only_for_descriptive_topics(
     keyword = feedback._dense_rocchio(vecs, has, DenseState(flat, 0.0), [0, 1, 2], [30], fp)
     assert np.array_equal(keyword.scores, flat)
     has[5] = False  # not embedded yet: no pull either way, whatever its stale row holds
-    partial = feedback._dense_rocchio(vecs, has, DenseState(flat, 0.5), [0, 1, 2], [30], fp)
+    partial = feedback._dense_rocchio(
+        vecs, has, DenseState(flat, 0.5, has.copy()), [0, 1, 2], [30], fp
+    )
     assert partial.scores[5] == pytest.approx(0.25)
+    # which papers have a vector survives the step (fuse keeps their plain lexical score);
+    # break seen red: a new DenseState(scores, weight) without `has`
+    assert partial.has is not None and not partial.has[5]

@@ -79,7 +79,8 @@ def _dense_rocchio(
     s = (s - float(live.mean())) / max(float(live.std()), 1e-9)
     s = np.clip(s / max(float(s[has].max()), 1e-9), 0.0, 1.0)
     s[~has] = 0.0
-    return DenseState(((dense.scores + s) / 2).astype(np.float32), dense.weight)
+    # replace(), not a new DenseState: papers without a vector must keep their plain lexical score
+    return replace(dense, scores=((dense.scores + s) / 2).astype(np.float32))
 
 
 def diversity(base: float, votes: int, fp: FeedbackParams | None = None) -> float:
