@@ -71,6 +71,17 @@ async def test_subscribe_round_trip_through_callbacks(app, group):
     ]
 
 
+async def test_every_chat_option_can_be_set_from_discord(app, group):
+    """README's `option` list holds on Discord too. Break seen red: 'backlog' missing from the
+    command's choices (Discord offers, and accepts, only those)."""
+    option = next(c for c in group.commands if c.name == "option")
+    offered = {c.value for c in option.get_parameter("name").choices}
+    assert offered == {"quiet", "admin-only", "threads", "backlog"}
+    await call(group, "subscribe", FakeInteraction(), text="diffusion models")
+    await call(group, "option", FakeInteraction(), name="backlog", on=False)
+    assert app.store.channels.get(ChannelRef("discord", "111", "77")).backlog is False
+
+
 async def test_settings_need_manage_channels_once_admin_only(app, group):
     await call(group, "option", FakeInteraction(), name="admin-only", on=True)
     i = await call(group, "schedule", FakeInteraction(manage_channels=False), time="08:00")

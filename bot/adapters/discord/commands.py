@@ -107,11 +107,14 @@ class ChannelCommands(app_commands.Group):
         await self.invoke(i, "resume", Args.typed())
 
     @app_commands.command(
-        description="Quiet empty days, admin-only settings, one thread per digest"
+        description="Quiet empty days, admin-only settings, a thread per digest, older-paper backlog"
     )
     @app_commands.describe(name="Which option", on="Turn it on or off")
     async def option(
-        self, i: discord.Interaction, name: Literal["quiet", "admin-only", "threads"], on: bool
+        self,
+        i: discord.Interaction,
+        name: Literal["quiet", "admin-only", "threads", "backlog"],
+        on: bool,
     ) -> None:
         await self.invoke(i, "option", Args.typed(name, "on" if on else "off"))
 
