@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from digest.errors import DigestError
@@ -82,12 +82,7 @@ class Settings(BaseSettings):
         list[Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]],
         NoDecode,
         Field(min_length=1),
-    ] = [
-        60.0,
-        300.0,
-        900.0,
-        3600.0,
-    ]
+    ] = [60.0, 300.0, 900.0, 3600.0]
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"
@@ -118,7 +113,7 @@ class Settings(BaseSettings):
 
     @field_validator("arxiv_queries", "openreview_venues", mode="before")
     @classmethod
-    def _json_list(cls, value: Any, info: ValidationInfo) -> Any:
+    def _json_list(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return value
         parsed = _json_or_none(value)

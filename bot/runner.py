@@ -22,10 +22,6 @@ LOST = "taken over by another worker"
 BUSY = "another digestbot process is sending this digest right now"
 
 
-#: Outcomes after which the digest is settled for the day (CLI exit code 0).
-SETTLED = ("posted ", "empty (quiet)", "already delivered", "nothing new (quiet day)")
-
-
 def unsettled_by_another(outcome: str) -> bool:
     """True when another process still holds the digest: being prepared or sent, or taken over."""
     return outcome.startswith((BUSY, "being prepared", "being sent", LOST))

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
-from digest.backlog import compose_digest
+from digest.backlog import already_seen, compose_digest
 from digest.compose import Digest, plural
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
@@ -263,8 +263,7 @@ class ChannelService:
         upto = self.store.papers.max_seq() if upto is None else upto
         after = self.store.deliveries.last_upto(channel.id)
         fresh = self.store.papers.ids_between(after, upto)
-        seen = self.store.deliveries.delivered_paper_ids(channel.id)
-        seen |= set(self.store.channels.feedback_totals(channel.id))
+        seen = already_seen(self, channel)
         return [pid for pid in fresh if pid not in seen]
 
     def preview(self, ref: ChannelRef, day: date) -> Digest:

@@ -32,7 +32,6 @@ _MD_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.S)
 _MD_EM = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _MD_CODE = re.compile(r"`([^`\n]+)`")
 _SPACES = re.compile(r"\s+")
-_INNER_CAP = re.compile(r"\b([a-z]+)([A-Z])([a-z]+)\b")
 
 
 @lru_cache(maxsize=1)

@@ -33,6 +33,17 @@ def said(slack: FakeSlack, channel: str) -> list[str]:
             if m == "chat.postMessage" and a["channel"] == channel]  # fmt: skip
 
 
+async def threaded_personal_digest(app, slack: FakeSlack, h: Harness, me: ChannelRef) -> list:
+    """U1's personal digest set up in the DM with threads on and posted: the thread items that
+    reached the DM, as the fake received them."""
+    await dm(h, "subscribe diffusion models")
+    await dm(h, "option threads on")
+    await eventually(lambda: len(said(slack, "DU1")) == 2)
+    ch = app.store.channels.get(me)
+    assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+    return [m for m in slack.arrived("DU1") if m.get("thread_ts")]
+
+
 async def test_direct_messages_are_personal_commands(app, slack):
     """Item 10. Break tried: register_messages not registered -> nothing answers (red)."""
     me = ChannelRef("slack", "@U1", "T1")
@@ -58,12 +69,7 @@ async def test_votes_in_a_personal_digest_count_for_it(app, slack):
     are looked up by the DM's D… id and, failing that, by the '@user' key of the digest."""
     me = ChannelRef("slack", "@U1", "T1")
     async with Harness(app, slack) as h:
-        await dm(h, "subscribe diffusion models")
-        await dm(h, "option threads on")
-        await eventually(lambda: len(said(slack, "DU1")) == 2)
-        ch = app.store.channels.get(me)
-        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
-        items = [m for m in slack.arrived("DU1") if m.get("thread_ts")]
+        items = await threaded_personal_digest(app, slack, h, me)
         first = next(b for b in items[0]["blocks"] if b["type"] == "actions")
         paper = first["block_id"].removeprefix("act:")
         await h.action({"action_id": "vote_up", "value": paper, "type": "button",
@@ -91,12 +97,7 @@ async def test_reactions_reach_a_personal_digest_recorded_under_the_user_key(app
 
     me = ChannelRef("slack", "@U1", "T1")
     async with Harness(app, slack) as h:
-        await dm(h, "subscribe diffusion models")
-        await dm(h, "option threads on")
-        await eventually(lambda: len(said(slack, "DU1")) == 2)
-        ch = app.store.channels.get(me)
-        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
-        item = next(m for m in slack.arrived("DU1") if m.get("thread_ts"))
+        item = (await threaded_personal_digest(app, slack, h, me))[0]
         actions = next(b for b in item["blocks"] if b["type"] == "actions")
         paper = actions["block_id"].removeprefix("act:")
         with Session(app.store.engine) as session:  # as recorded under the digest's user key

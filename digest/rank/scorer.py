@@ -12,7 +12,7 @@ from scipy import sparse
 from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex
 from digest.rank.matching import contributions, matched_terms
-from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse
+from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 
 __all__ = ["contributions", "matched_terms"]  # why.py and engine.py take them from here
 
@@ -54,11 +54,6 @@ class Query:
     shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
     words: int = 0  # distinct content words the user typed
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
 
 
 def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) -> Query | None:
@@ -136,9 +131,9 @@ def latent_direction(
         return q.latent  # no match at all (candidates hold every matching paper, or the best)
     top = _top_among(lex, cands, p.prf_docs) if cands is not None else None
     top = top_rows(lex, p.prf_docs) if top is None else top
-    centroid = _unit((lex[top, None] * index.latent[top]).sum(axis=0))
+    centroid = unit((lex[top, None] * index.latent[top]).sum(axis=0))
     beta = p.prf_beta / (1 + p.prf_breadth * max(0, q.words - 2))
-    return _unit(q.latent + beta * centroid).astype(np.float32)
+    return unit(q.latent + beta * centroid).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -264,8 +259,8 @@ def refine(
                   base.query.latent if base else index.project(cols, weights * idf))  # fmt: skip
     direction = base.direction.copy() if base else query.latent.copy()
     if pos:
-        direction = direction + p.fb_pos * _unit(index.latent[pos].mean(axis=0))
+        direction = direction + p.fb_pos * unit(index.latent[pos].mean(axis=0))
     if neg:
-        direction = direction - p.fb_neg * _unit(index.latent[neg].mean(axis=0))
+        direction = direction - p.fb_neg * unit(index.latent[neg].mean(axis=0))
     dense = base.dense if base else None
-    return TopicState(query, lexical(index, query), _unit(direction).astype(np.float32), dense)
+    return TopicState(query, lexical(index, query), unit(direction).astype(np.float32), dense)

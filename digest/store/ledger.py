@@ -94,7 +94,7 @@ class LedgerRepo:
                 session.execute(
                     update(DeliveryRow)
                     .where(DeliveryRow.id == lease.delivery_id)
-                    .values(status="sending", message_ref=message_ref)
+                    .values(status=SENDING, message_ref=message_ref)
                 )
             session.commit()
             return True

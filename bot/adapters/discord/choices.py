@@ -9,10 +9,10 @@ from zoneinfo import available_timezones
 import discord
 from discord import app_commands
 
+from bot.adapters.discord.command_rules import MAX_CHOICES
 from bot.adapters.discord.interact import DiscordDeps, context
 from digest.models import SubscriptionKind
 
-MAX_CHOICES = 25
 COMMON_ZONES = ("UTC", "Europe/London", "Europe/Berlin", "Europe/Paris", "America/New_York",
                 "America/Chicago", "America/Los_Angeles", "Asia/Tokyo", "Asia/Shanghai",
                 "Asia/Kolkata", "Australia/Sydney")  # fmt: skip

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from bot.adapters.slack.blocks import MAX_SECTION, cut, markup, plain
+from bot.adapters.slack.limits import MAX_VIEW_BLOCKS as MAX_HOME_BLOCKS  # views.publish limit
 from digest.channels import ChannelService
 from digest.models import Channel
 
-MAX_HOME_BLOCKS = 100  # views.publish rejects more
 INTRO = (
     "Daily research-paper digests. In any channel: `/papers subscribe <topic>`; for yourself: "
     "`/papers me subscribe <topic>`, or write `subscribe <topic>` to me here."
