@@ -27,6 +27,11 @@ def unsettled_by_another(outcome: str) -> bool:
     return outcome.startswith((BUSY, "being prepared", "being sent", LOST))
 
 
+def post_failed(outcome: str) -> bool:
+    """True when this process's own post failed: a retry is planned or the digest was given up."""
+    return outcome.startswith(("retrying at ", "failed: ", "partly delivered, then stopped"))
+
+
 class LeaseLost(Exception):
     """Another worker holds the digest now: stop without posting or recording anything."""
 

@@ -247,3 +247,29 @@ def test_cli_digest_never_exits_0_on_an_unsettled_outcome(env_isolated, capsys, 
     assert main(["digest", "console:lab"]) == 3
     out = capsys.readouterr().out
     assert "another digestbot process is sending this digest right now" in out, out
+
+
+def test_cli_digest_exits_1_when_its_own_post_fails(env_isolated, capsys, monkeypatch):
+    """A `digest` whose post fails says so and exits 1 (README), and again while the retry waits.
+
+    Breaks seen red: digest_cmd exiting 0 for any outcome but BUSY; post_failed not knowing
+    'retrying at' (the second run reads the stored state, not its own failure)."""
+    from bot.adapters.console import ConsoleAdapter
+    from bot.cli import main
+    from bot.ports import PostError
+    from digest import BUNDLED_PAPERS
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
+
+    async def refuse(*args, **kwargs):
+        raise PostError("ratelimited")
+
+    monkeypatch.setattr(ConsoleAdapter, "post_part", refuse)
+    capsys.readouterr()
+    assert main(["digest", "console:lab"]) == 1
+    assert "retrying at " in capsys.readouterr().out
+    assert main(["digest", "console:lab"]) == 1  # the retry is not due yet: still not delivered
+    assert "retrying at " in capsys.readouterr().out
+    monkeypatch.undo()
+    assert main(["channels"]) == 0
