@@ -1,7 +1,7 @@
 """The README's configuration table lists every setting with its real default.
 
 Deliberate breaks that turn this red: a setting added to bot/config.py without a README row;
-the log level default changed in code only; the missing-driver error suggesting another command.
+the log level default changed in code only; a backoff list default changed in code only; the missing-driver error suggesting another command.
 """
 
 import re
@@ -35,8 +35,11 @@ def test_every_setting_has_a_row_with_its_real_default():
         elif isinstance(default, bool | int | float) or (isinstance(default, str) and default):
             shown = f"{default:g}" if isinstance(default, float) else str(default)
             assert f"`{shown}`" in rows[name], (name, rows[name])
-        elif default == []:
-            assert rows[name] == "`[]`", name
+        elif isinstance(default, list):  # shown as the JSON list a user would write
+            shown = "[" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default)
+            assert f"`{shown}]`" in rows[name], (name, rows[name])
+        elif default == "":  # derived at run time: the row must say from what, not "unset"
+            assert rows[name] and not rows[name].startswith("unset"), (name, rows[name])
 
 
 def test_missing_driver_error_and_readme_give_the_same_install_command(monkeypatch):
