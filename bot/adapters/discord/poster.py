@@ -21,7 +21,7 @@ from digest.models import ChannelRef
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-THREAD_EXISTS = 160004
+THREAD_EXISTS, UNKNOWN_MESSAGE = 160004, 10008
 #: History is read back to the claim time minus SKEW (the database's and Discord's clocks may
 #: disagree a little), at most MAX_SCAN messages (100 a request).
 MAX_SCAN, SKEW = 5000, timedelta(minutes=10)
@@ -65,9 +65,11 @@ def classify(exc: discord.HTTPException) -> PostError:
         return PostError(UNSENDABLE[exc.code], GONE)
     if exc.code == 50024:  # degrading drops the thread: the digest is posted inline instead
         return PostError(UNSENDABLE[exc.code], REJECTED)
-    if isinstance(exc, discord.Forbidden):
+    if isinstance(exc, discord.Forbidden):  # 50001 Missing Access, 50013, 50007 closed DMs
         return PostError(f"missing access: {exc.text or 'forbidden'}", GONE)
-    if isinstance(exc, discord.NotFound):
+    if exc.code == UNKNOWN_MESSAGE:  # the header was deleted: no thread; degrading posts inline
+        return PostError("the digest's first message was deleted (Discord 10008)", REJECTED)
+    if isinstance(exc, discord.NotFound):  # 10003 Unknown Channel
         return PostError("channel not found (deleted, or the bot was removed)", GONE)
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
