@@ -120,3 +120,20 @@ def test_an_ephemeral_answer_reaches_the_user_or_falls_back_to_a_dm(slack, chann
     shown = [m for m, a in slack.calls if m == "chat.postEphemeral"]
     dms = [a["text"] for m, a in slack.calls if m == "chat.postMessage" and a["channel"] == "U1"]
     assert shown and dms == ([] if where == "ephemeral" else ["That paper is not in this digest."])
+
+
+def test_slack_a_deleted_header_sends_the_rest_inline_without_pausing(app, slack):
+    """Break tried: thread_not_found from conversations.replies not read as "no thread" -> the
+    recovery's look-up fails as rejected and the channel is paused (red)."""
+    from tests import test_slack_posting as sp
+
+    ch = sp.channel(app)
+    app.channels.set_option(ch.ref, "threads", True)
+    ch = app.store.channels.by_id(ch.id)
+    _, plan = sp.crash_midway(app, slack, ch, sent=2, confirmed=1)
+    header = slack.messages["C1"].pop(0)  # a moderator deleted the digest's first message
+    slack.messages["C1"] = [m for m in slack.messages["C1"] if m.get("thread_ts") != header["ts"]]
+    assert asyncio.run(sp.runner(app, slack, "host-2").recover()) == ["posted 5 papers"]
+    assert not app.store.channels.by_id(ch.id).paused
+    assert len(slack.arrived("C1")) == len(plan) - 1
+    assert not any(m.get("thread_ts") for m in slack.arrived("C1"))

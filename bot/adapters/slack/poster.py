@@ -184,9 +184,8 @@ class SlackPoster:
             pages = [lambda cursor: client.conversations_history(
                 channel=channel, limit=PAGE, cursor=cursor, oldest=oldest, include_all_metadata=True)]  # fmt: skip
             if parent and position > 0:  # in the thread, or in the channel when sent degraded
-                pages.insert(0, lambda cursor: client.conversations_replies(
-                    channel=channel, ts=parent.split(":", 1)[1], limit=PAGE, cursor=cursor,
-                    oldest=oldest, include_all_metadata=True))  # fmt: skip
+                pages.insert(0, lambda cursor: _replies(
+                    client, channel, parent.split(":", 1)[1], cursor, oldest))  # fmt: skip
             for read in pages:
                 if (ts := await _scan(read, key)) is not None:
                     return f"{channel}:{ts}"
@@ -199,6 +198,18 @@ class SlackPoster:
             channel = await self._channel(client, ref)
             for msg in render(reply):
                 await self._post(client, channel, msg)
+
+
+async def _replies(client: AsyncWebClient, channel: str, ts: str, cursor: str | None,
+                   oldest: str | None) -> dict:  # fmt: skip
+    """One page of a thread; a deleted header has no thread, so nothing was posted in it."""
+    try:
+        return await client.conversations_replies(channel=channel, ts=ts, limit=PAGE,
+                    cursor=cursor, oldest=oldest, include_all_metadata=True)  # fmt: skip
+    except SlackApiError as exc:
+        if exc.response.get("error") != "thread_not_found":
+            raise
+        return {"messages": [], "has_more": False}
 
 
 def _tagged(msg: dict, key: str) -> bool:
