@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Protocol
 
 from bot.commands.replies import Reply
@@ -61,8 +62,11 @@ class Adapter(Protocol):
         ...
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None) -> str | None:  # fmt: skip
-        """The message posted under ``key``; None if surely not there; PostError if unsure."""
+                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+        """The message posted under ``key``; None if surely not there; PostError if unsure.
+
+        ``since``: when the digest was claimed (database clock); no part was posted before it.
+        """
         ...
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

@@ -123,7 +123,8 @@ class DigestRunner:
         where, key = claim.digest.channel.ref, claim.part_key(m.position)
         posted = None
         if m.status == SENDING:  # an earlier attempt may have reached the platform
-            posted = await adapter.find_part(where, reply, m.position, key, parent)
+            since = claim.delivery.claimed_at  # the database's clock: nothing was posted before
+            posted = await adapter.find_part(where, reply, m.position, key, parent, since=since)
         if posted is None:
             if lost.is_set() or not await asyncio.to_thread(
                 self.deliveries.sending, claim, m.position

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from datetime import date
 from types import SimpleNamespace
 
@@ -16,11 +15,11 @@ from bot.adapters.discord.client import DigestClient
 from bot.adapters.discord.commands import DiscordDeps
 from digest.models import ChannelRef
 from tests.fake_discord import BOT, FakeDiscord, user
+from tests.fake_discord_interactions import ISSUED, issue
 
 MANAGE_CHANNELS = 16
 DAY = date(2026, 12, 1)
 SERVER = ChannelRef("discord", "111", "77")  # the server channel most tests use
-_ids = itertools.count(900_001)
 TYPES = {str: 3, int: 4, bool: 5, float: 10}
 
 
@@ -48,7 +47,7 @@ def _where(channel_id: str, guild_id: str | None, uid: str, perms: int, parent: 
 
 
 def _payload(kind: int, data: dict, token: str, where: dict) -> dict:
-    return {"id": str(next(_ids)), "application_id": "2000", "type": kind, "token": token,
+    return {"id": issue(kind), "application_id": "2000", "type": kind, "token": token,
             "version": 1, "data": data, "locale": "en-US", "app_permissions": "0",
             "entitlements": [], "attachment_size_limit": 10_000_000, **where}  # fmt: skip
 
@@ -77,6 +76,7 @@ def autocomplete(path: str, token: str, focused: str, typed: str, **values: obje
     """Typing into option ``focused`` of `/papers <path>`."""
     p = slash(path, token, **values)
     p["type"] = 4
+    ISSUED[p["id"]] = 4
     leaf = p["data"]["options"][-1]
     while leaf["type"] == 2:
         leaf = leaf["options"][-1]

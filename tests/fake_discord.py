@@ -9,8 +9,10 @@ import threading
 import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs
 
 from bot.adapters.discord.limits import error_body, message_problems
+from tests.fake_discord_history import UNKNOWN_CHANNEL, DiscordChannels, user
 from tests.fake_discord_interactions import InteractionEndpoints
 from tests.httpfake import LocalServer
 
@@ -22,16 +24,6 @@ BOT = {
     "bot": True,
     "global_name": None,
 }
-
-
-def user(uid: str) -> dict:
-    return {
-        "id": uid,
-        "username": f"user{uid}",
-        "discriminator": "0",
-        "avatar": None,
-        "global_name": None,
-    }
 
 
 def _body(raw: bytes, content_type: str) -> dict:
@@ -48,13 +40,14 @@ def _body(raw: bytes, content_type: str) -> dict:
     return {}
 
 
-class FakeDiscord(InteractionEndpoints, LocalServer):
+class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first.
 
     Strict like Discord: a body the shared validator rejects gets 400 / 50035; a message into a
     forum channel 400 / 50008; a thread where the channel forbids one 400 / 50024, and a second
-    thread on one message 400 / 160004; ``gone`` channels 404 / 10003. A thread's id is its
-    starter message's id, as on Discord. ``messages`` records every message that arrived.
+    thread on one message 400 / 160004; a channel not in ``channels`` (or in ``gone``) 404 /
+    10003. A thread's id is its starter message's id, as on Discord; ids are clock snowflakes
+    and history pages like Discord's (see DiscordChannels). ``messages`` records what arrived.
     """
 
     def __init__(self) -> None:
@@ -67,7 +60,7 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
         self.threads: dict[str, str] = {}  # thread id -> parent channel
         self.rejected: list[tuple[str, list[str]]] = []
         self.hang = 0.0  # seconds a "hang" fault stalls before answering
-        self._id = 5000
+        self._init_channels()
         self._init_interactions()
         self.chaos = None  # (method, path) -> "429" | "500" | "drop" | None
         self.injected: dict[str, int] = defaultdict(int)
@@ -80,7 +73,7 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
                 raw = self.rfile.read(length)
                 body = _body(raw, self.headers.get("Content-Type") or "")
                 status, headers, data = fake.answer(
-                    method, self.path.split("?")[0].split("/api/v10", 1)[-1], body
+                    method, self.path.split("/api/v10", 1)[-1], body
                 )
                 if headers.pop("X-Fake-Hang", None):
                     time.sleep(fake.hang)
@@ -118,19 +111,17 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/v10"
 
-    def _next(self) -> str:
-        self._id += 1
-        return str(self._id)
-
     def answer(self, method: str, path: str, body: dict) -> tuple[int, dict, dict | list]:
+        path, _, qs = path.partition("?")
+        query = {k: v[0] for k, v in parse_qs(qs).items()}
         with self._lock:
             self.calls.append((method, path, body))
             if m := re.fullmatch(r"/channels/(\d+)/messages", path):
                 channel = m.group(1)
                 if method == "POST" and self.fail.get(channel):
                     return self.fail[channel].pop(0)
-                if channel in self.gone:
-                    return 404, {}, {"message": "Unknown Channel", "code": 10003}
+                if channel in self.gone or not self.known(channel):
+                    return UNKNOWN_CHANNEL
                 fault = self.chaos(method, path) if self.chaos else None
                 if fault:
                     self.injected[fault] += 1
@@ -143,17 +134,17 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
                 if fault == "500":
                     return 500, {}, {"message": "internal error", "code": 0}
                 if method == "POST" and body.get("enforce_nonce"):
-                    same = [
-                        x for x in self.messages[channel] if x.get("nonce") == body.get("nonce")
-                    ]
-                    if same:  # Discord answers a repeated nonce with the message it already made
+                    same = [x for x in self.messages[channel] if x.get("nonce") == body.get("nonce")
+                            and self.age(x["id"]) < self.nonce_window]  # fmt: skip
+                    if same:  # Discord answers a recent repeated nonce with the message it made
                         return 200, {}, same[0]
                 if method == "GET":
-                    return 200, {}, list(reversed(self.messages[channel]))
+                    return self.history(channel, query)
                 if refused := self._refuse(channel, body):
                     return refused
-                msg = {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
-                       "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
+                mid = self._next()
+                msg = {"id": mid, "channel_id": channel, "author": BOT, "content": body.get("content") or "",
+                       "timestamp": self.stamp(mid), "edited_timestamp": None, "tts": False,
                        "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
                        "embeds": body.get("embeds", []), "components": body.get("components", []),
                        "pinned": False, "type": 0, "nonce": body.get("nonce")}  # fmt: skip
@@ -166,6 +157,7 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
                     return refused
                 tid = m.group(2)
                 self.threads[tid] = m.group(1)
+                self.channels.add(tid)
                 return 201, {}, {"id": tid, "type": 11, "guild_id": "77", "name": body.get("name", "t"),
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
@@ -182,6 +174,7 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
                 return 200, {}, BOT
             if path == "/users/@me/channels":
                 uid = body.get("recipient_id", "0")
+                self.channels.add(f"9{uid}")
                 return (
                     200,
                     {},
@@ -207,6 +200,8 @@ class FakeDiscord(InteractionEndpoints, LocalServer):
         return None
 
     def _refuse_thread(self, channel: str, message_id: str) -> tuple[int, dict, dict] | None:
+        if channel in self.gone or not self.known(channel):
+            return UNKNOWN_CHANNEL
         if channel in self.no_threads or channel in self.threads:
             return 400, {}, {"message": "Cannot execute action on this channel type", "code": 50024}
         if message_id in self.threads:

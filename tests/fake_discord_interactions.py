@@ -5,13 +5,43 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from datetime import UTC, datetime
+
+from discord.utils import snowflake_time, time_snowflake
 
 from bot.adapters.discord.command_rules import command_problems
 from bot.adapters.discord.limits import error_body, message_problems
 
+#: Every interaction "Discord" has sent: id -> type (2 command, 3 component, 4 autocomplete).
+ISSUED: dict[str, int] = {}
+COMMAND, COMPONENT, AUTOCOMPLETE = 2, 3, 4
+DEADLINE = 3.0  # seconds Discord waits for the initial response
+UNKNOWN_INTERACTION = (404, {}, {"message": "Unknown interaction", "code": 10062})
+#: Response types each interaction type takes (7 UPDATE_MESSAGE and 6 only for components).
+VALID = {COMMAND: {4, 5, 9}, COMPONENT: {4, 5, 6, 7, 9}, AUTOCOMPLETE: {8}}
+
+
+def issue(kind: int) -> str:
+    """A new interaction's id: a snowflake from the clock, remembered with its type."""
+    last = max((int(i) for i in ISSUED), default=0)
+    iid = str(max(time_snowflake(datetime.now(UTC)), last + 1))
+    ISSUED[iid] = kind
+    return iid
+
+
+def _wrong_type(kind: int, response: object) -> tuple[int, dict, dict]:
+    problem = {"code": "INTERACTION_RESPONSE_TYPE_INVALID",
+               "message": f"response type {response} is not valid for interaction type {kind}"}  # fmt: skip
+    return 400, {}, {"message": "Invalid Form Body", "code": 50035,
+                     "errors": {"type": {"_errors": [problem]}}}  # fmt: skip
+
 
 class InteractionEndpoints:
-    """Needs ``_next()`` and ``rejected`` from the fake it is mixed into."""
+    """Needs ``_next()`` and ``rejected`` from the fake it is mixed into.
+
+    The initial response must come within 3 s of the interaction (its id's time) and suit its
+    type, else 404 / 10062 Unknown interaction, or 400; ``late`` records refused latecomers.
+    """
 
     def _init_interactions(self) -> None:
         self.acks: dict[str, list[dict]] = defaultdict(list)  # token -> callback bodies
@@ -20,6 +50,7 @@ class InteractionEndpoints:
         self.originals: dict[str, dict] = {}  # token -> the message a pressed button sits on
         self.fail_followups: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
         self.synced: dict[str | None, list[dict]] = {}  # guild id (None: global) -> commands
+        self.late: list[tuple[str, float]] = []  # (token, seconds) of responses past the deadline
 
     def _reply_message(self, body: dict, channel: str = "111") -> dict:
         from tests.fake_discord import BOT  # the fake that mixes this in defines the bot user
@@ -47,6 +78,15 @@ class InteractionEndpoints:
     def _callback(self, iid: str, token: str, body: dict) -> tuple[int, dict, dict]:
         if self.acks[token]:
             return 400, {}, {"message": "Interaction has already been acknowledged.", "code": 40060}
+        kind = ISSUED.get(iid)
+        if kind is None:
+            return UNKNOWN_INTERACTION
+        age = (datetime.now(UTC) - snowflake_time(int(iid))).total_seconds()
+        if age > DEADLINE:
+            self.late.append((token, age))
+            return UNKNOWN_INTERACTION
+        if body.get("type") not in VALID[kind]:
+            return _wrong_type(kind, body.get("type"))
         data = body.get("data") or {}
         original = self.originals.get(token, {})
         shown = {**original, **data} if body.get("type") == 7 else data  # 7 edits the message
@@ -59,7 +99,7 @@ class InteractionEndpoints:
             self.originals[token].update(
                 {k: v for k, v in data.items() if k in ("embeds", "components", "content")}
             )
-        return 200, {}, {"interaction": {"id": iid, "type": 2, "activity_instance_id": None,
+        return 200, {}, {"interaction": {"id": iid, "type": kind, "activity_instance_id": None,
                          "response_message_id": None, "response_message_loading": body.get("type") == 5,
                          "response_message_ephemeral": bool((data.get("flags") or 0) & 64)}}  # fmt: skip
 

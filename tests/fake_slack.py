@@ -10,15 +10,17 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from bot.adapters.slack.limits import error_code, message_problems, view_problems
+from tests.fake_slack_history import BOT_ID, BOT_USER, SlackMessages
 from tests.httpfake import LocalServer
 
 
-class FakeSlack(LocalServer):
+class FakeSlack(SlackMessages, LocalServer):
     """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success.
 
     Strict like Slack: a payload the shared validator rejects gets ``invalid_blocks`` (or
     ``msg_too_long``), a reply to an unknown thread gets ``thread_not_found``, an archived or
     unknown channel (``gone``) gets ``channel_not_found``. ``messages`` records what arrived.
+    History, replies, updates and ephemeral messages follow Slack's rules (see SlackMessages).
     """
 
     def __init__(self) -> None:
@@ -33,7 +35,7 @@ class FakeSlack(LocalServer):
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
         self.latency = 0.0  # seconds added to every answer (to widen crash windows)
         self.injected: dict[str, int] = defaultdict(int)
-        self._ts = 1000
+        self._init_messages()
         self._lock = threading.Lock()
         fake = self
 
@@ -130,24 +132,19 @@ class FakeSlack(LocalServer):
         if (answer := self._ok_more(method, args)) is not None:
             return answer
         if method == "chat.postMessage":
-            self._ts += 1
-            ts = f"{self._ts}.000100"
+            ts = self.new_ts()
             msg = {
-                "ts": ts,
+                "ts": ts, "user": BOT_USER, "bot_id": BOT_ID,
                 **{k: args.get(k) for k in ("text", "blocks", "thread_ts", "metadata")},
-            }
+            }  # fmt: skip
             self.messages[args["channel"]].append(msg)
             return {"ok": True, "channel": args["channel"], "ts": ts, "message": msg}
         if method == "chat.update":
-            return {"ok": True, "channel": args["channel"], "ts": args["ts"]}
+            return self.update(args)
         if method == "conversations.history":
-            history = list(reversed(self.messages.get(args["channel"], [])))
-            return {"ok": True, "messages": [m for m in history if not m.get("thread_ts")]}
+            return self.history(args)
         if method == "conversations.replies":
-            ts = args.get("ts")
-            thread = [m for m in self.messages.get(args["channel"], [])
-                      if m["ts"] == ts or m.get("thread_ts") == ts]  # fmt: skip
-            return {"ok": True, "messages": thread, "has_more": False}
+            return self.replies(args)
         if method == "conversations.open":
             return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))}}
         if method == "users.info":
@@ -191,6 +188,8 @@ class FakeSlack(LocalServer):
 
     def _refuse_more(self, method: str, args: dict) -> dict | None:
         """Response-URL messages and ephemeral messages are checked like any other message."""
+        if method == "chat.postEphemeral" and (refused := self.ephemeral_refused(args)):
+            return refused
         if method.startswith("resp-") or method == "chat.postEphemeral":
             problems = message_problems(args.get("blocks") or [], args.get("text") or "")
             if problems:

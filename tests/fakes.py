@@ -36,7 +36,7 @@ class RecordingAdapter:
         return f"msg-{key}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None) -> str | None:  # fmt: skip
+                        parent: str | None, since=None) -> str | None:  # fmt: skip
         return f"msg-{key}" if key in self.keys() else None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

@@ -149,6 +149,7 @@ async def test_posted_digests_leave_no_views_in_memory(bot):
     store = bot.client._connection._view_store
     for n in range(9):
         ref = ChannelRef("discord", str(300 + n), "77")
+        bot.fake.channels.add(ref.channel_id)  # Discord refuses channels the guild lacks (10003)
         bot.app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
         runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
         assert (await runner.run_channel(bot.app.store.channels.get(ref).id, DAY)).startswith(

@@ -1,6 +1,7 @@
 """Discord app commands invoked with constructed interactions; autocomplete; persistent buttons."""
 
 import asyncio
+import re
 from types import SimpleNamespace
 
 import discord
@@ -12,6 +13,7 @@ from bot.commands.core import REGISTRY
 from digest.models import ChannelRef
 from tests.discord_limits import check
 from tests.fake_discord import BOT, FakeDiscord, user
+from tests.fake_discord_interactions import issue
 from tests.test_commands import ctx
 
 pytestmark = pytest.mark.asyncio
@@ -145,7 +147,7 @@ def component_interaction(client, custom_id: str) -> discord.Interaction:
                "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
                "attachments": [], "embeds": [], "pinned": False, "type": 0, "flags": 0,
                "components": [{"type": 1, "components": [{"type": 2, "style": 2, "label": "👍", "custom_id": custom_id}]}]}  # fmt: skip
-    payload = {"id": "9001", "application_id": "2000", "type": 3, "token": "tok", "version": 1, "channel_id": "111",
+    payload = {"id": issue(3), "application_id": "2000", "type": 3, "token": "tok", "version": 1, "channel_id": "111",
                "guild_id": "77", "member": {"user": user("42"), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
                "deaf": False, "mute": False, "permissions": "16", "flags": 0}, "data": {"custom_id": custom_id, "component_type": 2},
                "message": message, "locale": "en-US", "app_permissions": "0", "entitlements": [],
@@ -171,7 +173,7 @@ async def test_buttons_on_old_digests_still_work_after_a_restart(app, monkeypatc
         await client.close()
     ch = app.store.channels.get(ChannelRef("discord", "111", "77"))
     assert app.store.channels.feedback_totals(ch.id) == {"syn-diffusion-1": 1}
-    assert any(p.startswith("/interactions/9001/tok/callback") for _, p, _ in fake.calls)
+    assert any(re.fullmatch(r"/interactions/\d+/tok/callback", p) for _, p, _ in fake.calls)
     # The click shapes the next digest: new diffusion papers are explained by the liked one.
     from digest.models import SubscriptionKind
     from tests.corpus import synthetic_records

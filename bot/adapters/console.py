@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -80,7 +81,7 @@ class ConsoleAdapter:
         return f"console:{key}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None) -> str | None:  # fmt: skip
+                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
         """A digest counts as posted if the transcript has its key."""
         if self.transcript and self.transcript.exists():
             lines = self.transcript.read_text(encoding="utf-8").splitlines()

@@ -124,7 +124,7 @@ class DeliveryRepo:
                 digest_date=day,
                 status=EMPTY if quiet and not items else CLAIMED,  # a quiet empty day is done
                 claimed_by=worker,
-                claimed_at=datetime.now(UTC),  # for display only; leases use the database clock
+                claimed_at=self.now(),  # the database clock: recovery searches from here
                 near_misses=near_misses,
                 fence=1,
                 lease_until=self.now(lease_s),

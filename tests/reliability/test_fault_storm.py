@@ -94,6 +94,7 @@ def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
         channels.append(app.store.channels.get(ref))
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
+        fake.channels.update(ch.ref.channel_id for ch in channels)  # else 404 / 10003, as Discord
         fake.chaos = lambda method, path: (
             rng.choice(["429", "429", "500", "drop"]) if rng.random() < 0.3 else None
         )

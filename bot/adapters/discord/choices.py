@@ -16,6 +16,8 @@ from digest.models import SubscriptionKind
 COMMON_ZONES = ("UTC", "Europe/London", "Europe/Berlin", "Europe/Paris", "America/New_York",
                 "America/Chicago", "America/Los_Angeles", "Asia/Tokyo", "Asia/Shanghai",
                 "Asia/Kolkata", "Australia/Sydney")  # fmt: skip
+#: Seconds a paper search may take inside an autocomplete (Discord waits 3 s for the answer).
+SEARCH_BUDGET = 2.0
 DAYS = ("daily", "weekdays", "weekends", "mon,wed,fri", "tue,thu", "mon", "fri")
 
 
@@ -49,10 +51,13 @@ async def paper_choices(deps: DiscordDeps, current: str) -> list[app_commands.Ch
     if len(current.strip()) < 2:
         return []
     exact = await asyncio.to_thread(deps.channels.store.papers.get, current.strip())
-    view = await asyncio.to_thread(deps.channels.papers.search, current, None, 1, 10)
-    found = ([exact] if exact else []) + [
-        view.papers[h.paper_id] for h in view.result.hits if h.paper_id in view.papers
-    ]
+    search = asyncio.to_thread(deps.channels.papers.search, current, None, 1, 10)
+    try:
+        view = await asyncio.wait_for(search, SEARCH_BUDGET)
+        hits = [view.papers[h.paper_id] for h in view.result.hits if h.paper_id in view.papers]
+    except TimeoutError:  # Discord drops an answer after 3 s: offer what is known by then
+        hits = []
+    found = ([exact] if exact else []) + hits
     seen, out = set(), []
     for p in found:
         if p.id not in seen and len(p.id) <= 100:

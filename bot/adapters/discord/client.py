@@ -14,6 +14,7 @@ from bot.adapters.discord.buttons import BUTTONS
 from bot.adapters.discord.commands import DiscordDeps, Papers
 from bot.adapters.discord.interact import apologise
 from bot.adapters.discord.poster import DiscordPoster
+from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
 TREE_KEY = sync.TREE_KEY
@@ -64,7 +65,10 @@ class DigestClient(discord.Client):
         current = self.tree_hash()
         if await asyncio.to_thread(kv.get, TREE_KEY) == current:
             return False
-        await sync.sync_global(self.tree, kv)
+        try:
+            await sync.sync_global(self.tree, kv)
+        except DigestError:  # logged by sync.check; the commands registered before stay
+            return False
         log.info("Discord commands synced")
         return True
 

@@ -7,6 +7,7 @@ import hashlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 import aiohttp
 import discord
@@ -20,7 +21,10 @@ from digest.models import ChannelRef
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-THREAD_EXISTS = 160004
+THREAD_EXISTS, UNKNOWN_MESSAGE = 160004, 10008
+#: History is read back to the claim time minus SKEW (the database's and Discord's clocks may
+#: disagree a little), at most MAX_SCAN messages (100 a request).
+MAX_SCAN, SKEW = 5000, timedelta(minutes=10)
 
 
 def view_for(msg: DiscordMessage) -> discord.ui.View | None:
@@ -61,9 +65,11 @@ def classify(exc: discord.HTTPException) -> PostError:
         return PostError(UNSENDABLE[exc.code], GONE)
     if exc.code == 50024:  # degrading drops the thread: the digest is posted inline instead
         return PostError(UNSENDABLE[exc.code], REJECTED)
-    if isinstance(exc, discord.Forbidden):
+    if isinstance(exc, discord.Forbidden):  # 50001 Missing Access, 50013, 50007 closed DMs
         return PostError(f"missing access: {exc.text or 'forbidden'}", GONE)
-    if isinstance(exc, discord.NotFound):
+    if exc.code == UNKNOWN_MESSAGE:  # the header was deleted: no thread; degrading posts inline
+        return PostError("the digest's first message was deleted (Discord 10008)", REJECTED)
+    if isinstance(exc, discord.NotFound):  # 10003 Unknown Channel
         return PostError("channel not found (deleted, or the bot was removed)", GONE)
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
@@ -165,20 +171,38 @@ class DiscordPoster:
         return self.client.get_partial_messageable(int(message_id))
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None) -> str | None:  # fmt: skip
-        """Our message whose last footer ends with ``key``: in the channel or the header's thread."""
+                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+        """Our message whose last footer ends with ``key``: in the header's thread or the channel.
+
+        Reads forward from ``since`` (the claim time, from the database) minus a margin for
+        clock skew; unsure (a transient PostError) when the scan cap is reached first.
+        """
+        after = since - SKEW if since else None
         with posting_errors("could not read history: "):
             places = [await self._target(ref)]
-            if reply.threaded and position > 0 and parent:
-                places.append(self.client.get_partial_messageable(int(parent.split(":", 1)[1])))
+            if reply.threaded and position > 0 and parent:  # the thread first; degraded: inline
+                places.insert(0, self.client.get_partial_messageable(int(parent.split(":", 1)[1])))
             for where in places:
                 try:
-                    async for m in where.history(limit=100):
-                        footer = m.embeds[-1].footer.text if m.embeds else None
-                        if m.author.id == self.client.user.id and (footer or "").endswith(key):
-                            return f"{m.channel.id}:{m.id}"
+                    if (found := await self._scan(where, key, after)) is not None:
+                        return found
                 except discord.NotFound:
                     continue  # no thread yet: nothing was posted in it
+        return None
+
+    async def _scan(
+        self, where: discord.abc.Messageable, key: str, after: datetime | None
+    ) -> str | None:
+        """Page through ``where`` (100 a request, discord.py pages by snowflake) for ``key``."""
+        seen = 0
+        async for m in where.history(limit=MAX_SCAN, after=after):
+            seen += 1
+            footer = m.embeds[-1].footer.text if m.embeds else None
+            if m.author.id == self.client.user.id and (footer or "").endswith(key):
+                return f"{m.channel.id}:{m.id}"
+        if seen >= MAX_SCAN:
+            raise PostError(f"could not read history: over {MAX_SCAN} messages since the digest "
+                            "was claimed; not re-posting while unsure", TRANSIENT)  # fmt: skip
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

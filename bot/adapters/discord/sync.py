@@ -10,6 +10,8 @@ import logging
 import discord
 from discord import app_commands
 
+from bot.adapters.discord.command_rules import command_problems
+from digest.errors import DigestError
 from digest.store.kv import KeyValueRepo as KV
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,19 @@ def duplicate_warning(kv: KV) -> str | None:
     )
 
 
+def check(tree: app_commands.CommandTree, guild: discord.abc.Snowflake | None = None) -> None:
+    """Refuse (DigestError, logged) a command list Discord would refuse, before sending it."""
+    payload = [c.to_dict(tree) for c in tree.get_commands(guild=guild)]
+    if problems := command_problems(payload):
+        where = f"server {guild.id}" if guild else "globally"
+        log.error("Discord commands not synced %s; Discord would refuse them: %s", where,
+                  "; ".join(problems[:3]))  # fmt: skip
+        raise DigestError(f"commands not synced, Discord would refuse them: {problems[0]}")
+
+
 async def sync_global(tree: app_commands.CommandTree, kv: KV) -> int:
     """Register the commands everywhere; returns how many were synced."""
+    check(tree)
     synced = await tree.sync()
     kv.set(TREE_KEY, tree_hash(tree))
     if warning := duplicate_warning(kv):
@@ -56,6 +69,7 @@ async def sync_guild(tree: app_commands.CommandTree, kv: KV, guild: int, remove:
     tree.clear_commands(guild=target)
     if not remove:
         tree.copy_global_to(guild=target)
+    check(tree, target)
     synced = await tree.sync(guild=target)
     copies = guild_copies(kv)
     if remove:

@@ -10,12 +10,15 @@ from slack_bolt.async_app import AsyncApp
 from bot.adapters.slack.access import manageable, may_act
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
+from bot.adapters.slack.limits import view_problems
 from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages, effects, send_file
 from bot.commands import Context
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 
 log = logging.getLogger(__name__)
+FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn",
+                 "text": "This page could not be shown. `/papers list` lists your digests."}}]}  # fmt: skip
 
 
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
@@ -52,6 +55,10 @@ async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
     """Publish ``user``'s Home tab: the digests they may see (see access.manageable)."""
     visible = await manageable(client, deps.channels, team, user)
     view = await asyncio.to_thread(home_view, deps.channels, visible)
+    if problems := view_problems(view):  # never send what Slack refuses: say why, show a stub
+        log.error("Home tab of %s not published as built; Slack would refuse it: %s", user,
+                  "; ".join(problems[:3]))  # fmt: skip
+        view = FALLBACK_HOME
     await client.views_publish(user_id=user, view=view)
 
 

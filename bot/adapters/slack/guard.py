@@ -19,6 +19,8 @@ from digest.errors import DigestError
 log = logging.getLogger(__name__)
 FAILED = "Something went wrong on our side; nothing was changed. Please try again later."
 Listener = Callable[..., Awaitable[None]]
+#: chat.postEphemeral answers meaning the user cannot see it there (a DM can still reach them).
+NOT_SHOWN = {"user_not_in_channel", "channel_not_found", "not_in_channel", "is_archived"}
 
 
 def guarded(func: Listener) -> Callable[[AsyncArgs], Awaitable[None]]:
@@ -50,10 +52,23 @@ async def answer(args: AsyncArgs, text: str) -> None:
         if body.get("response_url"):
             await args.respond(text=text, response_type="ephemeral", replace_original=False)
         elif user and channel:
-            await args.client.chat_postEphemeral(channel=channel, user=user, text=text)
+            await ephemeral(args.client, channel, user, text)
         elif user and body.get("type") == "block_actions":  # Home tab: the app's DM with the user
             await args.client.chat_postMessage(channel=user, text=text)
         elif (event := body.get("event") or {}).get("channel_type") == "im":  # a DM command
             await args.client.chat_postMessage(channel=event["channel"], text=text)
     except (SlackApiError, OSError) as exc:
-        log.warning("could not tell the user about a failure: %s", type(exc).__name__)
+        code = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
+        log.warning("could not tell user %s about a failure: %s", user, code)
+
+
+async def ephemeral(client, channel: str, user: str, text: str) -> None:  # noqa: ANN001 - a Slack client
+    """``text`` for ``user`` only; Slack refuses it when they are not in the channel: a DM then."""
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, text=text)
+    except SlackApiError as exc:
+        code = exc.response.get("error")
+        if code not in NOT_SHOWN:
+            raise
+        log.info("ephemeral reply refused in %s (%s); sent to the user's DM instead", channel, code)
+        await client.chat_postMessage(channel=user, text=text)  # a user id: the app's DM

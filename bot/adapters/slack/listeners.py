@@ -25,6 +25,10 @@ from digest.schedule import local_day
 
 log = logging.getLogger(__name__)
 UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
+#: chat.update answers for a message the bot may not (or can no longer) edit.
+UNEDITABLE = {"message_not_found", "cant_update_message", "edit_window_closed",
+              "channel_not_found", "is_archived"}  # fmt: skip
+VOTE_KEPT = "Your vote is recorded; that message can no longer be updated to show it."
 
 
 @dataclass
@@ -139,7 +143,7 @@ def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[
 def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
     """👍/👎 buttons (a second click withdraws); the message's counts are updated in place."""
 
-    async def vote(ack, body, action, client, value: int) -> None:
+    async def vote(ack, body, action, client, respond, value: int) -> None:
         await ack()
         team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
         ref = channel_ref(team, where, user)
@@ -149,15 +153,22 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
         message = body.get("message")
         if message and not body.get("container", {}).get("is_ephemeral"):
             blocks = _with_counts(message.get("blocks", []), paper_id, up, down)
-            await client.chat_update(
-                channel=where, ts=message["ts"], text=message.get("text", ""), blocks=blocks
-            )
+            try:
+                await client.chat_update(
+                    channel=where, ts=message["ts"], text=message.get("text", ""), blocks=blocks
+                )
+            except SlackApiError as exc:  # deleted, not ours, or too old: the vote still counts
+                code = exc.response.get("error")
+                if code not in UNEDITABLE:
+                    raise
+                log.warning("vote recorded; its message cannot show the counts: %s", code)
+                await respond(text=VOTE_KEPT, response_type="ephemeral", replace_original=False)
 
-    async def vote_up(ack, body, action, client) -> None:
-        await vote(ack, body, action, client, 1)
+    async def vote_up(ack, body, action, client, respond) -> None:
+        await vote(ack, body, action, client, respond, 1)
 
-    async def vote_down(ack, body, action, client) -> None:
-        await vote(ack, body, action, client, -1)
+    async def vote_down(ack, body, action, client, respond) -> None:
+        await vote(ack, body, action, client, respond, -1)
 
     app.action("vote_up")(guarded(vote_up))
     app.action("vote_down")(guarded(vote_down))

@@ -9,6 +9,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -55,6 +56,9 @@ REJECTED_ERRORS = {
     "invalid_thread_ts",
 }
 METADATA_EVENT = "digestbot_digest"
+#: History is read in pages of PAGE, at most MAX_PAGES, back to the claim time minus SKEW
+#: (the database's and Slack's clocks may disagree a little).
+PAGE, MAX_PAGES, SKEW = 200, 25, timedelta(minutes=10)
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError)
 
 TokenLookup = Callable[[str], Awaitable[str | None]]
@@ -167,27 +171,24 @@ class SlackPoster:
         return f"{channel}:{ts}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None) -> str | None:  # fmt: skip
-        """The message carrying ``key`` in its metadata: in the channel, or in the header's thread."""
+                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+        """The message carrying ``key`` in its metadata: in the channel, or in the header's thread.
+
+        Pages back to ``since`` (the claim time, from the database) minus a margin for clock
+        skew; unsure (a transient PostError) when the scan cap is reached before that.
+        """
+        oldest = f"{(since - SKEW).timestamp():.6f}" if since else None
         with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
-            found = await client.conversations_history(
-                channel=channel, limit=200, include_all_metadata=True
-            )
-            messages = list(found.get("messages", []))
-            if parent and position > 0:
-                thread = await client.conversations_replies(
-                    channel=channel, ts=parent.split(":", 1)[1], include_all_metadata=True
-                )
-                messages += thread.get("messages", [])
-        for msg in messages:
-            meta = msg.get("metadata") or {}
-            if (
-                meta.get("event_type") == METADATA_EVENT
-                and meta.get("event_payload", {}).get("key") == key
-            ):
-                return f"{channel}:{msg['ts']}"
+            pages = [lambda cursor: client.conversations_history(
+                channel=channel, limit=PAGE, cursor=cursor, oldest=oldest, include_all_metadata=True)]  # fmt: skip
+            if parent and position > 0:  # in the thread, or in the channel when sent degraded
+                pages.insert(0, lambda cursor: _replies(
+                    client, channel, parent.split(":", 1)[1], cursor, oldest))  # fmt: skip
+            for read in pages:
+                if (ts := await _scan(read, key)) is not None:
+                    return f"{channel}:{ts}"
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -197,6 +198,39 @@ class SlackPoster:
             channel = await self._channel(client, ref)
             for msg in render(reply):
                 await self._post(client, channel, msg)
+
+
+async def _replies(client: AsyncWebClient, channel: str, ts: str, cursor: str | None,
+                   oldest: str | None) -> dict:  # fmt: skip
+    """One page of a thread; a deleted header has no thread, so nothing was posted in it."""
+    try:
+        return await client.conversations_replies(channel=channel, ts=ts, limit=PAGE,
+                    cursor=cursor, oldest=oldest, include_all_metadata=True)  # fmt: skip
+    except SlackApiError as exc:
+        if exc.response.get("error") != "thread_not_found":
+            raise
+        return {"messages": [], "has_more": False}
+
+
+def _tagged(msg: dict, key: str) -> bool:
+    meta = msg.get("metadata") or {}
+    return (
+        meta.get("event_type") == METADATA_EVENT and meta.get("event_payload", {}).get("key") == key
+    )
+
+
+async def _scan(read: Callable[[str | None], Awaitable], key: str) -> str | None:
+    """The ts of the message tagged ``key``, paging by cursor; None once every page is read."""
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await read(cursor)
+        if found := next((m["ts"] for m in page.get("messages", []) if _tagged(m, key)), None):
+            return found
+        cursor = (page.get("response_metadata") or {}).get("next_cursor")
+        if not page.get("has_more") or not cursor:
+            return None
+    raise PostError(f"could not read history: over {MAX_PAGES * PAGE} messages since the "
+                    "digest was claimed; not re-posting while unsure", TRANSIENT)  # fmt: skip
 
 
 @contextmanager
