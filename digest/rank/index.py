@@ -103,7 +103,9 @@ def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: Ind
 
     tf = (norm(ct, avg[0], p.title_weight) + norm(ca, avg[1], 1.0)).tocsr()
     tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1) * idf[tf.indices]
-    weights = tf.tocsc().astype(np.float32)
+    # float32 before the transposition, not after: half the data moved, no float64 CSC copy.
+    tf.data = tf.data.astype(np.float32)
+    weights = tf.tocsc()
     weights.sort_indices()  # the scorer binary-searches rows within a column
     return weights
 
@@ -129,8 +131,12 @@ def _tfidf_rows(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(m, axis=1, keepdims=True)
-    return (m / np.maximum(n, 1e-9)).astype(np.float32)
+    """Rows of ``m`` scaled to unit length as float32; a float32 ``m`` is scaled in place."""
+    n = np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+    if m.dtype != np.float32:
+        return (m / n).astype(np.float32)
+    m /= n  # no second docs x k array (the callers' products are theirs alone)
+    return m
 
 
 def _fit_basis(xl: sparse.csr_matrix, p: IndexParams) -> np.ndarray:
