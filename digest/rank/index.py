@@ -7,11 +7,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from sklearn.utils import check_random_state
-from sklearn.utils.extmath import randomized_svd, svd_flip
 
 from digest.rank.analyzer import AcronymTable, families
 from digest.rank.counting import count_chunk, count_corpus
+from digest.rank.lsa import fit_basis
 
 
 @dataclass(frozen=True)
@@ -140,17 +139,11 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 def _fit_basis(xl: sparse.csr_matrix, p: IndexParams) -> np.ndarray:
-    """The LSA basis, fitted on a sample of papers (enough to find the main directions).
-
-    TruncatedSVD's own randomized solver and sign convention, without the projection of the
-    sample (and its variance) that ``TruncatedSVD.fit`` computes and this index never reads.
-    """
+    """The LSA basis, fitted on a sample of papers (enough to find the main directions)."""
     n = xl.shape[0]
     k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
     sample = np.random.default_rng(p.seed).choice(n, size=min(n, p.svd_sample), replace=False)
-    u, _, vt = randomized_svd(xl[np.sort(sample)], k, n_iter=p.svd_iter, flip_sign=False,
-                              random_state=check_random_state(p.seed))  # fmt: skip
-    return svd_flip(u, vt, u_based_decision=False)[1].astype(np.float32)
+    return fit_basis(xl[np.sort(sample)], k, p.svd_iter, p.seed)
 
 
 def doc_freq(ct: sparse.csr_matrix, ca: sparse.csr_matrix, step: int = 10_000) -> np.ndarray:
