@@ -107,3 +107,49 @@ def test_arxiv_base_id_drops_version():
     assert arxiv_base_id("http://arxiv.org/abs/2401.01234v3") == "2401.01234"
     assert arxiv_base_id("hep-th/9901001v2") == "hep-th/9901001"
     assert arxiv_base_id("no id here") is None
+
+
+def _span_by_chars(acronym: str, words: list[str]) -> int:
+    """The character-by-character Schwartz-Hearst span, as acronym_span was first written."""
+    letters = [c.lower() for c in acronym if c.isalnum()]
+    text = " ".join(words)
+    li, ti = len(letters) - 1, len(text) - 1
+    while li >= 0:
+        while ti >= 0 and (
+            text[ti].lower() != letters[li] or (li == 0 and ti > 0 and text[ti - 1].isalnum())
+        ):
+            ti -= 1
+        if ti < 0:
+            return 0
+        li, ti = li - 1, ti - 1
+    used = text[ti + 1 :].split()
+    if not used or used[0][0].lower() != letters[0]:
+        return 0
+    return len(used) if len(used) <= len(letters) + 5 else 0
+
+
+def test_acronym_span_fast_path_equals_char_by_char_search():
+    """The ASCII path (rfind per letter) finds the same span as the character loop.
+
+    Breaks that go red: rfind without the word-start rule for the first letter (the 'a' inside
+    'data' would start 'AM'); searching from ``ti`` instead of ``ti + 1`` (misses a letter at the
+    end); the length limit dropped. Non-ASCII words keep the loop and are compared too."""
+    import random
+
+    from digest.text import acronym_span
+
+    rng = random.Random(1)
+    cases = [("LLM", ["we", "use", "large", "language", "models"]), ("AM", ["data", "model"])]
+    for _ in range(20_000):
+        acr = "".join(rng.choice("ABCLMNxyz0-é") for _ in range(rng.randint(1, 5)))
+        alphabet = "abcdeLMNOP0-9 _xyzé" if rng.random() < 0.2 else "abcdelmnLMN0 -"
+        words = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+            for _ in range(rng.randint(0, 9))
+        ]
+        cases.append((acr, words))
+    found = 0
+    for acr, words in cases:
+        assert acronym_span(acr, words) == _span_by_chars(acr, words), (acr, words)
+        found += acronym_span(acr, words) > 0
+    assert found > 500  # the comparison covers real spans, not only misses

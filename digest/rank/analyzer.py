@@ -150,6 +150,13 @@ def phrase_terms(text: str) -> list[str]:
 _ACR = re.compile(r"\(([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z]?)\)")
 
 
+def _words_before(text: str, end: int) -> list[str]:
+    """Up to 9 words before ``end`` in its clause (after the last '.;:(' of the 150 characters
+    before it): looking back a bounded number of words, as a regex doing this backtracks badly."""
+    window = text[max(0, end - 150) : end]
+    return window[max(window.rfind(c) for c in ".;:(") + 1 :].split()[-9:]
+
+
 class AcronymTable:
     """Acronym <-> long-form pairs learned from the corpus itself ('large language models (LLMs)')."""
 
@@ -164,17 +171,18 @@ class AcronymTable:
     def mine(cls, texts: Iterable[str], min_count: int = 2) -> AcronymTable:
         """Find ``long form (ACR)`` definitions; keep each acronym's most frequent long form."""
         seen: dict[str, Counter[str]] = defaultdict(Counter)
+        long_forms: dict[str, str] = {}  # spelled-out words -> their terms (long forms recur)
         for text in texts:
             for m in _ACR.finditer(text):
                 acr = m.group(1)
                 key = acr[:-1] if acr.endswith("s") and acr[:-1].isupper() else acr
-                # Look back a bounded number of words: a regex doing this backtracks badly.
-                words = re.split(r"[.;:(]", text[max(0, m.start() - 150) : m.start()])[-1].split()[
-                    -9:
-                ]
+                words = _words_before(text, m.start())
                 n = acronym_span(key, words)
                 if n and len(key) >= 2:
-                    seen[stem(key.lower())][" ".join(tokens(" ".join(words[-n:])))] += 1
+                    span = " ".join(words[-n:])
+                    if span not in long_forms:
+                        long_forms[span] = " ".join(tokens(span))
+                    seen[stem(key.lower())][long_forms[span]] += 1
         pairs = {}
         for short, longs in seen.items():
             long_form, count = longs.most_common(1)[0]

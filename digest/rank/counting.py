@@ -82,7 +82,10 @@ def _widen(ms: list[sparse.csr_matrix], width: int) -> sparse.csr_matrix:
 
 def surface_forms(titles: Sequence[str]) -> dict[str, str]:
     """Readable word for each stem: its most frequent plain form in titles ('diffusion')."""
-    words = Counter(w.strip(".,:;()[]'\"!?") for w in " ".join(titles).lower().split())
+    words: Counter[str] = Counter()
+    # Distinct raw words stripped once each; Counter keeps first appearance, as the ties need.
+    for w, n in Counter(" ".join(titles).lower().split()).items():
+        words[w.strip(".,:;()[]'\"!?")] += n
     seen = [(term_of(w), w, n) for w, n in words.items() if w.isalnum()]
     # Most frequent first; ties keep first appearance ('q-dm' or '3d-cnn' never qualify).
     seen = sorted((x for x in seen if x[0]), key=lambda x: -x[2])

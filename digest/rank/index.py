@@ -7,11 +7,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from sklearn.utils import check_random_state
-from sklearn.utils.extmath import randomized_svd, svd_flip
 
 from digest.rank.analyzer import AcronymTable, families
 from digest.rank.counting import count_chunk, count_corpus
+from digest.rank.lsa import fit_basis
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,9 @@ def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: Ind
 
     tf = (norm(ct, avg[0], p.title_weight) + norm(ca, avg[1], 1.0)).tocsr()
     tf.data = tf.data * (p.k1 + 1) / (tf.data + p.k1) * idf[tf.indices]
-    weights = tf.tocsc().astype(np.float32)
+    # float32 before the transposition, not after: half the data moved, no float64 CSC copy.
+    tf.data = tf.data.astype(np.float32)
+    weights = tf.tocsc()
     weights.sort_indices()  # the scorer binary-searches rows within a column
     return weights
 
@@ -129,22 +130,20 @@ def _tfidf_rows(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(m, axis=1, keepdims=True)
-    return (m / np.maximum(n, 1e-9)).astype(np.float32)
+    """Rows of ``m`` scaled to unit length as float32; a float32 ``m`` is scaled in place."""
+    n = np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+    if m.dtype != np.float32:
+        return (m / n).astype(np.float32)
+    m /= n  # no second docs x k array (the callers' products are theirs alone)
+    return m
 
 
 def _fit_basis(xl: sparse.csr_matrix, p: IndexParams) -> np.ndarray:
-    """The LSA basis, fitted on a sample of papers (enough to find the main directions).
-
-    TruncatedSVD's own randomized solver and sign convention, without the projection of the
-    sample (and its variance) that ``TruncatedSVD.fit`` computes and this index never reads.
-    """
+    """The LSA basis, fitted on a sample of papers (enough to find the main directions)."""
     n = xl.shape[0]
     k = max(1, min(p.n_components, xl.shape[1] - 1, n - 1))
     sample = np.random.default_rng(p.seed).choice(n, size=min(n, p.svd_sample), replace=False)
-    u, _, vt = randomized_svd(xl[np.sort(sample)], k, n_iter=p.svd_iter, flip_sign=False,
-                              random_state=check_random_state(p.seed))  # fmt: skip
-    return svd_flip(u, vt, u_based_decision=False)[1].astype(np.float32)
+    return fit_basis(xl[np.sort(sample)], k, p.svd_iter, p.seed)
 
 
 def doc_freq(ct: sparse.csr_matrix, ca: sparse.csr_matrix, step: int = 10_000) -> np.ndarray:

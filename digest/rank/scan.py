@@ -20,7 +20,7 @@ _BREAKS = '.,;:()[]!?"'
 _SCAN = re.compile(r"[^\W_]+|[.,;:()\[\]!?\"]|\x01")  # analyzer's words and breaks, plus SEP
 _KEEP = set(string.ascii_letters + string.digits + _BREAKS + SEP)
 _BLANK = str.maketrans({chr(i): " " for i in range(128) if chr(i) not in _KEEP})
-BREAK, SKIP, DOC = -1, -2, -3  # codes of non-terms: phrase break, stop word, end of paper
+BREAK, SKIP, DOC, NEW = -1, -2, -3, -4  # non-terms: phrase break, stop word, paper end; unseen
 _PHRASE = 1 << 32  # phrase keys are (first word + 1) * _PHRASE + second word
 
 
@@ -64,13 +64,17 @@ class Coder:
 
     def codes(self, toks: list[str]) -> np.ndarray:
         """Code of every token; each new distinct word is analysed once."""
-        for w in set(toks).difference(self.code):
+        out = np.fromiter(map(self.code.get, toks, repeat(NEW)), np.int64, len(toks))
+        new = np.flatnonzero(out == NEW).tolist()  # no set of the whole batch: few words are new
+        for w in {toks[i] for i in new}:
             t = term_of(w)
             if t:
                 self.code[w] = self.unigram(t)
             else:  # 'datasets and benchmarks' is two topics; 'learning on graphs' one phrase
                 self.code[w] = BREAK if OPTIONS.conj_breaks_phrase and w in CONJUNCTIONS else SKIP
-        return np.fromiter(map(self.code.__getitem__, toks), np.int64, len(toks))
+        if new:
+            out[new] = [self.code[toks[i]] for i in new]
+        return out
 
     def columns(self, keys: np.ndarray) -> np.ndarray:
         """Column of each term key (-1: not in a fixed vocabulary); new terms get the next columns."""
