@@ -125,7 +125,10 @@ class App:
         """The console always; Slack and Discord when their tokens are set."""
         from bot.adapters.console import ConsoleAdapter
 
-        transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
+        # One transcript per database: channel ids repeat across databases (and survive import),
+        # so a digest key printed for one database must not count as posted for another.
+        folder = self.settings.resolved_index_dir().parent
+        transcript = folder / f"console-transcript-{self.store.identity()}.log"
         adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
         if self.slack is not None:
             adapters["slack"] = self.slack.poster
