@@ -76,7 +76,10 @@ class App:
         from digest.channels import ChannelService
 
         # The Discord issue: server channels' settings need Manage Channels until opened up.
-        return ChannelService(self.service, self.settings.default_timezone, frozenset({"discord"}))
+        grace = timedelta(hours=self.settings.catchup_grace_hours)
+        return ChannelService(
+            self.service, self.settings.default_timezone, frozenset({"discord"}), grace
+        )
 
     @cached_property
     def commands(self) -> Commands:

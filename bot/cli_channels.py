@@ -203,6 +203,7 @@ def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) 
 def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
     from digest.delivery import next_digest, today_state
+    from digest.due import overdue_note
 
     application = wired(db)
     now = datetime.now(UTC)
@@ -213,11 +214,11 @@ def channels_cmd(db: DbOption = None) -> None:
         )
     for ch in channels:
         last = application.store.deliveries.last(ch.id)
-        due = next_digest(application.store, ch, now)
+        due = next_digest(application.store, ch, now, application.channels.catchup_grace)
         state = (
             f"PAUSED ({ch.paused_reason})"
             if ch.paused
-            else (f"next {due:%Y-%m-%d %H:%M %Z}" if due else "no days")
+            else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
         last_text = (
             f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"

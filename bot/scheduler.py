@@ -11,8 +11,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
 from bot.runner import DigestRunner
+from digest.due import catch_up_due
 from digest.models import Channel
-from digest.schedule import last_due, local_day, next_due
+from digest.schedule import local_day, next_due
 from digest.store import Store
 
 log = logging.getLogger(__name__)
@@ -109,8 +110,8 @@ class DigestScheduler:
         for channel in await asyncio.to_thread(self.store.channels.all):
             if channel.paused or channel.ref.platform not in self.runner.adapters:
                 continue
-            due = last_due(now, channel.digest_time, channel.weekdays, channel.timezone)
-            if due is None or now - due > self.grace:
+            due = catch_up_due(now, channel, self.grace)  # the rule `why` and `list` show
+            if due is None:
                 continue
             if missing_only and await asyncio.to_thread(
                 self.store.deliveries.for_day, channel.id, due.date()

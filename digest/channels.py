@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from digest.backlog import already_seen, compose_digest
 from digest.compose import Digest, plural
+from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
@@ -46,8 +47,11 @@ class ChannelService:
         papers: DigestService,
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
+        catchup_grace: timedelta = GRACE,
     ) -> None:
         self.papers = papers
+        # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
+        self.catchup_grace = catchup_grace
         self.store = papers.store
         self.default_timezone = default_timezone
         # Platforms whose new (non-DM) channels start with settings limited to channel admins.
