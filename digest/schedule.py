@@ -77,6 +77,13 @@ def next_due(now: datetime, hhmm: str, weekdays: str, tz_name: str) -> datetime 
     return None
 
 
+def due_on(day: date, hhmm: str, weekdays: str, tz_name: str) -> datetime | None:
+    """The scheduled time on ``day``, or None when ``day`` is not one of ``weekdays``."""
+    if DAYS[day.weekday()] not in set(weekdays.split(",")):
+        return None
+    return _at(day, hhmm, ZoneInfo(tz_name))
+
+
 def local_day(now: datetime, tz_name: str) -> date:
     """Today's date in the channel's timezone (the digest's date)."""
     return now.astimezone(ZoneInfo(tz_name)).date()

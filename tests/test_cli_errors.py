@@ -167,6 +167,19 @@ def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path
     assert "no digest delivered yet" in digestbot(tmp_path, "channels").stdout
 
 
+@pytest.mark.parametrize(
+    ("day", "needle"), [("1900-01-01", "before console:lab was set up"), ("2025-11-30", "before")]
+)
+def test_digest_refuses_days_before_the_channel_existed(tmp_path, day, needle):
+    """Repro: `digest --date 1900-01-01` posted a digest and used up backlog papers.
+    Break seen red: `refuse_day` call removed from `digest_cmd`."""
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
+    line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", day))
+    assert needle in line and "--dry-run" in line, line
+    assert digestbot(tmp_path, "digest", "console:lab", "--date", day, "--dry-run").returncode == 0
+    assert "no digest delivered yet" in digestbot(tmp_path, "channels").stdout
+
+
 def test_digest_json_prints_only_json_on_stdout(tmp_path):
     assert digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS)).returncode == 0
     digestbot(tmp_path, "subscribe", "console:lab", "sparse autoencoders")
