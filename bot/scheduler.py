@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -38,6 +40,21 @@ class DueTrigger(BaseTrigger):
 
     def __str__(self) -> str:
         return f"due[{self.hhmm} {self.weekdays} {self.tz}]"
+
+
+def quiet_on_shutdown(job: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``job`` ending quietly when cancelled: at shutdown the event loop cancels a running sweep
+    or digest (recovery resumes it on the next start), which is a stop, not a failure to log."""
+
+    @functools.wraps(job)
+    async def run(*args: Any) -> Any:
+        try:
+            return await job(*args)
+        except asyncio.CancelledError:
+            log.debug("%s stopped by shutdown", getattr(job, "__qualname__", job))
+            return None
+
+    return run
 
 
 def digest_trigger(channel: Channel) -> DueTrigger:
@@ -77,7 +94,7 @@ class DigestScheduler:
                     self.scheduler.remove_job(jid)
                 continue
             self.scheduler.add_job(
-                self.fire,
+                quiet_on_shutdown(self.fire),
                 digest_trigger(channel),
                 id=jid,
                 args=[channel.id],
@@ -133,11 +150,11 @@ class DigestScheduler:
         self.sync()
         self.scheduler.add_job(self.sync, "interval", seconds=resync_every.total_seconds(), id="sync",
                                replace_existing=True)  # fmt: skip
-        self.scheduler.add_job(self.sweep, "interval", seconds=self.sweep_every.total_seconds(),
+        self.scheduler.add_job(quiet_on_shutdown(self.sweep), "interval", seconds=self.sweep_every.total_seconds(),
                                id="sweep", replace_existing=True, max_instances=1,
                                coalesce=True)  # fmt: skip
         if self.ingest is not None:
-            self.scheduler.add_job(self.ingest, "interval", seconds=self.ingest_every.total_seconds(),
+            self.scheduler.add_job(quiet_on_shutdown(self.ingest), "interval", seconds=self.ingest_every.total_seconds(),
                                    id="ingest", replace_existing=True, next_run_time=self.clock())  # fmt: skip
         self.scheduler.start()
 
