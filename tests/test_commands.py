@@ -32,6 +32,14 @@ def test_help_lists_every_subcommand(app):
     assert say(app, "").text == reply.text  # bare /papers is help
 
 
+def test_help_schedule_line_names_every_day_preset(app):
+    """Every preset `schedule` accepts is in its help line. Break seen red: `weekends` dropped."""
+    from digest.schedule import PRESETS
+
+    line = next(x for x in say(app, "help").text.splitlines() if "/papers schedule" in x)
+    assert all(p in line for p in PRESETS), line
+
+
 def test_subscribe_list_unsubscribe_by_number_text_and_all(app):
     assert (
         "Now following topic 'graph neural networks'"

@@ -121,7 +121,7 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "schedule",
-    "schedule <HH:MM> [timezone] [daily|weekdays|mon,wed,fri]",
+    "schedule <HH:MM> [timezone] [daily|weekdays|weekends|mon,wed,fri]",
     "when digests arrive",
     True,
 )
