@@ -87,6 +87,14 @@ def test_verbose_logs_the_details_of_a_refused_setting(tmp_path):
     assert bad.stderr.strip().splitlines()[-1].startswith("error: bad setting: DIGESTBOT_SEMANTIC")
 
 
+def test_verbose_is_not_flooded_by_alembic(tmp_path):
+    """`-v` on a fresh database (migrations run) shows our details, not alembic's plugin chatter.
+    Break seen red: the alembic logger left at the root level (INFO with -v)."""
+    proc = digestbot(tmp_path, "-v", "papers", "show", "no-such-id")
+    assert proc.returncode == 2 and "error details" in proc.stderr, proc.stderr
+    assert "alembic" not in proc.stderr, proc.stderr
+
+
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
         tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
