@@ -15,7 +15,7 @@ from digest.rank.profile import Profile
 from digest.rank.why import interest_of
 from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
-from digest.text import is_number
+from digest.text import is_number, numeric_text
 from digest.topic_text import clean_topic
 from digest.zones import parse_timezone
 
@@ -162,8 +162,8 @@ class ChannelService:
         key = " ".join(selector.split()).lower()
         if key == "all":
             chosen = subs
-        elif is_number(key):
-            n = int(key)
+        elif is_number(numeric_text(key)):
+            n = int(numeric_text(key))
             if not 1 <= n <= len(subs):
                 raise DigestError(
                     f"There is no subscription number {n}; `list` shows 1 to {len(subs)}."
@@ -197,16 +197,18 @@ class ChannelService:
 
     def set_size(self, ref: ChannelRef, text: str) -> Channel:
         """Papers per digest, 1 to 25."""
-        if not is_number(text.strip()) or not 1 <= int(text) <= 25:
+        size = numeric_text(text)
+        if not is_number(size) or not 1 <= int(size) <= 25:
             raise DigestError(
                 f"Digest size must be a whole number from 1 to 25, got {text.strip()[:20]!r}."
             )
-        return self.store.channels.update(self.channel(ref).id, digest_size=int(text))
+        return self.store.channels.update(self.channel(ref).id, digest_size=int(size))
 
     def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
         """Minimum score for a paper to be posted, 0 to 1."""
+        number = numeric_text(text)
         try:
-            value = float(text)
+            value = float(number) if number.isascii() else -1.0
         except ValueError:
             value = -1.0
         if not 0.0 <= value <= 1.0:

@@ -11,13 +11,14 @@ from digest.backlog import outlook
 from digest.compose import plural
 from digest.errors import DigestError, NotFoundError
 from digest.rank.engine import Filters
-from digest.text import is_number
+from digest.text import is_number, numeric_text
 
 PER_PAGE = 5
 
 
 def _filters(args: Args) -> Filters:
     year = args.filters.get("year")
+    year = numeric_text(year) if year is not None else None
     if year is not None and (not is_number(year) or len(year) != 4):
         raise DigestError(f"year: must be a four-digit year, got {year[:10]!r}.")
     return Filters(
@@ -40,8 +41,8 @@ def _page_arg(args: Args) -> tuple[int, Args]:
 
 def _positive_page(text: str) -> int:
     """A page number from `page:N`; anything else is the user's mistake, said plainly."""
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    text = numeric_text(text)
+    if not is_number(text) or int(text) < 1:
         raise DigestError(f"page must be a whole number from 1 up, got {text[:20]!r}.")
     return int(text)
 
