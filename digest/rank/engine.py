@@ -55,7 +55,8 @@ class Ranker:
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
         self._states: OrderedDict[str, TopicState] = OrderedDict()
         self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
-        self._scales: dict[tuple, float] = {}  # per topic and votes: see digest/rank/calibrate.py
+        # per topic and votes, with the refined state it was computed for: see calibrate.py
+        self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
 
     def suggested_topics(self, k: int = 8) -> list:
@@ -186,12 +187,13 @@ class Ranker:
     def refined_scale(self, topic: str, votes: tuple[tuple[str, int], ...]) -> float:
         """The factor keeping ``topic`` refined by ``votes`` on the threshold's scale."""
         key = (topic.strip().lower(), tuple(sorted(votes)))
-        if key not in self._scales:
+        state = self.refined(topic, votes)
+        cached = self._scales.get(key)
+        if cached is None or cached[0] is not state:  # a state learned anew gets a new factor
             pos, neg = prof.vote_rows(self.index, votes)
-            state = self.refined(topic, votes)
-            base = self.state(topic)
-            self._scales[key] = calibrate.scale(self.index, base, state, pos + neg, self.params)
-        return self._scales[key]
+            factor = calibrate.scale(self.index, self.state(topic), state, pos + neg, self.params)
+            cached = self._scales[key] = (state, factor)
+        return cached[1]
 
     def score_profile(
         self, p: prof.Profile, rows: np.ndarray
