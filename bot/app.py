@@ -76,7 +76,10 @@ class App:
         from digest.channels import ChannelService
 
         # The Discord issue: server channels' settings need Manage Channels until opened up.
-        return ChannelService(self.service, self.settings.default_timezone, frozenset({"discord"}))
+        grace = timedelta(hours=self.settings.catchup_grace_hours)
+        return ChannelService(
+            self.service, self.settings.default_timezone, frozenset({"discord"}), grace
+        )
 
     @cached_property
     def commands(self) -> Commands:
@@ -125,7 +128,10 @@ class App:
         """The console always; Slack and Discord when their tokens are set."""
         from bot.adapters.console import ConsoleAdapter
 
-        transcript = self.settings.resolved_index_dir().parent / "console-transcript.log"
+        # One transcript per database: channel ids repeat across databases (and survive import),
+        # so a digest key printed for one database must not count as posted for another.
+        folder = self.settings.resolved_index_dir().parent
+        transcript = folder / f"console-transcript-{self.store.identity()}.log"
         adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
         if self.slack is not None:
             adapters["slack"] = self.slack.poster

@@ -215,6 +215,10 @@ def search_cmd(
     """Search every stored paper with the same ranker the digests use."""
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")
+    if query is not None and not query.strip():
+        raise DigestError(
+            'Type a topic or a few words to search for, e.g. digestbot search "graph neural networks".'
+        )
     if limit < 1:
         raise DigestError("--limit must be at least 1.")
     if page < 1:
@@ -242,7 +246,8 @@ def _print_page(view: SearchView, page: int, limit: int) -> None:
 
     if not view.result.hits and view.result.total:
         raise DigestError(
-            f"There is no page {page}: {view.result.total} matches fill {view.result.pages} page(s)."
+            f"There is no page {page}: {_matches(view.result.total)} on "
+            f"{view.result.pages} page{'' if view.result.pages == 1 else 's'}."
         )
     if view.result.message:
         out.print(view.result.message, markup=False)
@@ -253,9 +258,14 @@ def _print_page(view: SearchView, page: int, limit: int) -> None:
         out.print(f"     why: {hit.why}", markup=False)
     if view.result.total:
         out.print(
-            f"page {view.result.page}/{view.result.pages} · {view.result.total} matches",
+            f"page {view.result.page}/{view.result.pages} · {_matches(view.result.total)}",
             markup=False,
         )
+
+
+def _matches(n: int) -> str:
+    """'1 match', '7 matches'."""
+    return f"{n} match{'' if n == 1 else 'es'}"
 
 
 @db_app.command("upgrade")

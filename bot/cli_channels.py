@@ -133,6 +133,8 @@ def digest_cmd(
     db: DbOption = None,
 ) -> None:
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
+    from digest.due import refuse_day
+
     application = wired(db)
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
@@ -143,12 +145,9 @@ def digest_cmd(
     if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
         raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
-    today = local_day(datetime.now(UTC), ch.timezone)
-    if when > today and not dry_run:
-        raise DigestError(
-            f"--date {when} is in the future ({ref} is at {today}); posting it now would use up "
-            "that day. Preview it with --dry-run."
-        )
+    refused = refuse_day(ch, when, datetime.now(UTC), application.channels.catchup_grace)
+    if refused and not dry_run:
+        raise DigestError(refused)
     if dry_run:
         d = application.channels.preview(ref, when)
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
@@ -203,6 +202,7 @@ def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) 
 def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
     from digest.delivery import next_digest, today_state
+    from digest.due import overdue_note
 
     application = wired(db)
     now = datetime.now(UTC)
@@ -213,11 +213,11 @@ def channels_cmd(db: DbOption = None) -> None:
         )
     for ch in channels:
         last = application.store.deliveries.last(ch.id)
-        due = next_digest(application.store, ch, now)
+        due = next_digest(application.store, ch, now, application.channels.catchup_grace)
         state = (
             f"PAUSED ({ch.paused_reason})"
             if ch.paused
-            else (f"next {due:%Y-%m-%d %H:%M %Z}" if due else "no days")
+            else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
         last_text = (
             f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"

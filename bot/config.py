@@ -50,7 +50,7 @@ FORMS = {
     "delivery_backoff_seconds": (
         f"a JSON list of seconds above 0, each at most {MAX_SECONDS}, e.g. [60, 300, 900, 3600]"
     ),
-    "semantic": "auto or off (on, true/false, yes/no, 1/0 also work)",
+    "semantic": "auto, on or off (true/false, yes/no, 1/0 also work)",
     "arxiv_queries": 'a JSON list of strings, e.g. ["cat:cs.LG"]',
     "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
     "health_port": "a whole number from 0 to 65535",
@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     slack_host: str = "0.0.0.0"
     slack_port: int = Field(3000, ge=0, le=65535)  # 0: any free port (tests run several bots)
     discord_token: SecretStr | None = None
-    semantic: str = "auto"  # or "off": lexical ranking only, even with the semantic extra
+    semantic: str = "auto"  # "off": lexical only, even with the extra; "on": the extra is required
     embedding_path: str | None = None  # a local model folder (model.onnx + tokenizer.json)
     embedding_model: str | None = None  # a Hugging Face Hub repo id, fetched into the HF cache
 

@@ -88,3 +88,5 @@ def configure(level: str = "WARNING", fmt: str = "text") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # Alembic narrates every plugin and migration step at INFO on each start: `-v` is for ours.
+    logging.getLogger("alembic").setLevel(max(logging.WARNING, root.level))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
 from bot.runner import DigestRunner
+from digest.due import catch_up_due
 from digest.models import Channel
-from digest.schedule import last_due, local_day, next_due
+from digest.schedule import local_day, next_due
 from digest.store import Store
 
 log = logging.getLogger(__name__)
@@ -37,6 +40,21 @@ class DueTrigger(BaseTrigger):
 
     def __str__(self) -> str:
         return f"due[{self.hhmm} {self.weekdays} {self.tz}]"
+
+
+def quiet_on_shutdown(job: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``job`` ending quietly when cancelled: at shutdown the event loop cancels a running sweep
+    or digest (recovery resumes it on the next start), which is a stop, not a failure to log."""
+
+    @functools.wraps(job)
+    async def run(*args: Any) -> Any:
+        try:
+            return await job(*args)
+        except asyncio.CancelledError:
+            log.debug("%s stopped by shutdown", getattr(job, "__qualname__", job))
+            return None
+
+    return run
 
 
 def digest_trigger(channel: Channel) -> DueTrigger:
@@ -76,7 +94,7 @@ class DigestScheduler:
                     self.scheduler.remove_job(jid)
                 continue
             self.scheduler.add_job(
-                self.fire,
+                quiet_on_shutdown(self.fire),
                 digest_trigger(channel),
                 id=jid,
                 args=[channel.id],
@@ -109,8 +127,8 @@ class DigestScheduler:
         for channel in await asyncio.to_thread(self.store.channels.all):
             if channel.paused or channel.ref.platform not in self.runner.adapters:
                 continue
-            due = last_due(now, channel.digest_time, channel.weekdays, channel.timezone)
-            if due is None or now - due > self.grace:
+            due = catch_up_due(now, channel, self.grace)  # the rule `why` and `list` show
+            if due is None:
                 continue
             if missing_only and await asyncio.to_thread(
                 self.store.deliveries.for_day, channel.id, due.date()
@@ -132,11 +150,11 @@ class DigestScheduler:
         self.sync()
         self.scheduler.add_job(self.sync, "interval", seconds=resync_every.total_seconds(), id="sync",
                                replace_existing=True)  # fmt: skip
-        self.scheduler.add_job(self.sweep, "interval", seconds=self.sweep_every.total_seconds(),
+        self.scheduler.add_job(quiet_on_shutdown(self.sweep), "interval", seconds=self.sweep_every.total_seconds(),
                                id="sweep", replace_existing=True, max_instances=1,
                                coalesce=True)  # fmt: skip
         if self.ingest is not None:
-            self.scheduler.add_job(self.ingest, "interval", seconds=self.ingest_every.total_seconds(),
+            self.scheduler.add_job(quiet_on_shutdown(self.ingest), "interval", seconds=self.ingest_every.total_seconds(),
                                    id="ingest", replace_existing=True, next_run_time=self.clock())  # fmt: skip
         self.scheduler.start()
 

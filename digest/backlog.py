@@ -13,9 +13,9 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from digest.compose import Digest, compose, diversity_for, with_backlog
+from digest.due import overdue_note, upcoming
 from digest.models import Channel
 from digest.rank.engine import Picks
-from digest.schedule import next_due
 
 if TYPE_CHECKING:
     from digest.channels import ChannelService
@@ -93,18 +93,7 @@ def _queue(service: ChannelService, channel: Channel) -> list[str]:
 
 def _due_dates(service: ChannelService, channel: Channel, now: datetime, n: int) -> list[datetime]:
     """The next ``n`` scheduled digests, skipping days that already have one."""
-    out: list[datetime] = []
-    at = now
-    for _ in range(n + 8):
-        due = next_due(at, channel.digest_time, channel.weekdays, channel.timezone)
-        if due is None:
-            break
-        if service.store.deliveries.for_day(channel.id, due.date()) is None:
-            out.append(due)
-            if len(out) == n:
-                break
-        at = due
-    return out
+    return upcoming(service.store, channel, now, service.catchup_grace, n)
 
 
 def _when(service: ChannelService, channel: Channel, place: int, now: datetime) -> str:
@@ -113,7 +102,7 @@ def _when(service: ChannelService, channel: Channel, place: int, now: datetime) 
     dues = _due_dates(service, channel, now, nth + 1)
     if len(dues) <= nth:
         return "It is queued, but this channel has no upcoming digest day."
-    when = f"{dues[nth]:%a %d %b %H:%M} ({channel.timezone})"
+    when = f"{dues[nth]:%a %d %b %H:%M} ({channel.timezone}){overdue_note(dues[nth], now)}"
     if nth == 0:
         return f"It would be sent in the next digest, {when}."
     return (

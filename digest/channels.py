@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from digest.backlog import already_seen, compose_digest
 from digest.compose import Digest, plural
+from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 from digest.rank.why import interest_of
 from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
-from digest.text import is_number
+from digest.text import is_number, numeric_text
 from digest.topic_text import clean_topic
 from digest.zones import parse_timezone
 
@@ -46,8 +47,11 @@ class ChannelService:
         papers: DigestService,
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
+        catchup_grace: timedelta = GRACE,
     ) -> None:
         self.papers = papers
+        # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
+        self.catchup_grace = catchup_grace
         self.store = papers.store
         self.default_timezone = default_timezone
         # Platforms whose new (non-DM) channels start with settings limited to channel admins.
@@ -158,8 +162,8 @@ class ChannelService:
         key = " ".join(selector.split()).lower()
         if key == "all":
             chosen = subs
-        elif is_number(key):
-            n = int(key)
+        elif is_number(numeric_text(key)):
+            n = int(numeric_text(key))
             if not 1 <= n <= len(subs):
                 raise DigestError(
                     f"There is no subscription number {n}; `list` shows 1 to {len(subs)}."
@@ -193,16 +197,18 @@ class ChannelService:
 
     def set_size(self, ref: ChannelRef, text: str) -> Channel:
         """Papers per digest, 1 to 25."""
-        if not is_number(text.strip()) or not 1 <= int(text) <= 25:
+        size = numeric_text(text)
+        if not is_number(size) or not 1 <= int(size) <= 25:
             raise DigestError(
                 f"Digest size must be a whole number from 1 to 25, got {text.strip()[:20]!r}."
             )
-        return self.store.channels.update(self.channel(ref).id, digest_size=int(text))
+        return self.store.channels.update(self.channel(ref).id, digest_size=int(size))
 
     def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
         """Minimum score for a paper to be posted, 0 to 1."""
+        number = numeric_text(text)
         try:
-            value = float(text)
+            value = float(number) if number.isascii() else -1.0
         except ValueError:
             value = -1.0
         if not 0.0 <= value <= 1.0:

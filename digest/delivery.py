@@ -17,8 +17,9 @@ from datetime import date, datetime, timedelta
 from digest.backlog import compose_digest
 from digest.channels import ChannelService
 from digest.compose import Digest, DigestItem, interests
+from digest.due import GRACE, upcoming
 from digest.models import Channel
-from digest.schedule import local_day, next_due
+from digest.schedule import local_day
 from digest.store import Store
 from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
@@ -154,14 +155,12 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
     return f"being sent ({done} of {len(planned)} messages confirmed)"
 
 
-def next_digest(store: Store, channel: Channel, now: datetime) -> datetime | None:
-    """When the next digest will really go out: days already claimed (posted early) are skipped."""
-    due = next_due(now, channel.digest_time, channel.weekdays, channel.timezone)
-    for _ in range(8):
-        if due is None or store.deliveries.for_day(channel.id, due.date()) is None:
-            return due
-        due = next_due(due, channel.digest_time, channel.weekdays, channel.timezone)
-    return due
+def next_digest(
+    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
+) -> datetime | None:
+    """When the next digest will really go out (digest/due.py: a missed one still in grace first)."""
+    dues = upcoming(store, channel, now, grace)
+    return dues[0] if dues else None
 
 
 def today_state(store: Store, channel: Channel, now: datetime) -> str:

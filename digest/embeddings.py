@@ -53,7 +53,7 @@ def packaged_model() -> ModelFiles | None:
 class ModelConfig:
     """Which embedding model to use (the composition root fills it from the settings)."""
 
-    semantic: str = "auto"  # 'off' (or 0/false/no): lexical ranking only
+    semantic: str = "auto"  # 'off' (0/false/no): lexical only; 'on' (1/true/yes): required
     path: str | None = None  # a local folder with model.onnx and tokenizer.json
     model: str | None = None  # a Hugging Face Hub repo id, optionally /path/to/file.onnx
 
@@ -71,6 +71,11 @@ class ModelConfig:
     def off(self) -> bool:
         """True when semantic ranking was switched off."""
         return self.semantic.strip().lower() in ("off", "0", "false", "no")
+
+    @property
+    def required(self) -> bool:
+        """True when semantic ranking was asked for: without the extra that is an error."""
+        return self.semantic.strip().lower() in ("on", "1", "true", "yes")
 
 
 def model_files(config: ModelConfig | None = None) -> ModelFiles | None:
@@ -160,11 +165,26 @@ def load_encoder(config: ModelConfig | None = None) -> Encoder | None:
             import onnxruntime  # noqa: F401
             import tokenizers  # noqa: F401
         except ImportError:
-            _CACHE[config] = None
-            return None
+            return _none_unless_required(config)
         files = model_files(config)  # a failure is not cached: the next start tries again
-        _CACHE[config] = Encoder(files) if files else None
+        if files is None:
+            return _none_unless_required(config)
+        _CACHE[config] = Encoder(files)
     return _CACHE[config]
+
+
+class SemanticRequiredError(ModelUnavailableError):
+    """DIGESTBOT_SEMANTIC=on without the semantic extra: a setting error, even for the bot."""
+
+
+def _none_unless_required(config: ModelConfig) -> None:
+    """No encoder (ranking stays lexical), cached; an error when semantic ranking is required."""
+    if config.required:
+        raise SemanticRequiredError(
+            f"DIGESTBOT_SEMANTIC={config.semantic.strip()} needs the semantic extra "
+            "(pip install 'digestbot[semantic]'); set auto to rank lexically without it"
+        )
+    _CACHE[config] = None
 
 
 def model_tag(files: ModelFiles) -> str:

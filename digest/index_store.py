@@ -18,6 +18,7 @@ from digest.embeddings import (
     Encoder,
     ModelConfig,
     ModelUnavailableError,
+    SemanticRequiredError,
     load_encoder,
     model_tag,
     packaged_model,
@@ -76,7 +77,7 @@ class IndexStore:
         try:
             return load_encoder(model)
         except ModelUnavailableError as exc:
-            if strict:
+            if strict or isinstance(exc, SemanticRequiredError):  # `on` means required, always
                 raise
             self.model_error = str(exc)
             log.warning("%s; ranking stays lexical", exc)

@@ -128,6 +128,7 @@ class Channel:
     backlog: bool = True  # after the new papers, fill the digest with unposted older ones
     admin_only: bool = False
     owner_user: str | None = None
+    created_at: datetime | None = None  # when it was set up (digests start that local day)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from digest.errors import DigestError
+from digest.text import numeric_text
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
@@ -14,7 +15,7 @@ PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
 
 def parse_time(text: str) -> str:
     """'9', '9:30', '09:30', '21h' -> 'HH:MM'."""
-    m = re.fullmatch(r"(\d{1,2})(?:[:h.](\d{2}))?h?", text.strip().lower())
+    m = re.fullmatch(r"([0-9]{1,2})(?:[:h.]([0-9]{2}))?h?", numeric_text(text).lower())
     if not m or int(m.group(1)) > 23 or int(m.group(2) or 0) > 59:
         raise DigestError(f"Time must look like 09:30 (24-hour clock), got {text[:20]!r}.")
     return f"{int(m.group(1)):02d}:{int(m.group(2) or 0):02d}"
@@ -75,6 +76,13 @@ def next_due(now: datetime, hhmm: str, weekdays: str, tz_name: str) -> datetime 
             if due > local_now:
                 return due
     return None
+
+
+def due_on(day: date, hhmm: str, weekdays: str, tz_name: str) -> datetime | None:
+    """The scheduled time on ``day``, or None when ``day`` is not one of ``weekdays``."""
+    if DAYS[day.weekday()] not in set(weekdays.split(",")):
+        return None
+    return _at(day, hhmm, ZoneInfo(tz_name))
 
 
 def local_day(now: datetime, tz_name: str) -> date:

@@ -88,6 +88,17 @@ def clean_text(raw: str) -> str:
     return text
 
 
+# The full-width forms block (U+FF01-FF5E) and the ideographic space, as NFKC maps them.
+_FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+def numeric_text(text: str) -> str:
+    """A numeric argument as typed on any keyboard: full-width '２' and '０９：００' become ASCII
+    (NFKC's mapping of the full-width block), so every number a command takes reads the same.
+    Superscripts ('²') and other scripts' digits are not mapped, and the ASCII checks refuse them."""
+    return text.translate(_FULL_WIDTH).strip()
+
+
 def is_number(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts '²' and other characters int() rejects."""
     return bool(re.fullmatch(r"[0-9]+", text))

@@ -76,7 +76,9 @@ def _why(app, ref, paper_id, now):
 
 def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     ref, adapter, runner = _setup(app)
-    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday; next digest Tue 1 Dec 09:00
+    now = datetime(
+        2026, 11, 30, 22, 0, tzinfo=UTC
+    )  # Monday, past the 12 h catch-up: next Tue 09:00
     preview = app.channels.preview(ref, DAY)
     top = preview.items[0].paper.id
     assert "next digest, Tue 01 Dec 09:00 (UTC)" in _why(app, ref, top, now).text

@@ -87,6 +87,14 @@ def test_verbose_logs_the_details_of_a_refused_setting(tmp_path):
     assert bad.stderr.strip().splitlines()[-1].startswith("error: bad setting: DIGESTBOT_SEMANTIC")
 
 
+def test_verbose_is_not_flooded_by_alembic(tmp_path):
+    """`-v` on a fresh database (migrations run) shows our details, not alembic's plugin chatter.
+    Break seen red: the alembic logger left at the root level (INFO with -v)."""
+    proc = digestbot(tmp_path, "-v", "papers", "show", "no-such-id")
+    assert proc.returncode == 2 and "error details" in proc.stderr, proc.stderr
+    assert "alembic" not in proc.stderr, proc.stderr
+
+
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
         tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
@@ -164,6 +172,19 @@ def test_digest_refuses_platforms_without_a_connection_and_future_dates(tmp_path
     preview = digestbot(tmp_path, "digest", "console:lab", "--date", "2099-01-01", "--dry-run")
     assert preview.returncode == 0
     # the day was not used up
+    assert "no digest delivered yet" in digestbot(tmp_path, "channels").stdout
+
+
+@pytest.mark.parametrize(
+    ("day", "needle"), [("1900-01-01", "before console:lab was set up"), ("2025-11-30", "before")]
+)
+def test_digest_refuses_days_before_the_channel_existed(tmp_path, day, needle):
+    """Repro: `digest --date 1900-01-01` posted a digest and used up backlog papers.
+    Break seen red: `refuse_day` call removed from `digest_cmd`."""
+    assert digestbot(tmp_path, "subscribe", "console:lab", "graph neural networks").returncode == 0
+    line = one_error(digestbot(tmp_path, "digest", "console:lab", "--date", day))
+    assert needle in line and "--dry-run" in line, line
+    assert digestbot(tmp_path, "digest", "console:lab", "--date", day, "--dry-run").returncode == 0
     assert "no digest delivered yet" in digestbot(tmp_path, "channels").stdout
 
 

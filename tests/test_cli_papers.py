@@ -50,6 +50,11 @@ def test_errors_are_one_line_with_exit_code_2(env_isolated, capsys, tmp_path):
         ("ingest", str(BUNDLED_PAPERS), "--format", "yaml"),
         ("papers", "show", "no-such-id"),
         ("search",),
+        (
+            "search",
+            "",
+        ),  # an empty query is a usage error, not an answer (break seen red: check removed)
+        ("search", "   "),
         ("search", "x", "--limit", "0"),
         ("search", "--queries-file", str(tmp_path / "none.txt")),
         ("--db", "postgresql://nobody@127.0.0.1:1/none", "papers", "list"),
@@ -62,6 +67,29 @@ def test_errors_are_one_line_with_exit_code_2(env_isolated, capsys, tmp_path):
         assert code == 2, args
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, (args, err)
         assert "Traceback" not in err + out
+
+
+def test_search_footer_counts_in_words(env_isolated, capsys):
+    """'1 match', not '1 matches'. Break seen red: the footer back to f"{total} matches"."""
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    code, out, _ = run(capsys, "search", "tensor commitments")
+    assert code == 0 and out.strip().splitlines()[-1].endswith("· 1 match"), out
+    code, _, err = run(capsys, "search", "tensor commitments", "--page", "3")
+    assert code == 2 and "1 match on 1 page." in err, err
+    code, out, _ = run(capsys, "search", "language models")
+    assert out.strip().splitlines()[-1].endswith(" matches"), out
+
+
+def test_queries_file_works_without_json(env_isolated, capsys, tmp_path):
+    """README: plain lines or JSON objects with "query"; one JSON line per query, --json or not."""
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    queries = tmp_path / "q.txt"
+    queries.write_text('grokking\n{"query": "alignment faking", "qid": 7}\n')
+    code, out, _ = run(capsys, "search", "--queries-file", str(queries), "--limit", "1")
+    assert code == 0 and [json.loads(x)["query"] for x in out.splitlines()] == [
+        "grokking",
+        "alignment faking",
+    ]
 
 
 def test_search_on_an_empty_store_says_what_to_do(env_isolated, capsys):

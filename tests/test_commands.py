@@ -32,6 +32,14 @@ def test_help_lists_every_subcommand(app):
     assert say(app, "").text == reply.text  # bare /papers is help
 
 
+def test_help_schedule_line_names_every_day_preset(app):
+    """Every preset `schedule` accepts is in its help line. Break seen red: `weekends` dropped."""
+    from digest.schedule import PRESETS
+
+    line = next(x for x in say(app, "help").text.splitlines() if "/papers schedule" in x)
+    assert all(p in line for p in PRESETS), line
+
+
 def test_subscribe_list_unsubscribe_by_number_text_and_all(app):
     assert (
         "Now following topic 'graph neural networks'"
@@ -167,6 +175,23 @@ def test_search_pages_and_filters(app):
     assert any(a.label.startswith("◀") for a in second.actions)
     filtered = say(app, 'search graph neural networks author:"Grace Hopper"')
     assert filtered.cards and all("Grace Hopper" in c.authors for c in filtered.cards)
+
+
+def _votes(app):
+    ch = app.store.channels.get(ctx().ref)
+    return dict(app.channels.profile(ch).votes)
+
+
+def test_up_votes_on_every_paper_listed_and_a_typo_records_none(app):
+    """Repro: `/papers up ID1 ID2` voted on ID1 and silently ignored ID2. Breaks seen red:
+    `_vote` taking only the first word; an unknown id checked after the votes were stored."""
+    text = say(app, "up syn-sae-1 syn-sae-2, syn-gnn-3").text
+    assert text.startswith("3 votes") and len(text.splitlines()) == 4, text
+    assert _votes(app) == {"syn-sae-1": 1, "syn-sae-2": 1, "syn-gnn-3": 1}
+    reply = say(app, "down syn-sae-4 no-such-paper")
+    assert reply.error and "no-such-paper" in reply.text and "No vote recorded" in reply.text
+    assert "syn-sae-4" not in _votes(app)
+    assert say(app, "down syn-sae-1").text.startswith("👎 noted")  # one id: the short reply
 
 
 def test_paper_similar_why_topics_votes_export_stats(app):

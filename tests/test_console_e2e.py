@@ -4,6 +4,8 @@ import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
+import time_machine
+
 from bot.cli import main
 from bot.commands.core import REGISTRY
 from tests.corpus import synthetic_records
@@ -24,6 +26,15 @@ def run(capsys, *args):
 
 
 def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
+    """Each day's digest is posted on that day (the clock moved): `digest --date` refuses days
+    before the channel existed and days past the catch-up window."""
+    with time_machine.travel(datetime(2026, 11, 1, 10, 0, tzinfo=UTC), tick=True):
+        ids1 = _day_one(env_isolated, capsys)
+    with time_machine.travel(datetime(2026, 11, 2, 10, 0, tzinfo=UTC), tick=True):
+        _day_two(env_isolated, capsys, ids1)
+
+
+def _day_one(env_isolated, capsys) -> list[str]:
     day1 = [r for r in synthetic_records(per_topic=20)]
     write_jsonl(env_isolated / "day1.jsonl", day1)
     assert run(capsys, "ingest", "day1.jsonl")[0] == 0
@@ -49,7 +60,10 @@ def test_subscribe_digest_feedback_next_day(env_isolated, capsys):
     for pid in ids1:
         vote = "up" if "gnnhet" in pid else "down"
         assert run(capsys, "feedback", "console:lab", pid, vote, "--user", "ann")[0] == 0
+    return ids1
 
+
+def _day_two(env_isolated, capsys, ids1: list[str]) -> None:
     # Day 2: new GNN papers of both kinds arrive.
     fresh = [
         r

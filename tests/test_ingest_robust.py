@@ -117,3 +117,21 @@ def test_progress_bar_shows_on_a_terminal(tmp_path):
     proc.wait(timeout=120)
     os.close(master)
     assert b"ingesting" in seen or b"fitting the search index" in seen
+
+
+def test_numbers_where_text_belongs_are_bad_lines_and_bad_years_are_said():
+    """Repro: `"abstract": 123` was stored as a paper titled "123"; `"year": "abc"` vanished
+    silently. Breaks seen red: `_plain` turning numbers into text again; `_year_note` unused."""
+    rows = [
+        {"id": "a1", "abstract": 123},
+        {"id": "a2", "title": 42, "abstract": "We study graphs."},
+        {"id": "a3", "title": "Real", "abstract": "We study things.", "year": "abc"},
+        {"id": 7, "title": "Numeric id", "abstract": "An abstract here.", "year": 2024},
+    ]
+    parsed = parse_jsonl("\n".join(json.dumps(r) for r in rows))
+    problems = {p.line: (p.message, p.warning) for p in parsed.problems}
+    assert problems[1] == ("skipped: 'abstract' must be text, got a number", False)
+    assert problems[2] == ("skipped: 'title' must be text, got a number", False)
+    assert problems[3][1] and "'year' 'abc' is not a year" in problems[3][0]
+    assert 4 not in problems
+    assert {r.id: r.year for r in parsed.records} == {"a3": None, "7": 2024}

@@ -8,6 +8,7 @@ from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
 from digest.compose import plural
 from digest.delivery import next_digest, today_state
+from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
@@ -69,7 +70,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
-    due = next_digest(cmds.channels.store, channel, ctx.now)  # skips a day already delivered
+    due = next_digest(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
     reason = channel.paused_reason or "by request"
     if reason == f"paused by {ctx.user}":
         reason = "paused by you"
@@ -79,7 +80,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
-        f"Next digest: {due:%a %d %b %H:%M %Z}"
+        f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
         if due and not channel.paused
         else "Next digest: none scheduled",
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
@@ -120,7 +121,7 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "schedule",
-    "schedule <HH:MM> [timezone] [daily|weekdays|mon,wed,fri]",
+    "schedule <HH:MM> [timezone] [daily|weekdays|weekends|mon,wed,fri]",
     "when digests arrive",
     True,
 )

@@ -9,15 +9,16 @@ from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.backlog import outlook
 from digest.compose import plural
-from digest.errors import DigestError
+from digest.errors import DigestError, NotFoundError
 from digest.rank.engine import Filters
-from digest.text import is_number
+from digest.text import is_number, numeric_text
 
 PER_PAGE = 5
 
 
 def _filters(args: Args) -> Filters:
     year = args.filters.get("year")
+    year = numeric_text(year) if year is not None else None
     if year is not None and (not is_number(year) or len(year) != 4):
         raise DigestError(f"year: must be a four-digit year, got {year[:10]!r}.")
     return Filters(
@@ -40,8 +41,8 @@ def _page_arg(args: Args) -> tuple[int, Args]:
 
 def _positive_page(text: str) -> int:
     """A page number from `page:N`; anything else is the user's mistake, said plainly."""
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    text = numeric_text(text)
+    if not is_number(text) or int(text) < 1:
         raise DigestError(f"page must be a whole number from 1 up, got {text[:20]!r}.")
     return int(text)
 
@@ -146,24 +147,40 @@ def topics_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     )
 
 
+MAX_VOTES = 25  # one command votes on at most a digest's worth of papers
+
+
 def _vote(cmds: Commands, ctx: Context, args: Args, value: int) -> Reply:
-    if not args.words:
+    """Vote on every paper listed; all ids are checked first, so a typo records nothing."""
+    ids = list(dict.fromkeys(w for word in args.words for w in word.split(",") if w))
+    if not ids:
         return error("Vote on which paper? e.g. `/papers up 2401.01234`")
-    paper = cmds.papers.paper(args.words[0])
-    now = cmds.channels.vote(ctx.ref, ctx.user, paper.id, value)
-    if now == 0:
-        return Reply(text=f"Vote withdrawn for {paper.title[:100]!r}.")
-    mark = "👍" if now > 0 else "👎"
-    return Reply(
-        text=f"{mark} noted for {paper.title[:100]!r}; future digests here will learn from it."
-    )
+    if len(ids) > MAX_VOTES:
+        return error(f"Vote on at most {MAX_VOTES} papers at once (got {len(ids)}).")
+    try:
+        papers = [cmds.papers.paper(i) for i in ids]  # an unknown id stops here, before any vote
+    except NotFoundError as exc:
+        return error(f"{exc} No vote recorded." if len(ids) > 1 else str(exc))
+    done = [(p, cmds.channels.vote(ctx.ref, ctx.user, p.id, value)) for p in papers]
+    if len(done) == 1:
+        paper, now = done[0]
+        if now == 0:
+            return Reply(text=f"Vote withdrawn for {paper.title[:100]!r}.")
+        mark = "👍" if now > 0 else "👎"
+        return Reply(
+            text=f"{mark} noted for {paper.title[:100]!r}; future digests here will learn from it."
+        )
+    marks = {1: "👍", -1: "👎", 0: "withdrawn:"}
+    lines = [f"{marks[now]} {paper.title[:70]!r}" for paper, now in done]
+    head = f"{len(done)} votes; future digests here will learn from them."
+    return Reply(text="\n".join([head, *lines]))
 
 
-@command("up", "up <id>", "👍 a paper (the digest buttons do the same)")
+@command("up", "up <id> [id…]", "👍 papers (the digest buttons do the same)")
 def up_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     return _vote(cmds, ctx, args, 1)
 
 
-@command("down", "down <id>", "👎 a paper")
+@command("down", "down <id> [id…]", "👎 papers")
 def down_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     return _vote(cmds, ctx, args, -1)

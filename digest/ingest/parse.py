@@ -54,12 +54,25 @@ def _split_list(value: Any) -> tuple[str, ...]:
 
 
 def _plain(value: Any, name: str) -> str:
-    """A text field: numbers become text, NUL characters go (PostgreSQL refuses them), objects fail."""
+    """A text field: NUL characters go (PostgreSQL refuses them); numbers and objects fail.
+
+    A number where text belongs (`"abstract": 123`) is a broken export, not a paper titled "123".
+    """
     if value is None:
         return ""
-    if isinstance(value, dict | list | tuple | bool):
-        raise ValueError(f"{name!r} must be text, got {type(value).__name__}")
-    return str(value).replace("\x00", "")
+    if not isinstance(value, str):
+        kind = (
+            "a number" if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+        raise ValueError(f"{name!r} must be text, got {kind or type(value).__name__}")
+    return value.replace("\x00", "")
+
+
+def _year_note(value: Any) -> str | None:
+    """The warning for a ``year`` given but holding no year (it is stored without one)."""
+    if value is None or value == "" or _year(value) is not None:
+        return None
+    return f"'year' {str(value)[:20]!r} is not a year: stored without it"
 
 
 def _year(value: Any) -> int | None:
@@ -138,7 +151,7 @@ def _from_mapping(row: dict[str, Any], source: str) -> PaperRecord:
     links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=code)
     return make_record(
         source=source,
-        id=get.get("id") or "",
+        id=str(get["id"]) if isinstance(get.get("id"), int) else get.get("id") or "",
         title=get.get("title") or "",
         abstract=get.get("abstract") or get.get("summary") or "",
         authors=get.get("authors"),
@@ -168,6 +181,8 @@ def _dedupe(out: Parsed, rows: Iterable[tuple[int, dict[str, Any]]], source: str
         seen[rec.id] = line
         if not rec.abstract:
             out.problems.append(ParseProblem(line, "no abstract: stored with its title only", True))
+        if note := _year_note({str(k).strip().lower(): v for k, v in row.items()}.get("year")):
+            out.problems.append(ParseProblem(line, note, True))
         out.records.append(rec)
     return out
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from digest.rank import feedback
+from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
 from digest.rank.index import PaperIndex
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
 
+NEAR_MISS = (
+    0.6  # a paper scoring at least this share of the threshold (but below it) is a near miss
+)
+
 
 class Ranker:
     """Scores papers of one fitted index for queries and channel profiles."""
@@ -51,6 +55,8 @@ class Ranker:
         self._queries: OrderedDict[str, Query | None] = OrderedDict()
         self._states: OrderedDict[str, TopicState] = OrderedDict()
         self._refined: OrderedDict[tuple, TopicState | None] = OrderedDict()
+        # per topic and votes, with the refined state it was computed for: see calibrate.py
+        self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
 
     def suggested_topics(self, k: int = 8) -> list:
@@ -175,27 +181,42 @@ class Ranker:
             pos, neg = prof.vote_rows(self.index, votes)
             self._refined[key] = feedback.learn(self.index, base, pos, neg, self.params)
             if len(self._refined) > 256:
-                self._refined.popitem(last=False)
+                self._scales.pop(self._refined.popitem(last=False)[0], None)
         return self._refined[key]
+
+    def refined_scale(self, topic: str, votes: tuple[tuple[str, int], ...]) -> float:
+        """The factor keeping ``topic`` refined by ``votes`` on the threshold's scale."""
+        key = (topic.strip().lower(), tuple(sorted(votes)))
+        state = self.refined(topic, votes)
+        cached = self._scales.get(key)
+        if cached is None or cached[0] is not state:  # a state learned anew gets a new factor
+            pos, neg = prof.vote_rows(self.index, votes)
+            factor = calibrate.scale(self.index, self.state(topic), state, pos + neg, self.params)
+            cached = self._scales[key] = (state, factor)
+        return cached[1]
 
     def score_profile(
         self, p: prof.Profile, rows: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Best interest score per candidate row, which interest gave it (index into labels), labels."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """Per candidate row: best interest score (the order), best on the threshold's scale,
+        which interest gave the order's score (index into labels); and the labels."""
         best = np.zeros(len(rows), dtype=np.float32)
+        level = np.zeros(len(rows), dtype=np.float32)
         source = np.full(len(rows), -1, dtype=np.int32)
         labels: list[str] = []
 
-        def take(scores: np.ndarray, label: str) -> None:
+        def take(scores: np.ndarray, label: str, factor: float = 1.0) -> None:
             better = scores > best
             best[better] = scores[better]
             source[better] = len(labels)
             labels.append(label)
+            np.maximum(level, np.minimum(scores * factor, 1.0), out=level)
 
         for topic in p.topics:
             st = self.refined(topic, p.votes) if p.votes else self.state(topic)
             if st is not None:
-                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}")
+                factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
+                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor)
         if p.votes and not p.topics:  # taste learned from votes alone
             st = self.refined(None, p.votes)
             if st is not None:
@@ -209,7 +230,7 @@ class Ranker:
                     np.array([prof.AUTHOR_SCORE if n == name else 0.0 for n in names]),
                     f"author:{name}",
                 )
-        return best, source, labels
+        return best, level, source, labels
 
     def rank(
         self,
@@ -225,17 +246,19 @@ class Ranker:
         rows = rows[rows >= 0]
         if not len(rows) or p.is_empty():
             return Picks((), considered=len(rows))
-        final, source, labels = self.score_profile(p, rows)
+        final, level, source, labels = self.score_profile(p, rows)
         excluded = prof.excluded_rows(self.index, rows, p.excludes) if p.excludes else None
         if excluded is not None:
             final = np.where(excluded, -1.0, final)
-        eligible = np.flatnonzero(final >= threshold)
+            level = np.where(excluded, -1.0, level)
+        # The threshold and the scores shown are on the calibrated scale; the order is the learner's.
+        eligible = np.flatnonzero(level >= threshold)
         chosen = mmr(self.index.latent, rows, final, eligible, size, diversity)
-        near = int(((final >= 0.6 * threshold) & (final < threshold)).sum())
+        near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
         hits = tuple(
             Hit(
                 self.index.ids[rows[i]],
-                round(float(final[i]), 4),
+                round(float(level[i]), 4),
                 self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i])),
             )
             for i in chosen

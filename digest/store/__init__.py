@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import uuid4
+
 from sqlalchemy import Engine
 
 from digest.store.channels import ChannelRepo
@@ -33,6 +35,11 @@ class Store:
         if migrate:
             upgrade(engine)
         return cls(engine)
+
+    def identity(self) -> str:
+        """This database's own random id, made on first use and kept in it (never exported):
+        channel ids repeat across databases, so what a platform saw must be keyed by both."""
+        return self.kv.get_or_create("installation_id", lambda: uuid4().hex)
 
     def close(self) -> None:
         """Release pooled connections."""

@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, SubscriptionKind
+from digest.store.deliveries import _aware
 from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow
 from digest.zones import usable_timezone
 
@@ -48,6 +49,7 @@ def to_channel(row: ChannelRow) -> Channel:
         backlog=row.backlog,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
+        created_at=_aware(row.created_at),
     )
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Engine, delete
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.store.schema import KeyValueRow
@@ -25,6 +28,21 @@ class KeyValueRepo:
         with Session(self.engine) as session:
             session.merge(KeyValueRow(key=key, value=value))
             session.commit()
+
+    def get_or_create(self, key: str, make: Callable[[], str]) -> str:
+        """The value under ``key``; the first caller stores ``make()`` (a racing one reads it)."""
+        value = self.get(key)
+        if value is not None:
+            return value
+        try:
+            with Session(self.engine) as session:
+                session.add(KeyValueRow(key=key, value=make()))
+                session.commit()
+        except IntegrityError:  # another process stored it first: theirs is the one
+            pass
+        value = self.get(key)
+        assert value is not None
+        return value
 
     def delete_range(self, low: str, high: str) -> int:
         """Delete every key from ``low`` up to (not including) ``high``; returns how many."""
