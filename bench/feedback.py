@@ -7,7 +7,8 @@ seen, composed by `ChannelService.preview`, scored by nDCG@10 against the releva
 yet shown. arxiv-sanity-lite's SVM (its own TF-IDF and LinearSVC settings) learns from the same
 👍 papers. Both query files, paired-bootstrap intervals, lexical and (when the semantic extra is
 installed) with sentence embeddings stored through the real ingest path:
-python -m bench.feedback [--lexical | --semantic] [--votes N]
+python -m bench.feedback [--lexical | --semantic] [--votes N] [--svd-iter N]
+(``--svd-iter``: the index fitted with another number of LSA power iterations, to measure it.)
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from bench.common import (
 from bench.quality import fmt_ci
 from digest.channels import ChannelService
 from digest.compose import DIVERSITY
+from digest.index_store import doc_input
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
+from digest.rank.index import IndexParams, build_index
 from digest.rank.profile import Profile
 from digest.service import DigestService
 from digest.store import Store
@@ -49,6 +52,16 @@ def day1_size() -> int:
     """Papers shown (and voted on) on day 1: 20, or `--votes N` to see a channel with fewer votes."""
     args = sys.argv[1:]
     return int(args[args.index("--votes") + 1]) if "--votes" in args else 20
+
+
+def index_params() -> IndexParams | None:
+    """`--svd-iter N`: the index's LSA basis fitted with N power iterations (the default else)."""
+    args = sys.argv[1:]
+    return (
+        IndexParams(svd_iter=int(args[args.index("--svd-iter") + 1]))
+        if "--svd-iter" in args
+        else None
+    )
 
 
 def arxiv_sanity_features(docs):
@@ -93,6 +106,10 @@ def open_service(folder: Path, docs, semantic: bool = False) -> tuple[ChannelSer
                          for d in docs])  # fmt: skip
     papers = DigestService(store, folder / "index")
     indexes = papers.indexes
+    if (params := index_params()) is not None:  # the fit is the only thing that changes
+        indexes._rebuild = lambda: build_index(
+            [doc_input(p) for p in store.papers.iter_all()], params
+        )
     if not semantic:
         indexes.encoder = indexes.embeddings = None  # lexical ranking, as without the extra
     else:

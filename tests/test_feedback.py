@@ -7,12 +7,14 @@ least one test red):
 - `ChannelService.profile` dropping the votes;
 - no borrowed words (`term_scale=0`), or no LSA pull (`latent_pos=0`), each on its own;
 - `compose` passing the constant `DIVERSITY` instead of `diversity_for(profile)`;
-- `feedback.diversity` growing (not shrinking) with votes;
+- `feedback.diversity` growing (not shrinking) with votes, or halving only at 5 votes (as before);
+- no 👎 words (`neg_scale=0`), or 👎 and 👍 swapped in `_disliked_words`;
 - `_dense_rocchio` ignoring the 👍 centroid, or applied to keyword topics (weight 0).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
@@ -98,7 +100,9 @@ def test_diversity_shrinks_as_votes_say_what_the_channel_wants():
         diversity_for(Profile(votes=tuple((f"p{i}", 1) for i in range(n)))) for n in (1, 5, 20)
     ]
     assert weights[0] > weights[1] > weights[2] > 0
-    assert weights[1] == pytest.approx(DIVERSITY / 2)
+    # one vote already halves the hedge: at few votes that won on both query files
+    assert weights[0] == pytest.approx(DIVERSITY / 2)
+    assert weights[2] < DIVERSITY / 20
 
 
 def test_with_many_votes_the_digest_keeps_to_the_liked_kind(svc):
@@ -110,6 +114,26 @@ def test_with_many_votes_the_digest_keeps_to_the_liked_kind(svc):
         svc.vote(ref, "ann", pid, -1)
     assert share(digest_ids(svc, ref, size=5), "het") == 5
     assert share(digest_ids(svc, ref, size=8), "mol") == 0
+
+
+def test_words_of_disliked_papers_count_against_unvoted_papers_that_use_them(svc):
+    """The 👎 kind's own words (molecules) lower the word score of molecule papers not yet voted
+    on, and leave the 👍 kind (heterophily) alone; learned states are scored with and without."""
+    ranker = svc.papers.ranker()
+    index = ranker.index
+    pos = [index.pos[p] for p in kind_ids("het")[:3]]
+    neg = [index.pos[p] for p in kind_ids("mol")[:3]]
+    base = ranker.state(TOPIC)
+    fp = feedback.FeedbackParams()
+    on = feedback.learn(index, base, pos, neg, ranker.params, fp)
+    off = feedback.learn(index, base, pos, neg, ranker.params, replace(fp, neg_scale=0.0))
+    mol = [index.pos[p] for p in kind_ids("mol")[3:]]
+    het = [index.pos[p] for p in kind_ids("het")[3:]]
+    drop_mol = float((off.lex[mol] - on.lex[mol]).mean())
+    drop_het = float((off.lex[het] - on.lex[het]).mean())
+    assert drop_mol > 0.05, drop_mol
+    assert drop_het < drop_mol / 3, (drop_het, drop_mol)
+    assert (on.lex >= 0).all() and np.array_equal(on.direction, off.direction)
 
 
 def test_dense_feedback_pulls_towards_liked_meaning_only_for_descriptive_topics():

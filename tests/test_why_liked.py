@@ -34,7 +34,9 @@ from tests.corpus import synthetic_records
 
 LIKED = re.compile(r"like \*([^*]+)\*, which you liked")
 A, B = ChannelRef("console", "A"), ChannelRef("console", "B")
-A_UP, A_DOWN, B_UP = ("syn-gnnhet-1", "syn-gnnhet-2"), "syn-gnnmol-1", "syn-gnnmol-2"
+# The 👎 paper is of the liked kind, so picks closer to it than to any 👍 stay in A's digest (the
+# check bites there); a 👎 of the other kind makes its words count against that kind's papers.
+A_UP, A_DOWN, B_UP = ("syn-gnnhet-1", "syn-gnnhet-2"), "syn-gnnhet-3", "syn-gnnmol-2"
 
 
 def _channel(app, ref, ups, downs=()):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from digest.rank.index import PaperIndex
-from digest.rank.scorer import ScoreParams, TopicState, refine
+from digest.rank.scorer import ScoreParams, TopicState, column_scores, refine
 from digest.rank.semantic import DenseState, unit
 
 
@@ -23,8 +23,11 @@ class FeedbackParams:
     term_scale: float = 0.25  # their weight next to the channel's own words (1.0 = as strong)
     latent_pos: float = 2.0  # pull of the 👍 centroid in the LSA space
     latent_neg: float = 0.5  # push of the 👎 centroid
+    neg_terms: int = 10  # words typical of 👎 papers (beyond 👍 ones) that count against a paper
+    neg_scale: float = 0.3  # their weight, as a share of the word score's 0..1 range
     dense_neg: float = 0.3  # push of the 👎 centroid in the sentence-embedding space
-    diversity_half: float = 5.0  # votes after which a digest diversifies half as much
+    dense_mix: float = 0.5  # share of closeness to the 👍 centroid in a topic's meaning score
+    diversity_half: float = 1.0  # votes after which a digest diversifies half as much
 
 
 PARAMS = FeedbackParams()  # the setting in force (bench/feedback_ablation.py swaps it)
@@ -48,10 +51,33 @@ def learn(
         fb_neg=fp.latent_neg,
     )
     state = refine(index, base, pos, neg, sp)
-    if state is None or not pos or state.dense is None or index.dense is None:
+    if state is None or not pos:
+        return state
+    if neg and fp.neg_terms > 0 and fp.neg_scale > 0:
+        state = replace(state, lex=_disliked_words(index, state, pos, neg, fp))
+    if state.dense is None or index.dense is None:
         return state
     has = index.has_dense if index.has_dense is not None else np.ones(len(index), dtype=bool)
     return replace(state, dense=_dense_rocchio(index.dense, has, state.dense, pos, neg, fp))
+
+
+def _disliked_words(
+    index: PaperIndex, state: TopicState, pos: list[int], neg: list[int], fp: FeedbackParams
+) -> np.ndarray:
+    """The word score minus a match on the words 👎 papers use more than 👍 ones.
+
+    The LSA push moves the topic's direction away from the 👎 centroid as a whole; these words
+    name what the channel turned down ('zero-shot' under a few-shot topic) and cost a paper that
+    uses them, whatever else it matches. The topic's own and borrowed words never count against.
+    """
+    w = index.weights  # row slices of the CSC matrix: no copy of the whole index
+    d = np.asarray(w[neg].mean(axis=0)).ravel() - np.asarray(w[pos].mean(axis=0)).ravel()
+    d[state.query.cols] = 0
+    cols = np.argsort(-d)[: fp.neg_terms]
+    cols = cols[d[cols] > 0]
+    raw, _ = column_scores(index.weights, cols.astype(np.int64), d[cols].astype(np.float32))
+    penalty = fp.neg_scale * raw / max(float(raw.max(initial=0.0)), 1e-9)
+    return np.clip(state.lex - penalty, 0.0, None).astype(np.float32)
 
 
 def _dense_rocchio(
@@ -80,14 +106,16 @@ def _dense_rocchio(
     s = np.clip(s / max(float(s[has].max()), 1e-9), 0.0, 1.0)
     s[~has] = 0.0
     # replace(), not a new DenseState: papers without a vector must keep their plain lexical score
-    return replace(dense, scores=((dense.scores + s) / 2).astype(np.float32))
+    mixed = (1 - fp.dense_mix) * dense.scores + fp.dense_mix * s
+    return replace(dense, scores=mixed.astype(np.float32))
 
 
 def diversity(base: float, votes: int, fp: FeedbackParams | None = None) -> float:
     """The MMR weight for a channel with ``votes`` votes: diversity hedges while its taste is unknown.
 
     A digest for a topic nobody has voted on spreads over the topic's senses; each vote says
-    which sense the channel means, so the hedge shrinks (5 votes: half, 20 votes: a fifth).
+    which sense the channel means, so the hedge shrinks fast (1 vote: half, 4 votes: a fifth,
+    20 votes: 0.014); near-duplicates are still pushed apart a little.
     """
     fp = fp or PARAMS
     return base * fp.diversity_half / (fp.diversity_half + max(votes, 0))
