@@ -18,19 +18,12 @@ import pytest
 from bot.cli_channels import channels_cmd
 from bot.commands.core import Context
 from digest.delivery import next_digest
-from digest.models import ChannelRef, SubscriptionKind
+from tests import test_scheduler
 from tests.test_scheduler import make
 
+lab = test_scheduler.lab  # the same channel fixture
 MONDAY_1220_BERLIN = datetime(2026, 11, 30, 11, 20, tzinfo=UTC)
 EVENING = datetime(2026, 11, 30, 22, 30, tzinfo=UTC)  # 13.5 h after the 09:00 tick
-
-
-@pytest.fixture
-def lab(app):
-    ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_schedule(ref, "09:00", "Europe/Berlin", "weekdays")
-    return app.store.channels.get(ref)
 
 
 def scheduled_day(app, now: datetime, grace_hours: float) -> str | None:

@@ -19,25 +19,13 @@ from bot.adapters.slack.guard import answer
 from bot.adapters.slack.listeners import VOTE_KEPT
 from bot.adapters.slack.poster import make_client
 from digest.models import ChannelRef
+from tests import test_busy_channel as busy
 from tests import test_discord_posting as dp
-from tests.fake_discord import FakeDiscord
-from tests.fake_slack import FakeSlack
 from tests.test_slack_http import Harness, eventually
 
 DAY = date(2026, 12, 1)
 
-
-@pytest.fixture
-def slack():
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeDiscord() as f:
-        monkeypatch.setattr(dp.discord.http.Route, "BASE", f.base)
-        yield f
+slack, fake = busy.slack, busy.fake  # the strict fakes, as fixtures
 
 
 def test_a_discord_channel_the_guild_lacks_pauses_with_nothing_posted(app, fake):
