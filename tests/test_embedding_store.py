@@ -186,6 +186,9 @@ def test_a_running_bot_ingests_without_waiting_and_embeds_each_paper_once(
         if not service.indexes.embeddings.busy:
             break
     texts = [paper_text(p["title"], p["abstract"]) for p in PAPERS + changed[:1]]
-    assert sorted(encoder.calls) == sorted(texts)  # each text once: no run twice
+    # Each text at most once (no run twice); every current text embedded. The first run may load
+    # after the second ingest (thread start under load), and then p0's old text is never needed.
+    assert len(encoder.calls) == len(set(encoder.calls)), encoder.calls
+    assert set(texts[1:]) <= set(encoder.calls) <= set(texts), encoder.calls
     index = service.ranker().index
     assert np.allclose(index.dense[index.pos["p0"]], vec(texts[-1]))
