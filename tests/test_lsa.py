@@ -33,3 +33,21 @@ def test_basis_equals_sklearn_randomized_svd(rows, cols, n_iter):
     ours, ref = fit_basis(m, k, n_iter, 7), _sklearn_basis(m, k, n_iter, 7)
     assert ours.shape == ref.shape == (k, cols) and ours.dtype == np.float32
     assert np.abs(ours - ref).max() < 1e-3
+
+
+def test_row_mean_equals_scipys_row_mean_with_repeats_and_empty_rows():
+    """The one-pass row mean used by feedback equals scipy's ``m[rows].mean(axis=0)``.
+
+    Breaks seen red: repeats counted once (bincount replaced by a 0/1 mask); the column of an
+    entry off by one (searchsorted side='left')."""
+    from digest.rank.index import row_mean
+
+    m = sparse.random(400, 60, density=0.05, format="csc", dtype=np.float32, random_state=2)
+    m.sort_indices()
+    words = np.diff(m.tocsr().indptr)
+    empty = int(np.flatnonzero(words == 0)[0])  # a paper with no words
+    a, b = (int(r) for r in np.flatnonzero(words > 0)[:2])
+    for rows in ([a], [a, b], [a, a, b], [empty, b], list(range(0, 400, 17))):
+        want = np.asarray(m[rows].mean(axis=0)).ravel()
+        got = row_mean(m, rows)
+        assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-7), rows

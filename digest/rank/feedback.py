@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from digest.rank.index import PaperIndex
+from digest.rank.index import PaperIndex, row_mean
 from digest.rank.scorer import ScoreParams, TopicState, column_scores, refine
 from digest.rank.semantic import DenseState, unit
 
@@ -70,8 +70,7 @@ def _disliked_words(
     name what the channel turned down ('zero-shot' under a few-shot topic) and cost a paper that
     uses them, whatever else it matches. The topic's own and borrowed words never count against.
     """
-    w = index.weights  # row slices of the CSC matrix: no copy of the whole index
-    d = np.asarray(w[neg].mean(axis=0)).ravel() - np.asarray(w[pos].mean(axis=0)).ravel()
+    d = row_mean(index.weights, neg) - row_mean(index.weights, pos)
     d[state.query.cols] = 0
     cols = np.argsort(-d)[: fp.neg_terms]
     cols = cols[d[cols] > 0]

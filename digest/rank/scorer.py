@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from digest.rank.analyzer import family_key, phrase_terms
-from digest.rank.index import PaperIndex
+from digest.rank.index import PaperIndex, row_mean
 from digest.rank.matching import contributions, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 
@@ -244,7 +244,7 @@ def refine(
     cols = base.query.cols if base else np.zeros(0, dtype=np.int64)
     weights = base.query.weights if base else np.zeros(0, dtype=np.float32)
     if pos:
-        borrowed = np.asarray(index.weights[pos].mean(axis=0)).ravel()
+        borrowed = row_mean(index.weights, pos)
         borrowed[cols] = 0
         k = min(p.fb_terms, len(borrowed))
         extra = np.argpartition(-borrowed, k - 1)[:k]
