@@ -35,12 +35,12 @@ def test_basis_equals_sklearn_randomized_svd(rows, cols, n_iter):
     assert np.abs(ours - ref).max() < 1e-3
 
 
-def test_row_mean_equals_scipys_row_mean_with_repeats_and_empty_rows():
+def test_row_means_equal_scipys_row_mean_with_repeats_and_empty_rows():
     """The one-pass row mean used by feedback equals scipy's ``m[rows].mean(axis=0)``.
 
-    Breaks seen red: repeats counted once (bincount replaced by a 0/1 mask); the column of an
-    entry off by one (searchsorted side='left')."""
-    from digest.rank.index import row_mean
+    Breaks seen red: the groups' slices of the one read shifted by one row (start not advanced);
+    a repeated row read once (rows deduplicated before the read)."""
+    from digest.rank.index import row_means
 
     m = sparse.random(400, 60, density=0.05, format="csc", dtype=np.float32, random_state=2)
     m.sort_indices()
@@ -49,5 +49,6 @@ def test_row_mean_equals_scipys_row_mean_with_repeats_and_empty_rows():
     a, b = (int(r) for r in np.flatnonzero(words > 0)[:2])
     for rows in ([a], [a, b], [a, a, b], [empty, b], list(range(0, 400, 17))):
         want = np.asarray(m[rows].mean(axis=0)).ravel()
-        got = row_mean(m, rows)
-        assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-7), rows
+        got, other = row_means(m, [rows, [b]])  # read together, averaged apart
+        assert got.dtype == np.float32 and np.array_equal(got, want), rows
+        assert np.array_equal(other, np.asarray(m[[b]].mean(axis=0)).ravel()), rows

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from digest.rank.index import PaperIndex, row_mean
+from digest.rank.index import PaperIndex, row_means
 from digest.rank.scorer import ScoreParams, TopicState, column_scores, refine
 from digest.rank.semantic import DenseState, unit
 
@@ -50,11 +50,13 @@ def learn(
         fb_pos=fp.latent_pos,
         fb_neg=fp.latent_neg,
     )
-    state = refine(index, base, pos, neg, sp)
+    # The voted rows are read once: each read of a row walks the whole index (docs: re-rank).
+    liked, disliked = row_means(index.weights, [pos, neg]) if pos else (None, None)
+    state = refine(index, base, pos, neg, sp, liked_mean=liked)
     if state is None or not pos:
         return state
     if neg and fp.neg_terms > 0 and fp.neg_scale > 0:
-        state = replace(state, lex=_disliked_words(index, state, pos, neg, fp))
+        state = replace(state, lex=_disliked_words(index, state, liked, disliked, fp))
     if state.dense is None or index.dense is None:
         return state
     has = index.has_dense if index.has_dense is not None else np.ones(len(index), dtype=bool)
@@ -62,15 +64,16 @@ def learn(
 
 
 def _disliked_words(
-    index: PaperIndex, state: TopicState, pos: list[int], neg: list[int], fp: FeedbackParams
-) -> np.ndarray:
+    index: PaperIndex, state: TopicState, liked: np.ndarray, disliked: np.ndarray,
+    fp: FeedbackParams,
+) -> np.ndarray:  # fmt: skip
     """The word score minus a match on the words 👎 papers use more than 👍 ones.
 
     The LSA push moves the topic's direction away from the 👎 centroid as a whole; these words
     name what the channel turned down ('zero-shot' under a few-shot topic) and cost a paper that
     uses them, whatever else it matches. The topic's own and borrowed words never count against.
     """
-    d = row_mean(index.weights, neg) - row_mean(index.weights, pos)
+    d = disliked - liked  # mean rows of the 👎 and the 👍 papers
     d[state.query.cols] = 0
     cols = np.argsort(-d)[: fp.neg_terms]
     cols = cols[d[cols] > 0]

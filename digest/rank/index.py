@@ -154,18 +154,24 @@ def doc_freq(ct: sparse.csr_matrix, ca: sparse.csr_matrix, step: int = 10_000) -
     return df
 
 
-def row_mean(weights: sparse.csc_matrix, rows: list[int]) -> np.ndarray:
-    """The mean of ``rows`` (repeats count again) of a column-stored matrix, as a dense vector.
+def row_means(weights: sparse.csc_matrix, groups: list[list[int]]) -> list[np.ndarray]:
+    """The mean row of each group of rows (repeats count again), as dense float32 vectors.
 
-    scipy reads rows of a CSC matrix by walking every stored entry twice (26 ms a call at 100k
-    papers, 0.3 s at 1M); one gather over the entries gives the same sums at a third of that.
+    scipy reads rows of a CSC matrix by walking every stored entry (26 ms a call at 100k papers,
+    0.3 s at 1M), so every group's rows are read in one call and averaged from that small copy.
     """
-    times = np.bincount(np.asarray(rows, dtype=np.int64), minlength=weights.shape[0])
-    hit = np.flatnonzero(times[weights.indices])
-    cols = np.searchsorted(weights.indptr, hit, side="right") - 1
-    vals = weights.data[hit].astype(np.float64) * times[weights.indices[hit]]
-    mean = np.bincount(cols, weights=vals, minlength=weights.shape[1]) / max(len(rows), 1)
-    return mean.astype(np.float32)  # the dtype scipy's row mean has
+    both = [r for g in groups for r in g]
+    sub = weights[both] if both else None
+    out, start = [], 0
+    for g in groups:
+        part = sub[start : start + len(g)] if g else None
+        out.append(
+            np.asarray(part.mean(axis=0)).ravel().astype(np.float32)
+            if part is not None
+            else np.zeros(weights.shape[1], dtype=np.float32)
+        )
+        start += len(g)
+    return out
 
 
 def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> PaperIndex:

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from digest.rank.analyzer import family_key, phrase_terms
-from digest.rank.index import PaperIndex, row_mean
+from digest.rank.index import PaperIndex, row_means
 from digest.rank.matching import contributions, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 
@@ -232,6 +232,7 @@ def refine(
     pos: list[int],
     neg: list[int],
     p: ScoreParams | None = None,
+    liked_mean: np.ndarray | None = None,
 ) -> TopicState | None:
     """Rocchio relevance feedback: a topic (or none) moved towards 👍 papers and away from 👎 ones.
 
@@ -244,7 +245,7 @@ def refine(
     cols = base.query.cols if base else np.zeros(0, dtype=np.int64)
     weights = base.query.weights if base else np.zeros(0, dtype=np.float32)
     if pos:
-        borrowed = row_mean(index.weights, pos)
+        borrowed = (row_means(index.weights, [pos])[0] if liked_mean is None else liked_mean).copy()
         borrowed[cols] = 0
         k = min(p.fb_terms, len(borrowed))
         extra = np.argpartition(-borrowed, k - 1)[:k]
