@@ -135,3 +135,20 @@ def test_numbers_where_text_belongs_are_bad_lines_and_bad_years_are_said():
     assert problems[3][1] and "'year' 'abc' is not a year" in problems[3][0]
     assert 4 not in problems
     assert {r.id: r.year for r in parsed.records} == {"a3": None, "7": 2024}
+
+
+def test_authors_and_keywords_must_be_text_or_lists_of_text():
+    """Repro: `"authors": [1, 2]` was stored as authors "1, 2" and `"keywords": 5` as "5".
+    Break seen red: `_split_list` turning list items (or the whole value) into text with str()."""
+    rows = [
+        {"id": "b1", "title": "T", "abstract": "We study graphs.", "authors": [1, 2]},
+        {"id": "b2", "title": "T", "abstract": "We study graphs.", "keywords": 5},
+        {"id": "b3", "title": "T", "abstract": "We study graphs.", "authors": ["Ada", "Alan"],
+         "keywords": "graphs; trees"},
+    ]  # fmt: skip
+    parsed = parse_jsonl("\n".join(json.dumps(r) for r in rows))
+    problems = {p.line: p.message for p in parsed.problems}
+    assert problems[1] == "skipped: 'authors' must be text, got a number"
+    assert problems[2] == "skipped: 'keywords' must be text, got a number"
+    [ok] = parsed.records
+    assert ok.authors == ("Ada", "Alan") and ok.keywords == ("graphs", "trees")

@@ -42,14 +42,14 @@ def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
         return data.decode("latin-1"), [problem]
 
 
-def _split_list(value: Any) -> tuple[str, ...]:
-    """Authors/keywords given as a list or as 'a, b and c' / 'a; b'."""
+def _split_list(value: Any, name: str) -> tuple[str, ...]:
+    """Authors/keywords given as a list of text or as 'a, b and c' / 'a; b'; numbers fail."""
     if value is None:
         return ()
     if isinstance(value, list | tuple):
-        items = [str(v).replace("\x00", "").strip() for v in value]
+        items = [_plain(v, name).strip() for v in value]
         return tuple(v for v in items if v)
-    parts = re.split(r";|,|\band\b|\|", str(value).replace("\x00", ""))
+    parts = re.split(r";|,|\band\b|\|", _plain(value, name))
     return tuple(p.strip() for p in parts if p.strip())
 
 
@@ -106,8 +106,8 @@ def make_record(
         title_derived=not real_title,
         abstract_raw=raw,
         abstract=clean,
-        authors=_split_list(authors),
-        keywords=_split_list(keywords),
+        authors=_split_list(authors, "authors"),
+        keywords=_split_list(keywords, "keywords"),
         venue=_plain(venue, "venue")[:200] or None,
         year=_year(year) or _year(venue),
         links=links or Links(),
