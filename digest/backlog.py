@@ -111,6 +111,14 @@ def _when(service: ChannelService, channel: Channel, place: int, now: datetime) 
     )
 
 
+def _beside(score: float, threshold: float) -> str:
+    """``score`` with enough decimals to tell it from the threshold it is compared with."""
+    for digits in (2, 3, 4):
+        if f"{score:.{digits}f}" != f"{threshold:.{digits}f}" or score == threshold:
+            return f"{score:.{digits}f}"
+    return f"{score:.4f}"
+
+
 def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datetime) -> Outlook:
     """Whether and when ``paper_id`` would be sent to ``channel``, with its score and reason."""
     ranker = service.papers.ranker()
@@ -118,7 +126,7 @@ def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datet
     if not picks.hits:
         return Outlook(None, "", "It is excluded by this channel's `exclude` terms.")
     hit = picks.hits[0]
-    head = f"Score {hit.score:.2f}"
+    head = f"Score {_beside(hit.score, channel.threshold)}"
     if paper_id in service.store.deliveries.delivered_paper_ids(channel.id):
         return Outlook(hit.score, hit.why, f"{head}. It was already sent here; never twice.")
     if paper_id in already_seen(service, channel):

@@ -109,3 +109,13 @@ def test_backlog_draws_from_the_most_recent_papers_only(app, monkeypatch):
     recent = set(app.store.papers.recent_ids(3))
     picks = backlog_module.backlog(app.channels, channel, [], 10)
     assert picks.considered == 3 and {h.paper_id for h in picks.hits} <= recent
+
+
+def test_a_score_just_below_the_threshold_is_not_shown_as_equal_to_it():
+    """Repro: 'Score 0.30, below this channel's threshold 0.30'. Break seen red: two decimals always."""
+    from digest.backlog import _beside
+
+    assert _beside(0.2984, 0.3) == "0.298"
+    assert _beside(0.29999, 0.3) == "0.3000"  # as far as four places: the verdict says the rest
+    assert _beside(0.3, 0.3) == "0.30"
+    assert _beside(0.4512, 0.3) == "0.45"
