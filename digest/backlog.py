@@ -113,10 +113,10 @@ def _when(service: ChannelService, channel: Channel, place: int, now: datetime) 
 
 def _beside(score: float, threshold: float) -> str:
     """``score`` with enough decimals to tell it from the threshold it is compared with."""
-    for digits in (2, 3, 4):
+    for digits in (2, 3):
         if f"{score:.{digits}f}" != f"{threshold:.{digits}f}" or score == threshold:
             return f"{score:.{digits}f}"
-    return f"{score:.4f}"
+    return f"{score:.4f}"  # equal to four places: the verdict beside it says which side
 
 
 def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datetime) -> Outlook:

@@ -32,9 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
 
-NEAR_MISS = (
-    0.6  # a paper scoring at least this share of the threshold (but below it) is a near miss
-)
+# A paper scoring at least this share of the threshold (but below it) is a near miss.
+NEAR_MISS = 0.6
 
 
 class Ranker:
