@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from typer.exceptions import Abort, TyperException
 
+from bot.cli_numbers import MAX_LIST, MAX_OFFSET, MAX_PAGE, MAX_RESULTS, whole
 from digest.errors import DigestError
 
 # Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
@@ -142,8 +143,8 @@ def ingest_cmd(
 
 @papers_app.command("list")
 def papers_list(
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
-    offset: Annotated[int, typer.Option("--offset")] = 0,
+    limit: Annotated[int, typer.Option("--limit", "-n", parser=whole("--limit", 1, MAX_LIST))] = 20,
+    offset: Annotated[int, typer.Option("--offset", parser=whole("--offset", 0, MAX_OFFSET))] = 0,
     db: DbOption = None,
 ) -> None:
     """Most recently ingested papers."""
@@ -200,10 +201,12 @@ def search_cmd(
     query: Annotated[
         str | None, typer.Argument(help="Free text, e.g. 'sparse autoencoders'.")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
-    page: Annotated[int, typer.Option("--page")] = 1,
+    limit: Annotated[
+        int, typer.Option("--limit", "-k", parser=whole("--limit", 1, MAX_RESULTS))
+    ] = 10,
+    page: Annotated[int, typer.Option("--page", parser=whole("--page", 1, MAX_PAGE))] = 1,
     venue: Annotated[str | None, typer.Option("--venue")] = None,
-    year: Annotated[int | None, typer.Option("--year")] = None,
+    year: Annotated[int | None, typer.Option("--year", parser=whole("--year", 1000, 9999))] = None,
     author: Annotated[str | None, typer.Option("--author")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     queries_file: Annotated[
@@ -219,10 +222,6 @@ def search_cmd(
         raise DigestError(
             'Type a topic or a few words to search for, e.g. digestbot search "graph neural networks".'
         )
-    if limit < 1:
-        raise DigestError("--limit must be at least 1.")
-    if page < 1:
-        raise DigestError("--page must be at least 1.")
     from digest.rank.engine import Filters
 
     service = wired(db).service

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, wired
+from bot.cli_numbers import whole
 from digest.errors import DigestError
 
 if TYPE_CHECKING:
@@ -24,7 +25,11 @@ app.add_typer(discord_app, name="discord")
 def discord_sync_cmd(
     guild: Annotated[
         int | None,
-        typer.Option("--guild", help="Sync to one server only (instant; for development)."),
+        typer.Option(
+            "--guild",
+            help="Sync to one server only (instant; for development).",
+            parser=whole("--guild", 1, 2**63 - 1),  # a Discord id (snowflake)
+        ),
     ] = None,
     remove: Annotated[
         bool, typer.Option("--remove", help="With --guild: delete that server's copy.")

@@ -15,7 +15,7 @@ from digest.rank.profile import Profile
 from digest.rank.why import interest_of
 from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
-from digest.text import is_number, numeric_text
+from digest.text import is_number, numeric_text, whole_number
 from digest.topic_text import clean_topic
 from digest.zones import parse_timezone
 
@@ -197,12 +197,8 @@ class ChannelService:
 
     def set_size(self, ref: ChannelRef, text: str) -> Channel:
         """Papers per digest, 1 to 25."""
-        size = numeric_text(text)
-        if not is_number(size) or not 1 <= int(size) <= 25:
-            raise DigestError(
-                f"Digest size must be a whole number from 1 to 25, got {text.strip()[:20]!r}."
-            )
-        return self.store.channels.update(self.channel(ref).id, digest_size=int(size))
+        size = whole_number(text, "Digest size", 1, 25)
+        return self.store.channels.update(self.channel(ref).id, digest_size=size)
 
     def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
         """Minimum score for a paper to be posted, 0 to 1."""

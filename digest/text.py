@@ -10,6 +10,8 @@ from functools import lru_cache
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
+from digest.errors import DigestError
+
 # Its warnings about odd macros in abstracts are noise to users; we fall back to the raw span.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
@@ -102,6 +104,18 @@ def numeric_text(text: str) -> str:
 def is_number(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts '²' and other characters int() rejects."""
     return bool(re.fullmatch(r"[0-9]+", text))
+
+
+def whole_number(text: str, what: str, low: int, high: int | None = None) -> int:
+    """``text`` as a whole number from ``low`` to ``high`` (None: no top), typed on any keyboard;
+    anything else is a DigestError naming ``what``. Chat arguments and CLI options share it."""
+    digits = numeric_text(str(text))
+    # a 5000-digit number is refused here, not by a ValueError from int()'s digit limit
+    value = int(digits) if is_number(digits) and len(digits) <= 30 else low - 1
+    if low <= value and (high is None or value <= high):
+        return value
+    span = f"from {low} up" if high is None else f"from {low} to {high}"
+    raise DigestError(f"{what} must be a whole number {span}, got {str(text).strip()[:20]!r}.")
 
 
 def normalize_title(title: str) -> str:

@@ -11,7 +11,7 @@ from digest.backlog import outlook
 from digest.compose import plural
 from digest.errors import DigestError, NotFoundError
 from digest.rank.engine import Filters
-from digest.text import is_number, numeric_text
+from digest.text import is_number, numeric_text, whole_number
 
 PER_PAGE = 5
 
@@ -41,10 +41,7 @@ def _page_arg(args: Args) -> tuple[int, Args]:
 
 def _positive_page(text: str) -> int:
     """A page number from `page:N`; anything else is the user's mistake, said plainly."""
-    text = numeric_text(text)
-    if not is_number(text) or int(text) < 1:
-        raise DigestError(f"page must be a whole number from 1 up, got {text[:20]!r}.")
-    return int(text)
+    return whole_number(text, "page", 1)
 
 
 def _page_command(args: Args, page: int) -> str:
