@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from typer.exceptions import Abort, TyperException
 
-from bot.cli_numbers import MAX_LIST, MAX_OFFSET, MAX_PAGE, MAX_RESULTS, whole
+from bot.cli_input import MAX_LIST, MAX_OFFSET, MAX_PAGE, MAX_RESULTS, read_queries, whole
 from digest.errors import DigestError
 
 # Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
@@ -178,24 +178,6 @@ def _hit_json(hit: Hit, papers: dict[str, Paper]) -> dict:
     }
 
 
-def _read_queries(path: Path) -> list[str]:
-    if not path.exists():
-        raise DigestError(f"No such file: {path}")
-    queries = []
-    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("{"):
-            try:
-                line = str(json.loads(line)["query"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DigestError(
-                    f"{path}:{n}: expected a JSON object with a 'query' field."
-                ) from exc
-        queries.append(line)
-    return queries
-
-
 @app.command("search")
 def search_cmd(
     query: Annotated[
@@ -226,7 +208,7 @@ def search_cmd(
 
     service = wired(db).service
     filters = Filters(venue=venue, year=year, author=author)
-    for q in _read_queries(queries_file) if queries_file else [query]:
+    for q in read_queries(queries_file) if queries_file else [query]:
         view = service.search(q, filters, page, limit)
         if as_json or queries_file:
             hits = [_hit_json(h, view.papers) for h in view.result.hits]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, wired
-from bot.cli_numbers import whole
+from bot.cli_input import whole
 from digest.errors import DigestError
 
 if TYPE_CHECKING:

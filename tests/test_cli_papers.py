@@ -95,3 +95,25 @@ def test_queries_file_works_without_json(env_isolated, capsys, tmp_path):
 def test_search_on_an_empty_store_says_what_to_do(env_isolated, capsys):
     code, out, _ = run(capsys, "search", "graphs")
     assert code == 0 and "digestbot ingest" in out
+
+
+def test_queries_file_refuses_empty_and_non_text_queries(env_isolated, capsys, tmp_path):
+    """Repro: `{"query": ""}` searched for nothing and `{"query": 5}` / `null` searched for '5' /
+    'None'. Breaks that turn this red: the isinstance check dropped (exit 0, query 'None'); the
+    empty check dropped (exit 0); the line number left out of the message."""
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    cases = {
+        '{"query": ""}': "'query' is empty",
+        '{"query": "   "}': "'query' is empty",
+        '{"query": 5}': "'query' must be text in quotes, got a number",
+        '{"query": null}': "'query' must be text in quotes, got null",
+        '{"query": ["grokking"]}': "'query' must be text in quotes, got a list",
+        '{"query": {"q": "x"}}': "'query' must be text in quotes, got an object",
+    }
+    queries = tmp_path / "q.jsonl"
+    for bad, needle in cases.items():
+        queries.write_text(f"grokking\n\n{bad}\nalignment\n")
+        code, out, err = run(capsys, "search", "--queries-file", str(queries))
+        assert code == 2 and not out, (bad, out)  # nothing searched before the file is refused
+        assert err.startswith(f"error: {queries}:3: {needle}"), err
+        assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,53 @@
+"""CLI input: numeric options (read by the same parser as chat numbers) and query files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from digest.errors import DigestError
+from digest.text import whole_number
+
+#: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
+MAX_LIST = 100_000
+MAX_OFFSET = 1_000_000_000
+MAX_RESULTS = 1_000
+MAX_PAGE = 1_000_000
+
+
+def whole(option: str, low: int, high: int | None = None) -> Callable[[str | int], int]:
+    """A typer ``parser`` for ``option``: a whole number in [low, high] or one `error:` line."""
+
+    def parse(text: str | int) -> int:
+        return whole_number(str(text), option, low, high)  # typer passes defaults as ints
+
+    return parse
+
+
+def read_queries(path: Path) -> list[str]:
+    """The queries of a --queries-file, one a line; a bad line is one error naming its number."""
+    if not path.exists():
+        raise DigestError(f"No such file: {path}")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [_query_line(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
+
+
+_JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "a number",
+               list: "a list", dict: "an object"}  # fmt: skip
+
+
+def _query_line(path: Path, n: int, line: str) -> str:
+    """One line's query: the text itself, or a JSON object's 'query', which must be text."""
+    if not line.lstrip().startswith("{"):
+        return line
+    try:
+        query = json.loads(line)["query"]
+    except (ValueError, KeyError, TypeError):
+        raise DigestError(f"{path}:{n}: expected a JSON object with a 'query' field.") from None
+    if not isinstance(query, str):  # str(5) or str(None) would search for '5' or 'None'
+        kind = _JSON_KINDS.get(type(query), "something else")
+        raise DigestError(f"{path}:{n}: 'query' must be text in quotes, got {kind}.")
+    if not query.strip():
+        raise DigestError(f"{path}:{n}: 'query' is empty; give a topic or a few words.")
+    return query
