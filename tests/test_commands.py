@@ -194,6 +194,19 @@ def test_up_votes_on_every_paper_listed_and_a_typo_records_none(app):
     assert say(app, "down syn-sae-1").text.startswith("👎 noted")  # one id: the short reply
 
 
+def test_vote_count_in_a_reply_counts_only_votes_in_force(app):
+    """Repro: `/papers up A B` with A already 👍 withdrew A but said "2 votes". Breaks that turn
+    this red: the head counting every paper listed (`len(done)`); withdrawn ones left unsaid."""
+    say(app, "up syn-sae-1")
+    text = say(app, "up syn-sae-1 syn-sae-2").text
+    assert text.splitlines()[0] == "1 vote, 1 withdrawn; future digests here will learn from it."
+    assert _votes(app) == {"syn-sae-2": 1}
+    text = say(app, "up syn-sae-2 syn-sae-3 syn-sae-1").text
+    assert text.splitlines()[0].startswith("2 votes, 1 withdrawn;"), text
+    assert say(app, "up syn-sae-3 syn-sae-1").text.splitlines()[0] == "2 votes withdrawn."
+    assert _votes(app) == {}
+
+
 def test_paper_similar_why_topics_votes_export_stats(app):
     assert say(app, "paper syn-sae-1").title.startswith("On ")
     sim = say(app, "similar syn-sae-1")

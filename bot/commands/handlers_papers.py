@@ -169,8 +169,17 @@ def _vote(cmds: Commands, ctx: Context, args: Args, value: int) -> Reply:
         )
     marks = {1: "👍", -1: "👎", 0: "withdrawn:"}
     lines = [f"{marks[now]} {paper.title[:70]!r}" for paper, now in done]
-    head = f"{len(done)} votes; future digests here will learn from them."
-    return Reply(text="\n".join([head, *lines]))
+    return Reply(text="\n".join([_votes_head([now for _, now in done]), *lines]))
+
+
+def _votes_head(now: list[int]) -> str:
+    """'2 votes, 1 withdrawn; ...': only votes in force count (the same vote again withdraws it)."""
+    cast = sum(1 for v in now if v)
+    withdrawn = len(now) - cast
+    if not cast:
+        return f"{plural(withdrawn, 'vote')} withdrawn."
+    head = plural(cast, "vote") + (f", {withdrawn} withdrawn" if withdrawn else "")
+    return f"{head}; future digests here will learn from {'it' if cast == 1 else 'them'}."
 
 
 @command("up", "up <id> [id…]", "👍 papers (the digest buttons do the same)")
