@@ -61,7 +61,7 @@ async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> s
 def cmd_cmd(
     channel: str,
     text: str,
-    user: Annotated[str, typer.Option("--user")] = "cli",
+    user: Annotated[str | None, typer.Option("--user", help="As this user (default: cli).")] = None,
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
@@ -70,7 +70,9 @@ def cmd_cmd(
 
     application = wired(db)
     ref = _ref(channel)
-    ctx = Context(ref=ref, user=user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace))
+    name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
+    user = user or "cli"
+    ctx = Context(ref, user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace), name=name)
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
@@ -215,7 +217,7 @@ def channels_cmd(db: DbOption = None) -> None:
         last = application.store.deliveries.last(ch.id)
         due = next_digest(application.store, ch, now, application.channels.catchup_grace)
         state = (
-            f"PAUSED ({ch.paused_reason})"
+            f"PAUSED ({ch.pause_state})"
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )

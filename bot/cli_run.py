@@ -64,7 +64,7 @@ async def _serve(application: App) -> None:
         log.info("catch-up %s: %s", ref, outcome)
 
     async def handle(line: str) -> str:
-        ctx = Context(ref=DEMO_CHANNEL, user="you", dm=ChannelRef("console", "@you"))
+        ctx = Context(DEMO_CHANNEL, "you", dm=ChannelRef("console", "@you"), name="the console")
         reply = application.commands.handle(line, ctx)
         if reply.schedule_changed is not None:
             scheduler.sync()

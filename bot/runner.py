@@ -69,7 +69,7 @@ class DigestRunner:
         if channel is None:
             return "gone"
         if channel.paused:
-            return f"paused ({channel.paused_reason or 'by request'})"
+            return channel.pause_state
         adapter = self.adapters.get(channel.ref.platform)
         if adapter is None:
             return f"no {channel.ref.platform} connection"

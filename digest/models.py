@@ -130,6 +130,12 @@ class Channel:
     owner_user: str | None = None
     created_at: datetime | None = None  # when it was set up (digests start that local day)
 
+    @property
+    def pause_state(self) -> str:
+        """'paused by Ann' (a person, or the command line) or 'paused: channel_not_found'."""
+        reason = self.paused_reason or "by request"
+        return reason if reason.startswith("paused by ") else f"paused: {reason}"
+
 
 @dataclass(frozen=True, slots=True)
 class Subscription:

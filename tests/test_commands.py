@@ -112,7 +112,7 @@ def test_schedule_size_threshold_pause_resume(app):
     say(app, "threshold 0.45")
     say(app, "pause")
     listing = say(app, "list").text
-    assert "Size 3 · threshold 0.45" in listing and "(⏸ paused by you)" in listing
+    assert "Size 3 · threshold 0.45" in listing and "(⏸ paused by ann)" in listing
     assert "(⏸ paused by ann)" in app.commands.handle("list", ctx(user="bob")).text
     say(app, "resume")
     assert "(active)" in say(app, "list").text

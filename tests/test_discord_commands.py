@@ -23,7 +23,7 @@ class FakeInteraction:
     """Just what the callbacks touch: who, where, permissions, response and follow-ups."""
 
     def __init__(self, user_id=42, channel_id=111, guild_id=77, manage_channels=True):
-        self.user = SimpleNamespace(id=user_id)
+        self.user = SimpleNamespace(id=user_id, display_name=f"user{user_id}")
         self.channel_id, self.guild_id = channel_id, guild_id
         self.permissions = discord.Permissions(manage_channels=manage_channels)
         self.deferred, self.sent = [], []

@@ -73,10 +73,11 @@ async def test_listener_errors_are_answered_not_raised(app, slack):
     assert not app.store.channels.get(ChannelRef("slack", "C1", "T1")).paused
 
 
-async def home_action(h: Harness, action_id: str, value: str, user: str = "U1"):
+async def home_action(h: Harness, action_id: str, value: str, user: str = "U1", name=None):
     """A button press in the App Home: no channel and no response URL, as Slack sends it."""
     h.n += 1
-    payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": user},
+    person = {"id": user} if name is None else {"id": user, "username": name, "name": name}
+    payload = {"type": "block_actions", "team": {"id": "T1"}, "user": person,
                "actions": [{"action_id": action_id, "value": value, "type": "button",
                             "block_id": "home:x", "action_ts": f"{time.time():.6f}"}],
                "trigger_id": f"trig-home-{h.n}", "container": {"type": "view", "view_id": "V1"},

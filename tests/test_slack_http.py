@@ -83,10 +83,12 @@ class Harness:
         }
         return await self.http.post("/slack/events", content=body, headers={**h, **(headers or {})})
 
-    async def command(self, text: str, user="U1", channel="C1", team="T1", **kw):
+    async def command(self, text: str, user="U1", channel="C1", team="T1", user_name=None, **kw):
         self.n += 1
         form = {"command": "/papers", "text": text, "team_id": team, "channel_id": channel, "user_id": user,
                 "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": f"trig-{self.n}"}  # fmt: skip
+        if user_name is not None:  # Slack sends the caller's handle too
+            form["user_name"] = user_name
         return await self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
     async def done(self, text: str, **kw):

@@ -32,6 +32,12 @@ class Context:
     dm: ChannelRef | None = None  # the user's direct-message channel, for `me` commands
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     personal: bool = False
+    name: str = ""  # how others read who it was: a display name, or "the command line"
+
+    @property
+    def who(self) -> str:
+        """The caller as a pause reason names them: their display name, else their id."""
+        return self.name or self.user
 
 
 def _drop_public(text: str) -> str:

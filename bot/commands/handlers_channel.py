@@ -71,12 +71,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
     due = next_digest(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
-    reason = channel.paused_reason or "by request"
-    if reason == f"paused by {ctx.user}":
-        reason = "paused by you"
-    if not reason.startswith("paused by"):
-        reason = f"paused: {reason}"  # e.g. "paused: channel_not_found"
-    state = f"⏸ {reason}" if channel.paused else "active"
+    state = f"⏸ {channel.pause_state}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
@@ -186,7 +181,7 @@ def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("pause", "pause", "stop digests until resumed", True)
 def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    cmds.channels.set_paused(ctx.ref, True, f"paused by {ctx.user}")
+    cmds.channels.set_paused(ctx.ref, True, f"paused by {ctx.who}")
     return _changed(ctx, "Digests paused. `/papers resume` restarts them.")
 
 

@@ -45,13 +45,14 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     In a server, Manage Channels counts as channel admin. In the bot's DM every command is about
     the person's own personal digest, the same one `/papers me` reaches from any server.
     """
-    user = str(i.user.id)
+    user, name = str(i.user.id), i.user.display_name  # the name says who paused a channel
     personal = deps.channels.personal_ref(PLATFORM, user)
     if i.guild_id is None:
-        return Context(ref=personal, user=user, is_admin=True, dm=personal, personal=True)
+        return Context(personal, user, True, personal, personal=True, name=name)
     perms = getattr(i, "permissions", None)
     ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
-    return Context(ref=ref, user=user, is_admin=bool(perms and perms.manage_channels), dm=personal)
+    admin = bool(perms and perms.manage_channels)
+    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name)
 
 
 def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:

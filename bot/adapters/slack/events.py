@@ -85,7 +85,9 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
     async def toggle(ack, body, action, client, paused: bool) -> None:
         await ack()
         channel = await home_target(deps, body, action, client)
-        reason = f"paused by {body['user']['id']}" if paused else None
+        person = body["user"]
+        name = person.get("name") or person.get("username") or person["id"]
+        reason = f"paused by {name}" if paused else None
         await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
         deps.on_schedule_change()
         await publish_home(client, deps, body["team"]["id"], body["user"]["id"])

@@ -22,7 +22,7 @@ def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
         else f"<#{ch.ref.channel_id}>"
     )
     follows = ", ".join(f"{s.kind.value}: {s.text}" for s in subs[:8]) or "nothing yet"
-    state = f"⏸ paused: {ch.paused_reason or 'by request'}" if ch.paused else "active"
+    state = f"⏸ {ch.pause_state}" if ch.paused else "active"
     lines = [
         f"*{where}* — {plain(state)}",
         f"Follows: {plain(follows)}",
