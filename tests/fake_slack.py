@@ -20,6 +20,9 @@ class FakeSlack(SlackMessages, LocalServer):
     Strict like Slack: a payload the shared validator rejects gets ``invalid_blocks`` (or
     ``msg_too_long``), a reply to an unknown thread gets ``thread_not_found``, an archived or
     unknown channel (``gone``) gets ``channel_not_found``. ``messages`` records what arrived.
+    Posting needs a channel Slack knows (``join``, ``known``, ``members``, or a DM: a ``D…`` id or
+    a user id): else ``channel_not_found``; one the bot is not in (not ``joined``) gets
+    ``not_in_channel``.
     History, replies, updates and ephemeral messages follow Slack's rules (see SlackMessages).
     """
 
@@ -29,6 +32,7 @@ class FakeSlack(SlackMessages, LocalServer):
         self.fail: dict[tuple[str, str], list[tuple[int, dict, dict]]] = defaultdict(list)
         self.admins: set[str] = set()
         self.gone: set[str] = set()
+        self.joined: set[str] = set()  # channels the bot is a member of (see join())
         self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
         self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
         self.rejected: list[tuple[str, list[str]]] = []
@@ -111,8 +115,8 @@ class FakeSlack(SlackMessages, LocalServer):
             return refused
         if method in ("chat.postMessage", "chat.update"):
             channel = str(args.get("channel", ""))
-            if channel in self.gone:
-                return {"ok": False, "error": "channel_not_found"}
+            if refused := self.membership_refused(channel):
+                return refused
             problems = message_problems(args.get("blocks") or [], args.get("text") or "")
             if problems:
                 self.rejected.append((channel, problems))
@@ -164,6 +168,21 @@ class FakeSlack(SlackMessages, LocalServer):
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V1"}}
         return {"ok": True}
+
+    def join(self, *channels: str) -> None:
+        """The channels exist and the bot was invited to them (as `/invite @digestbot` does)."""
+        self.known.update(channels)
+        self.joined.update(channels)
+
+    def membership_refused(self, channel: str) -> dict | None:
+        """Slack's answer to posting where the bot cannot: unknown channel, or not a member."""
+        if channel[:1] in ("U", "W") and channel not in self.gone:  # a user id: the app's DM
+            return None
+        if not self.exists(channel):
+            return {"ok": False, "error": "channel_not_found"}
+        if not channel.startswith("D") and channel not in self.joined:
+            return {"ok": False, "error": "not_in_channel"}
+        return None
 
     def responses(self) -> list[dict]:
         """What listeners sent to response URLs (we hand out {url}respond/...)."""

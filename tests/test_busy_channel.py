@@ -25,6 +25,7 @@ from tests.fake_slack import FakeSlack
 @pytest.fixture
 def slack():
     with FakeSlack() as fake:
+        fake.join("C1")  # the bot was invited to them; a post anywhere else is refused
         yield fake
 
 

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.asyncio
 @pytest.fixture
 def slack():
     with FakeSlack() as fake:
+        fake.join("C1")  # the bot was invited to them; a post anywhere else is refused
         yield fake
 
 

@@ -19,6 +19,9 @@ DAY = date(2026, 12, 1)
 @pytest.fixture
 def slack():
     with FakeSlack() as fake:
+        fake.join(
+            "C1", "CBAD", "CGOOD"
+        )  # the bot was invited to them; a post anywhere else is refused
         yield fake
 
 
@@ -100,7 +103,7 @@ def test_permanent_errors_pause_only_that_channel(app, slack, error):
     assert "channel paused" in asyncio.run(r.run_channel(bad.id, DAY))
     assert asyncio.run(r.run_channel(good.id, DAY)) == "posted 5 papers"
     bad = app.store.channels.by_id(bad.id)
-    assert bad.paused and bad.paused_reason == error
+    assert bad.paused and bad.paused_reason.split(" (")[0] == error
     assert "paused: " + error in app.commands.handle("list", _ctx(bad.ref)).text
 
 
@@ -193,3 +196,46 @@ def _ctx(ref):
     from bot.commands import Context
 
     return Context(ref=ref, user="U1")
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "hint"),
+    [
+        ("CNEVER", "channel_not_found", "Slack cannot find this channel"),  # Slack never saw it
+        ("COUTSIDE", "not_in_channel", "invite it"),  # exists, the app was never invited
+    ],
+)
+def test_a_channel_the_bot_cannot_post_in_is_said_and_not_marked_delivered(
+    app, slack, where, error, hint
+):
+    """The fake answers like Slack: an unknown channel `channel_not_found`, one without the bot
+    `not_in_channel` (it accepted both before). Breaks that turn this red: the fake's
+    membership_refused() returning None (posted 5 papers); those errors classified transient
+    (a retry, no pause); the hint dropped from classify(); deliveries.fail() skipped."""
+    slack.known.add("COUTSIDE")
+    ch = channel(app, where)
+    outcome = asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
+    assert outcome.startswith(f"failed: Slack error {error} (") and hint in outcome, outcome
+    assert outcome.endswith("(channel paused)") and slack.arrived(where) == []
+    assert app.store.deliveries.for_day(ch.id, DAY) is None  # nothing arrived: as if unclaimed
+    assert app.store.deliveries.last(ch.id) is None  # so never shown as delivered
+    listing = app.commands.handle("list", _ctx(ch.ref)).text
+    assert f"⏸ paused: {error} (" in listing and hint in listing
+    assert asyncio.run(runner(app, slack).run_channel(ch.id, DAY)).startswith("paused: ")
+    assert slack.arrived(where) == []
+
+
+def test_the_fake_refuses_what_slack_refuses():
+    """Posting needs a channel Slack knows and the bot is in; a DM (D… or a user id) needs none."""
+    import httpx
+
+    with FakeSlack() as fake:
+        fake.join("CIN")
+        fake.known.add("COUT")
+        answers = {
+            ch: httpx.post(f"{fake.url}chat.postMessage", json={"channel": ch, "text": "hi"}).json()
+            for ch in ("CIN", "COUT", "CNONE", "D123", "U42")
+        }
+    assert {ch: a.get("error", "ok") for ch, a in answers.items()} == {
+        "CIN": "ok", "COUT": "not_in_channel", "CNONE": "channel_not_found", "D123": "ok", "U42": "ok"
+    }  # fmt: skip

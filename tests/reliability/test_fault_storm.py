@@ -36,6 +36,7 @@ def test_fault_storm_delivers_everything_exactly_once(app):
         app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
         channels.append(app.store.channels.get(ref))
     with FakeSlack() as slack:
+        slack.join(*(c.ref.channel_id for c in channels))
         slack.chaos = lambda method, args: (
             rng.choice(["429", "500", "timeout"]) if rng.random() < 0.3 else None
         )

@@ -131,6 +131,7 @@ def test_kill_minus_nine_on_postgres_every_planned_paper_arrives_exactly_once(tm
     rng = random.Random(7)
     kills = 0
     with FakeSlack() as slack:
+        slack.join(*(f"C{i:03d}" for i in range(CHANNELS)))
         slack.latency = 0.03
         slack.chaos = chaos(rng)
         env = bot_env(db_url, slack, str(tmp_path / "index"))

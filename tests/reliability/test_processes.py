@@ -54,6 +54,7 @@ def test_kill_minus_nine_during_rounds_never_duplicates_or_loses_a_digest(tmp_pa
     rng = random.Random(11)
     kills = 0
     with FakeSlack() as slack:
+        slack.join(*(f"C{i:03d}" for i in range(50)))
         slack.latency = 0.02  # a full round takes a few seconds, so kills land mid-round
         for n in range(20):  # two runs per simulated day; each also catches up the days before
             proc = worker(db_url, slack, n, index_dir, days=n // 2 + 1)
@@ -84,6 +85,7 @@ def test_two_processes_on_one_postgres_through_a_day_of_200_channels(tmp_path):
     app, ids = setup_channels(db_url, tmp_path, 200)
     index_dir = str(tmp_path / "index")
     with FakeSlack() as slack:
+        slack.join(*(f"C{i:03d}" for i in range(200)))
         procs = [worker(db_url, slack, seed, index_dir) for seed in (1, 2)]
         for p in procs:
             assert p.wait(timeout=180) == 0, p.stderr.read()[-2000:]

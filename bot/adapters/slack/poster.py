@@ -55,6 +55,13 @@ REJECTED_ERRORS = {
     "thread_not_found",
     "invalid_thread_ts",
 }
+#: What to do about the two errors a channel's own people can fix (shown with the pause reason).
+HINTS = {
+    "not_in_channel": "the app is not a member of this channel: invite it (`/invite @` and the "
+    "app's name), then `/papers resume`",
+    "channel_not_found": "Slack cannot find this channel: deleted, or private without the app "
+    "in it (invite it, then `/papers resume`)",
+}
 METADATA_EVENT = "digestbot_digest"
 #: History is read in pages of PAGE, at most MAX_PAGES, back to the claim time minus SKEW
 #: (the database's and Slack's clocks may disagree a little).
@@ -254,7 +261,8 @@ def classify(exc: SlackApiError, prefix: str = "") -> PostError:
         kind = REJECTED
     else:
         kind = TRANSIENT
-    return PostError(prefix + error, kind, float(retry_after) if retry_after else None)
+    reason = f"{error} ({HINTS[error]})" if error in HINTS else error
+    return PostError(prefix + reason, kind, float(retry_after) if retry_after else None)
 
 
 def degraded(msg: SlackMessage) -> SlackMessage:
