@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from discord.utils import snowflake_time, time_snowflake
 
@@ -17,6 +17,8 @@ ISSUED: dict[str, int] = {}
 COMMAND, COMPONENT, AUTOCOMPLETE = 2, 3, 4
 DEADLINE = 3.0  # seconds Discord waits for the initial response
 UNKNOWN_INTERACTION = (404, {}, {"message": "Unknown interaction", "code": 10062})
+TOKEN_LIFE = timedelta(minutes=15)  # follow-ups and edits work this long after the interaction
+EXPIRED_TOKEN = (401, {}, {"message": "Invalid Webhook Token", "code": 50027})
 #: Response types each interaction type takes (7 UPDATE_MESSAGE and 6 only for components).
 VALID = {COMMAND: {4, 5, 9}, COMPONENT: {4, 5, 6, 7, 9}, AUTOCOMPLETE: {8}}
 
@@ -41,6 +43,9 @@ class InteractionEndpoints:
 
     The initial response must come within 3 s of the interaction (its id's time) and suit its
     type, else 404 / 10062 Unknown interaction, or 400; ``late`` records refused latecomers.
+    Follow-ups and edits need the interaction's token, which expires 15 minutes after the
+    interaction: then 401 / 50027 Invalid Webhook Token (``expired`` records them). Time is the
+    fake's clock, which ``advance()`` moves on.
     """
 
     def _init_interactions(self) -> None:
@@ -51,6 +56,24 @@ class InteractionEndpoints:
         self.fail_followups: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
         self.synced: dict[str | None, list[dict]] = {}  # guild id (None: global) -> commands
         self.late: list[tuple[str, float]] = []  # (token, seconds) of responses past the deadline
+        self.issued_at: dict[str, datetime] = {}  # token -> when its interaction was created
+        self.expired: list[str] = []  # tokens used for a follow-up or edit after 15 minutes
+        self.clock_offset = timedelta(0)
+
+    def now(self) -> datetime:
+        """The fake's clock: the real one, moved on by ``advance()``."""
+        return datetime.now(UTC) + self.clock_offset
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass for Discord (deadlines and token lifetimes)."""
+        self.clock_offset += timedelta(seconds=seconds)
+
+    def _token_expired(self, token: str) -> bool:
+        issued = self.issued_at.get(token)
+        if issued is None or self.now() - issued <= TOKEN_LIFE:
+            return False
+        self.expired.append(token)
+        return True
 
     def _reply_message(self, body: dict, channel: str = "111") -> dict:
         from tests.fake_discord import BOT  # the fake that mixes this in defines the bot user
@@ -81,7 +104,8 @@ class InteractionEndpoints:
         kind = ISSUED.get(iid)
         if kind is None:
             return UNKNOWN_INTERACTION
-        age = (datetime.now(UTC) - snowflake_time(int(iid))).total_seconds()
+        self.issued_at.setdefault(token, snowflake_time(int(iid)))
+        age = (self.now() - snowflake_time(int(iid))).total_seconds()
         if age > DEADLINE:
             self.late.append((token, age))
             return UNKNOWN_INTERACTION
@@ -106,6 +130,8 @@ class InteractionEndpoints:
     def _followup(self, token: str, body: dict) -> tuple[int, dict, dict]:
         if not self.acks[token]:  # Discord: no follow-up before the interaction is acknowledged
             return 404, {}, {"message": "Unknown Webhook", "code": 10015}
+        if self._token_expired(token):
+            return EXPIRED_TOKEN
         if self.fail_followups.get(token):
             return self.fail_followups[token].pop(0)
         if problems := message_problems(body):
@@ -117,6 +143,8 @@ class InteractionEndpoints:
     def _edit(self, token: str, which: str, body: dict) -> tuple[int, dict, dict]:
         if not self.acks[token]:
             return 404, {}, {"message": "Unknown Webhook", "code": 10015}
+        if self._token_expired(token):
+            return EXPIRED_TOKEN
         if which == "@original":
             target = self.originals.get(token) or (self.followups[token] or [None])[0]
         else:

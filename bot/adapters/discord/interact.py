@@ -26,6 +26,8 @@ PAGER_KEY = "discord.pager."
 PAGER_HOURS = 24  # a search's Prev/Next buttons work this long; older stored searches are deleted
 SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
 SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
+EXPIRED_TOKEN = 50027  # Invalid Webhook Token: an interaction's token lasts 15 minutes
+LATE = "That took longer than Discord keeps an answer open (15 minutes); please ask again."
 
 
 @dataclass
@@ -86,21 +88,38 @@ def invoke(
     return replace(reply, text=deps.syntax(reply.text))
 
 
-async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
-    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise."""
+def _sends(reply: Reply) -> list[dict]:
+    """The keyword arguments of each message a reply takes (embeds, buttons, the attachment)."""
     paged = any(a.kind == "page" for a in reply.actions)
-    messages = [render_one(reply)] if paged else render(reply)
-    for n, msg in enumerate(messages):
-        kwargs = {
-            "embeds": msg.embeds,
-            "ephemeral": not public or reply.error,
-            "allowed_mentions": NO_MENTIONS,
-        }
+    out = []
+    for n, msg in enumerate([render_one(reply)] if paged else render(reply)):
+        kwargs = {"embeds": msg.embeds, "allowed_mentions": NO_MENTIONS}
         if (view := view_for(msg)) is not None:
             kwargs["view"] = view
         if n == 0 and (file := attachment(reply)) is not None:
             kwargs["file"] = file
-        await i.followup.send(**kwargs)
+        out.append(kwargs)
+    return out
+
+
+async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
+    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise."""
+    for kwargs in _sends(reply):
+        await i.followup.send(**kwargs, ephemeral=not public or reply.error)
+
+
+async def too_late(i: discord.Interaction, reply: Reply, public: bool) -> None:
+    """The interaction's token expired: a public answer goes to the channel, a private one to
+    the person's DMs (as the bot, which needs no token); a failure here is logged, not raised."""
+    where = "the channel" if public else "a direct message"
+    log.warning("answered after the interaction's 15 minutes; sending it to %s", where,
+                extra={"platform": PLATFORM})  # fmt: skip
+    try:
+        target = i.channel if public and i.channel is not None else await i.user.create_dm()
+        for kwargs in _sends(reply):
+            await target.send(**kwargs)
+    except discord.HTTPException as exc:
+        log.warning("could not send the late answer either: %s (code %s)", exc.status, exc.code)
 
 
 async def run(
@@ -119,24 +138,30 @@ async def run(
     reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
     if search is not None:
         reply = await asyncio.to_thread(with_pager, deps, reply, search)
-    await guarded(i, answer(i, reply, public))
+    await guarded(i, answer(i, reply, public), reply, public and not reply.error)
     if reply.schedule_changed is not None:
         deps.on_schedule_change()
     if reply.deliver_now is not None and deps.deliver_now is not None:
-        outcome = await deps.deliver_now(reply.deliver_now)
-        await guarded(
-            i,
-            i.followup.send(
-                content=f"Today's digest: {outcome}.", ephemeral=True, allowed_mentions=NO_MENTIONS
-            ),
-        )
+        outcome = await deps.deliver_now(reply.deliver_now)  # posting may outlast the token
+        text = f"Today's digest: {outcome}."
+        sent = i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await guarded(i, sent, Reply(text=text))
     return reply
 
 
-async def guarded(i: discord.Interaction, work: Awaitable[object]) -> None:
-    """Await ``work``; if it fails, log it and tell the user privately instead of going silent."""
+async def guarded(
+    i: discord.Interaction, work: Awaitable[object], late: Reply | None = None, public=False
+) -> None:
+    """Await ``work``; if it fails, log it and tell the user privately instead of going silent.
+    Past the token's 15 minutes, ``late`` (or a short note) is sent without the token instead."""
     try:
         await work
+    except discord.HTTPException as exc:
+        if exc.code != EXPIRED_TOKEN:
+            log.exception("Discord reply failed", extra={"platform": PLATFORM})
+            await apologise(i)
+        else:
+            await too_late(i, late or Reply(text=LATE), public)
     except Exception:  # noqa: BLE001 - whatever broke, the user must hear about it
         log.exception("Discord reply failed", extra={"platform": PLATFORM})
         await apologise(i)
