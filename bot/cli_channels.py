@@ -161,12 +161,12 @@ def digest_cmd(
 
             print(render(digest_reply(d)))
         return
-    from bot.runner import BUSY, post_failed, unsettled_by_another
+    from bot.runner import BUSY
 
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
     # 3: not an error, not settled by us; 1: our own post failed (retried later or given up): README
-    busy = 3 if unsettled_by_another(outcome) else 1 if post_failed(outcome) else 0
+    busy = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
     if busy and not outcome.startswith(BUSY):  # e.g. a state read just as the other one finished
         outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
     if not as_json:

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from datetime import date
 
 from bot.commands.replies import Reply, digest_reply
+from bot.outcome import Kind, Outcome, state_kind
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from digest.delivery import Claim, Deliveries, describe
 from digest.models import Channel, ChannelRef
@@ -17,19 +18,10 @@ from digest.store.deliveries import EMPTY, UNFINISHED
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
 log = logging.getLogger(__name__)
-LOST = "taken over by another worker"
+LOST = Outcome("taken over by another worker", Kind.LOST)
+GONE = Outcome("gone", Kind.NOT_SENT)
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
-
-
-def unsettled_by_another(outcome: str) -> bool:
-    """True when another process still holds the digest: being prepared or sent, or taken over."""
-    return outcome.startswith((BUSY, "being prepared", "being sent", LOST))
-
-
-def post_failed(outcome: str) -> bool:
-    """True when this process's own post failed: a retry is planned or the digest was given up."""
-    return outcome.startswith(("retrying at ", "failed: ", "partly delivered, then stopped"))
 
 
 class LeaseLost(Exception):
@@ -51,53 +43,53 @@ class DigestRunner:
         self.adapters = adapters
         self.lock = asyncio.Lock()  # one claim+compose at a time per process keeps SQLite calm
 
-    async def run_channel(self, channel_id: int, day: date) -> str:
+    async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
         channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
         outcome = await self._run(channel, day)
         self._report(channel, outcome)
         return outcome
 
-    def _report(self, channel: Channel | None, outcome: str) -> None:
+    def _report(self, channel: Channel | None, outcome: Outcome) -> None:
         if self.on_outcome is not None and channel is not None:
             self.on_outcome(channel.ref.platform, outcome)
         ref = channel.ref if channel else None
         log.info("digest %s", outcome, extra={"platform": ref.platform if ref else "",
                  "workspace": ref.workspace if ref else "", "channel": ref.channel_id if ref else ""})  # fmt: skip
 
-    async def _run(self, channel: Channel | None, day: date) -> str:
+    async def _run(self, channel: Channel | None, day: date) -> Outcome:
         if channel is None:
-            return "gone"
+            return GONE
         if channel.paused:
-            return channel.pause_state
+            return Outcome(channel.pause_state, Kind.NOT_SENT)
         adapter = self.adapters.get(channel.ref.platform)
         if adapter is None:
-            return f"no {channel.ref.platform} connection"
+            return Outcome(f"no {channel.ref.platform} connection", Kind.NOT_SENT)
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
         if claim is None:  # say what is true: delivered, retrying (when, why), being sent...
             return await asyncio.to_thread(self._not_ours, channel.id, day)
         return await self.send(claim, adapter)
 
-    def _not_ours(self, channel_id: int, day: date) -> str:
+    def _not_ours(self, channel_id: int, day: date) -> Outcome:
         """Why the claim went elsewhere; a live lease held by someone else is said plainly."""
         d = self.store.deliveries.for_day(channel_id, day)  # one snapshot: state and test agree
-        state = describe(d, self.store.ledger.messages)
+        state = Outcome(describe(d, self.store.ledger.messages), state_kind(d))
         if d is None or d.status not in UNFINISHED or (d.retry_at and d.last_error):
             return state
         if d.id in self.store.deliveries.expired():  # its owner stopped; a sweep resumes it
             return state
-        return f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done"
+        return Outcome(f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done", Kind.BUSY)  # fmt: skip
 
-    async def run_now(self, ref: ChannelRef, day: date) -> str:
+    async def run_now(self, ref: ChannelRef, day: date) -> Outcome:
         """`/papers digest now`: today's digest immediately (and then not again today)."""
         channel = await asyncio.to_thread(self.store.channels.get, ref)
-        return await self.run_channel(channel.id, day) if channel else "gone"
+        return await self.run_channel(channel.id, day) if channel else GONE
 
-    async def send(self, claim: Claim, adapter: Adapter) -> str:
+    async def send(self, claim: Claim, adapter: Adapter) -> Outcome:
         """Post every unconfirmed message of a claimed digest, in order, then record it posted."""
         if claim.delivery.status == EMPTY:
-            return "empty (quiet)"
+            return Outcome("empty (quiet)", Kind.SETTLED)
         reply = digest_reply(claim.digest)
         plan = await asyncio.to_thread(self.deliveries.plan, claim, adapter.plan(reply))
         try:
@@ -115,7 +107,7 @@ class DigestRunner:
             return LOST
         except PostError as exc:
             return await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
-        return f"posted {len(claim.digest.items)} papers"
+        return Outcome(f"posted {len(claim.digest.items)} papers", Kind.POSTED)
 
     async def _deliver(self, claim: Claim, adapter: Adapter, reply: Reply, m: PlannedMessage,
                        parent: str | None, lost: asyncio.Event) -> str:  # fmt: skip
@@ -163,7 +155,7 @@ class DigestRunner:
         finally:
             task.cancel()
 
-    def _failed(self, claim: Claim, platform: str, exc: PostError) -> str:
+    def _failed(self, claim: Claim, platform: str, exc: PostError) -> Outcome:
         """Transient: retry later in the grace window. Rejected (even degraded) or gone: pause."""
         channel = claim.digest.channel
         reason = f"{platform.capitalize()} error {exc.reason}"
@@ -173,14 +165,14 @@ class DigestRunner:
         if exc.kind == TRANSIENT:
             when = self.deliveries.retry_later(claim, reason, exc.retry_after or 0.0)
             if when is not None:
-                return f"retrying at {when:%H:%M} UTC after {reason}"
+                return Outcome(f"retrying at {when:%H:%M} UTC after {reason}", Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
-            return f"failed: gave up after {reason} (grace window over)"
+            return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
         self.store.channels.update(channel.id, paused=True, paused_reason=exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
-        return f"failed: {reason} (channel paused)"
+        return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
 
-    async def recover(self) -> list[str]:
+    async def recover(self) -> list[Outcome]:
         """Resume digests whose lease lapsed: crash leftovers and retries now due, exactly once."""
         outcomes = []
         for claim in await asyncio.to_thread(self.deliveries.take_over, set(self.adapters)):

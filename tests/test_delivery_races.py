@@ -226,15 +226,24 @@ def test_cli_digest_exits_3_when_every_message_is_confirmed_but_not_finished(env
 
 
 @pytest.mark.parametrize(
-    "seen",
-    ["being sent (1 of 1 messages confirmed)", "being prepared", "taken over by another worker"],
+    ("seen", "kind"),
+    [
+        ("being sent (1 of 1 messages confirmed)", "BUSY"),
+        ("being prepared", "BUSY"),
+        ("taken over by another worker", "LOST"),
+    ],
 )
-def test_cli_digest_never_exits_0_on_an_unsettled_outcome(env_isolated, capsys, monkeypatch, seen):
+def test_cli_digest_never_exits_0_on_an_unsettled_outcome(
+    env_isolated, capsys, monkeypatch, seen, kind
+):
     """The outcome a third racing `digest` saw. Break seen red: the CLI mapping only outcomes
     starting with BUSY to exit 3 -> exit 0 and 'being sent …'."""
     from bot.cli import main
+    from bot.outcome import Kind, Outcome
     from bot.runner import DigestRunner
     from digest import BUNDLED_PAPERS
+
+    seen = Outcome(seen, Kind[kind])
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0

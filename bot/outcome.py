@@ -1,0 +1,51 @@
+"""What a digest run did: the line people read, and its kind for exit codes and callers."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from digest.store.deliveries import EMPTY, FAILED, POSTED, Delivery
+
+
+class Kind(Enum):
+    """The kinds of outcome callers act on (the CLI's exit codes: README, `digest`)."""
+
+    POSTED = "posted"  # this run posted the digest
+    SETTLED = "settled"  # already delivered, or a quiet day: nothing left to do
+    NOT_SENT = "not sent"  # not run: paused, no connection, channel gone, nothing claimed
+    BUSY = "busy"  # another process holds the digest: being prepared or sent
+    LOST = "lost"  # this run's claim was taken over by another worker
+    RETRYING = "retrying"  # a post failed; a retry is planned
+    FAILED = "failed"  # a post failed for good (the channel may be paused)
+
+
+class Outcome(str):
+    """An outcome is the text replies and logs show (a str, unchanged) with a ``kind``."""
+
+    kind: Kind
+
+    def __new__(cls, text: str, kind: Kind) -> Outcome:
+        outcome = super().__new__(cls, text)
+        outcome.kind = kind
+        return outcome
+
+    @property
+    def unsettled_by_another(self) -> bool:
+        """Another process still holds the digest (being prepared or sent, or taken over)."""
+        return self.kind in (Kind.BUSY, Kind.LOST)
+
+    @property
+    def post_failed(self) -> bool:
+        """This process's own post failed: a retry is planned or the digest was given up."""
+        return self.kind in (Kind.RETRYING, Kind.FAILED)
+
+
+def state_kind(d: Delivery | None) -> Kind:
+    """The kind of a stored digest state, branch for branch as digest.delivery.describe words it."""
+    if d is None:
+        return Kind.NOT_SENT
+    if d.status in (POSTED, EMPTY):
+        return Kind.SETTLED
+    if d.status == FAILED:
+        return Kind.FAILED
+    return Kind.RETRYING if d.retry_at is not None and d.last_error else Kind.BUSY

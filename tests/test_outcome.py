@@ -1,0 +1,53 @@
+"""Digest outcomes are typed (bot/outcome.py): the CLI's exit codes follow the kind, not the
+wording, and the text people read is unchanged (an Outcome is the str it shows).
+
+Breaks that turn this red: state_kind() calling a FAILED delivery BUSY (exit 3 for our own
+failure) or a retrying one SETTLED (exit 0); POSTED/EMPTY read as BUSY; an expired lease's
+state not BUSY; Outcome.unsettled_by_another without LOST; post_failed without RETRYING.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from bot.outcome import Kind, Outcome, state_kind
+from digest.delivery import describe
+from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, SENDING, Delivery
+
+NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
+
+
+def delivery(status: str, retry: bool = False, error: str | None = None) -> Delivery:
+    return Delivery(1, 1, date(2026, 12, 1), status, "w1", NOW, None, 0,
+                    retry_at=NOW if retry else None, last_error=error)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("d", "text", "kind"),
+    [
+        (None, "not delivered yet", Kind.NOT_SENT),
+        (delivery(POSTED), "already delivered", Kind.SETTLED),
+        (delivery(EMPTY), "nothing new (quiet day)", Kind.SETTLED),
+        (delivery(FAILED, error="x"), "partly delivered, then stopped", Kind.FAILED),
+        (delivery(CLAIMED, True, "Slack error 500"), "retrying at 09:00 UTC", Kind.RETRYING),
+        (delivery(CLAIMED), "being prepared", Kind.BUSY),
+        (delivery(SENDING), "being sent", Kind.BUSY),
+        (delivery(CLAIMED, retry=True), "being prepared", Kind.BUSY),  # a retry without a reason
+    ],
+)
+def test_each_stored_state_has_the_kind_its_words_say(d, text, kind):
+    assert describe(d).startswith(text) and state_kind(d) is kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "exit_code"),
+    [(Kind.POSTED, 0), (Kind.SETTLED, 0), (Kind.NOT_SENT, 0), (Kind.BUSY, 3), (Kind.LOST, 3),
+     (Kind.RETRYING, 1), (Kind.FAILED, 1)],
+)  # fmt: skip
+def test_exit_codes_follow_the_kind_and_the_text_is_unchanged(kind, exit_code):
+    outcome = Outcome("some words", kind)
+    code = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
+    assert code == exit_code
+    assert outcome == "some words" and f"({outcome})" == "(some words)" and outcome.kind is kind
