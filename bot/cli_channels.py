@@ -167,7 +167,7 @@ def digest_cmd(
     outcome = asyncio.run(runner.run_channel(ch.id, when))
     # 3: not an error, not settled by us; 1: our own post failed (retried later or given up): README
     busy = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
-    if busy and not outcome.startswith(BUSY):  # e.g. a state read just as the other one finished
+    if busy == 3 and not outcome.startswith(BUSY):  # e.g. a state read as the other one finished
         outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
     if not as_json:
         print(f"{ref} {when}: {outcome}")

@@ -262,7 +262,9 @@ def test_cli_digest_exits_1_when_its_own_post_fails(env_isolated, capsys, monkey
     """A `digest` whose post fails says so and exits 1 (README), and again while the retry waits.
 
     Breaks seen red: digest_cmd exiting 0 for any outcome but BUSY; post_failed not knowing
-    'retrying at' (the second run reads the stored state, not its own failure)."""
+    'retrying at' (the second run reads the stored state, not its own failure); the BUSY
+    wording applied to exit code 1 too (our own failed post read "another digestbot process
+    is sending this digest right now (retrying at …)")."""
     from bot.adapters.console import ConsoleAdapter
     from bot.cli import main
     from bot.ports import PostError
@@ -277,8 +279,10 @@ def test_cli_digest_exits_1_when_its_own_post_fails(env_isolated, capsys, monkey
     monkeypatch.setattr(ConsoleAdapter, "post_part", refuse)
     capsys.readouterr()
     assert main(["digest", "console:lab"]) == 1
-    assert "retrying at " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ": retrying at " in out and "another digestbot process" not in out, out
     assert main(["digest", "console:lab"]) == 1  # the retry is not due yet: still not delivered
-    assert "retrying at " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ": retrying at " in out and "another digestbot process" not in out, out
     monkeypatch.undo()
     assert main(["channels"]) == 0
