@@ -50,7 +50,7 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     user, name = str(i.user.id), i.user.display_name  # the name says who paused a channel
     personal = deps.channels.personal_ref(PLATFORM, user)
     if i.guild_id is None:
-        return Context(personal, user, True, personal, personal=True, name=name)
+        return Context(ref=personal, user=user, dm=personal, personal=True, name=name)
     perms = getattr(i, "permissions", None)
     ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
     admin = bool(perms and perms.manage_channels)
@@ -150,19 +150,16 @@ async def run(
 
 
 async def guarded(
-    i: discord.Interaction, work: Awaitable[object], late: Reply | None = None, public=False
+    i: discord.Interaction, work: Awaitable[object], late: Reply | None = None, public: bool = False
 ) -> None:
     """Await ``work``; if it fails, log it and tell the user privately instead of going silent.
     Past the token's 15 minutes, ``late`` (or a short note) is sent without the token instead."""
     try:
         await work
-    except discord.HTTPException as exc:
-        if exc.code != EXPIRED_TOKEN:
-            log.exception("Discord reply failed", extra={"platform": PLATFORM})
-            await apologise(i)
-        else:
-            await too_late(i, late or Reply(text=LATE), public)
-    except Exception:  # noqa: BLE001 - whatever broke, the user must hear about it
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the user must hear about it
+        if isinstance(exc, discord.HTTPException) and exc.code == EXPIRED_TOKEN:
+            await too_late(i, late or Reply(text=LATE), public)  # not a bug: no traceback
+            return
         log.exception("Discord reply failed", extra={"platform": PLATFORM})
         await apologise(i)
 
