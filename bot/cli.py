@@ -269,6 +269,16 @@ def fail(message: str) -> int:
     return 2
 
 
+def _missing_command(exc: TyperException) -> str:
+    """The line after the help a bare group prints (its exception has no message of its own)."""
+    ctx = getattr(exc, "ctx", None)
+    group = getattr(ctx, "command", None)
+    names = sorted(getattr(group, "commands", {}) or {})
+    if ctx is None or not names:
+        return "unknown error"
+    return f"missing command: '{ctx.command_path}' needs one of: {', '.join(names)}."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
     from bot import cli_channels, cli_ops, cli_run  # noqa: F401 - registers their commands
@@ -279,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("digestbot").info("error details", exc_info=True)  # shown with -v
         return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        return fail(exc.format_message())
+        return fail(exc.format_message() or _missing_command(exc))
     except Abort:
         err.print("aborted", markup=False)
         return 1

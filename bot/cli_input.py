@@ -25,11 +25,23 @@ def whole(option: str, low: int, high: int | None = None) -> Callable[[str | int
     return parse
 
 
-def read_queries(path: Path) -> list[str]:
-    """The queries of a --queries-file, one a line; a bad line is one error naming its number."""
+def read_text_file(path: Path) -> str:
+    """The UTF-8 text of ``path``; a missing file, a directory or other bytes is one clear error."""
     if not path.exists():
         raise DigestError(f"No such file: {path}")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    if path.is_dir():
+        raise DigestError(f"'{path}' is a directory, not a file.")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DigestError(f"cannot read '{path}': not UTF-8 text (byte {exc.start}).") from None
+    except OSError as exc:
+        raise DigestError(f"cannot read '{path}': {exc.strerror or 'unreadable'}.") from None
+
+
+def read_queries(path: Path) -> list[str]:
+    """The queries of a --queries-file, one a line; a bad line is one error naming its number."""
+    lines = read_text_file(path).splitlines()
     return [_query_line(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
 
 
