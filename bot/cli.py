@@ -198,9 +198,11 @@ def search_cmd(
     db: DbOption = None,
 ) -> None:
     """Search every stored paper with the same ranker the digests use."""
+    from digest.text import has_visible
+
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")
-    if query is not None and not query.strip():
+    if query is not None and not has_visible(query):
         raise DigestError(
             'Type a topic or a few words to search for, e.g. digestbot search "graph neural networks".'
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from digest.errors import DigestError
-from digest.text import whole_number
+from digest.text import has_visible, whole_number
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -52,6 +52,8 @@ _JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "
 def _query_line(path: Path, n: int, line: str) -> str:
     """One line's query: the text itself, or a JSON object's 'query', which must be text."""
     if not line.lstrip().startswith("{"):
+        if not has_visible(line):  # zero-width or punctuation only: nothing to search for
+            raise DigestError(f"{path}:{n}: no letters or digits to search for.")
         return line
     try:
         query = json.loads(line)["query"]
@@ -60,6 +62,6 @@ def _query_line(path: Path, n: int, line: str) -> str:
     if not isinstance(query, str):  # str(5) or str(None) would search for '5' or 'None'
         kind = _JSON_KINDS.get(type(query), "something else")
         raise DigestError(f"{path}:{n}: 'query' must be text in quotes, got {kind}.")
-    if not query.strip():
+    if not has_visible(query):
         raise DigestError(f"{path}:{n}: 'query' is empty; give a topic or a few words.")
     return query

@@ -106,6 +106,12 @@ def is_number(text: str) -> bool:
     return bool(re.fullmatch(r"[0-9]+", text))
 
 
+def has_visible(text: str) -> bool:
+    """True if ``text`` has a letter, digit or symbol: zero-width and other format characters,
+    spaces and punctuation alone show nothing a person could read back or match on."""
+    return any(unicodedata.category(c)[0] in "LNS" for c in text)
+
+
 def whole_number(text: str, what: str, low: int, high: int | None = None) -> int:
     """``text`` as a whole number from ``low`` to ``high`` (None: no top), typed on any keyboard;
     anything else is a DigestError naming ``what``. Chat arguments and CLI options share it."""

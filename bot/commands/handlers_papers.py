@@ -11,7 +11,7 @@ from digest.backlog import outlook
 from digest.compose import plural
 from digest.errors import DigestError, NotFoundError
 from digest.rank.engine import Filters
-from digest.text import is_number, numeric_text, whole_number
+from digest.text import has_visible, is_number, numeric_text, whole_number
 
 PER_PAGE = 5
 
@@ -62,7 +62,7 @@ def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
-    if not args.text:
+    if not has_visible(args.text):
         return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
     per_page = int(args.options.get("per_page", PER_PAGE))
     view = cmds.papers.search(args.text, _filters(args), page, per_page)
