@@ -121,11 +121,13 @@ def whole_number(text: str, what: str, low: int, high: int | None = None) -> int
     if low <= value and (high is None or value <= high):
         return value
     span = f"from {low} up" if high is None else f"from {low} to {high}"
-    raise DigestError(f"{what} must be a whole number {span}, {_got(str(text).strip(), digits)}.")
+    raise DigestError(
+        f"{what} must be a whole number {span}, {typed_value(str(text).strip(), digits)}."
+    )
 
 
-def _got(text: str, digits: str) -> str:
-    """What was typed, never cut silently: a missing number, a huge one or long text is said so."""
+def typed_value(text: str, digits: str) -> str:
+    """How an error names what was typed, never cut silently: a missing number, a huge one or long text is said so."""
     if not text:
         return "but no number was given"
     if is_number(digits) and len(digits) > 12:

@@ -170,13 +170,13 @@ def _is_days(word: str) -> bool:
 
 @command("size", "size <n>", "papers per digest (1-25)", True)
 def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    ch = cmds.channels.set_size(ctx.ref, args.raw or "?")
+    ch = cmds.channels.set_size(ctx.ref, args.raw)
     return Reply(text=f"Digests now hold up to {ch.digest_size} papers.")
 
 
 @command("threshold", "threshold <0-1>", "how strong a match must be to be posted", True)
 def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    ch = cmds.channels.set_threshold(ctx.ref, args.raw or "?")
+    ch = cmds.channels.set_threshold(ctx.ref, args.raw)
     return Reply(text=f"Papers now need a score of at least {ch.threshold:.2f}.")
 
 
