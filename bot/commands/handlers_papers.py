@@ -18,6 +18,8 @@ PER_PAGE = 5
 
 
 def _filters(args: Args) -> Filters:
+    if args.filter_errors:
+        raise DigestError(args.filter_errors[0])
     year = args.filters.get("year")
     year = numeric_text(year) if year is not None else None
     if year is not None and (not is_number(year) or len(year) != 4):
@@ -37,7 +39,7 @@ def _page_arg(args: Args) -> tuple[int, Args]:
     page = 1
     if words and words[-1].lower().startswith("page:"):
         page = _positive_page(words.pop()[5:])
-    return page, Args(args.raw, tuple(words), args.filters, args.options)
+    return page, Args(args.raw, tuple(words), args.filters, args.options, args.filter_errors)
 
 
 def _positive_page(text: str) -> int:
@@ -63,10 +65,11 @@ def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
+    filters = _filters(args)  # first: `search venue:` is a missing value, not a missing query
     if not has_visible(args.text):
         return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
     per_page = int(args.options.get("per_page", PER_PAGE))
-    view = cmds.papers.search(args.text, _filters(args), page, per_page)
+    view = cmds.papers.search(args.text, filters, page, per_page)
     r = view.result
     if not r.hits and r.total:
         return error(
