@@ -98,3 +98,13 @@ async def test_real_shapes_still_pass(app, slack):
         for body, ctype in ok:
             r = await signed_raw(h, body, ctype, str(int(time.time())))
             assert r.status_code == 200, (body[:80], r.status_code)
+
+
+async def test_a_request_without_signature_headers_is_401_not_500(app, slack, caplog):
+    """Break that turns this red: the `ts is None` check dropped from inbound.problem (the
+    verifier's int('') raises: 500 and a traceback in the log)."""
+    async with Harness(app, slack) as h:
+        for headers in ({}, {"X-Slack-Signature": "v0=abc"}):
+            r = await h.http.post("/slack/events", content="x=1", headers=headers)
+            assert r.status_code == 401, (headers, r.status_code)
+    assert "Traceback" not in caplog.text and app.store.channels.all() == []

@@ -47,7 +47,10 @@ def problem(
     except UnicodeDecodeError:
         return "the body is not UTF-8"
     sig = headers.get("X-Slack-Signature", "")
-    if verifier is not None and not verifier.is_valid(body=text, timestamp=ts or "", signature=sig):
+    # no timestamp at all: unsigned, and is_valid would raise int('') (a 500) rather than say so
+    if verifier is not None and (
+        ts is None or not verifier.is_valid(body=text, timestamp=ts, signature=sig)
+    ):
         return None  # Bolt answers 401 without looking further
     # The same reading as Bolt's parse_body: JSON when so labelled or when it starts with "{".
     ctype = headers.get("Content-Type", "").split(";")[0].strip()
