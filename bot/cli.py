@@ -198,9 +198,11 @@ def search_cmd(
     db: DbOption = None,
 ) -> None:
     """Search every stored paper with the same ranker the digests use."""
+    from digest.text import has_visible
+
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")
-    if query is not None and not query.strip():
+    if query is not None and not has_visible(query):
         raise DigestError(
             'Type a topic or a few words to search for, e.g. digestbot search "graph neural networks".'
         )
@@ -269,6 +271,16 @@ def fail(message: str) -> int:
     return 2
 
 
+def _missing_command(exc: TyperException) -> str:
+    """The line after the help a bare group prints (its exception has no message of its own)."""
+    ctx = getattr(exc, "ctx", None)
+    group = getattr(ctx, "command", None)
+    names = sorted(getattr(group, "commands", {}) or {})
+    if ctx is None or not names:
+        return "unknown error"
+    return f"missing command: '{ctx.command_path}' needs one of: {', '.join(names)}."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
     from bot import cli_channels, cli_ops, cli_run  # noqa: F401 - registers their commands
@@ -279,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("digestbot").info("error details", exc_info=True)  # shown with -v
         return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        return fail(exc.format_message())
+        return fail(exc.format_message() or _missing_command(exc))
     except Abort:
         err.print("aborted", markup=False)
         return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,12 +28,27 @@ DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
 PLATFORMS = ("console", "slack", "discord")
 
 
+#: Per platform: (workspace id, channel id, what to say). A personal digest's id is ``@<user>``.
+ID_RULES = {
+    "slack": (r"[A-Z][A-Z0-9]{0,30}", r"@?[A-Z][A-Z0-9]{0,30}",
+              "Slack ids are uppercase letters and digits, e.g. slack:T123/C456"),
+    "discord": (r"[0-9]{1,20}", r"@?[0-9]{1,20}",
+                "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385"),
+    "console": (r"", r"[^\s:\x00-\x1f\x7f]{1,64}", "console channels are a name of at most 64 characters without spaces, e.g. console:lab"),
+}  # fmt: skip
+
+
 def _ref(text: str) -> ChannelRef:
     ref = ChannelRef.parse(text)
     if ref.platform not in PLATFORMS:
         raise DigestError(
             f"Unknown platform {ref.platform[:20]!r}: channels are {', '.join(PLATFORMS)}."
         )
+    workspace, channel, rule = ID_RULES[ref.platform]
+    # ids end up in `channels` output, logs and API calls: a space or a 5000-char id breaks them
+    if not (re.fullmatch(workspace, ref.workspace) and re.fullmatch(channel, ref.channel_id)):
+        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "…"
+        raise DigestError(f"Not a valid channel {shown!r}: {rule}.")
     return ref
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from digest.errors import DigestError
-from digest.text import whole_number
+from digest.text import has_visible, whole_number
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -25,11 +25,23 @@ def whole(option: str, low: int, high: int | None = None) -> Callable[[str | int
     return parse
 
 
-def read_queries(path: Path) -> list[str]:
-    """The queries of a --queries-file, one a line; a bad line is one error naming its number."""
+def read_text_file(path: Path) -> str:
+    """The UTF-8 text of ``path``; a missing file, a directory or other bytes is one clear error."""
     if not path.exists():
         raise DigestError(f"No such file: {path}")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    if path.is_dir():
+        raise DigestError(f"'{path}' is a directory, not a file.")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DigestError(f"cannot read '{path}': not UTF-8 text (byte {exc.start}).") from None
+    except OSError as exc:
+        raise DigestError(f"cannot read '{path}': {exc.strerror or 'unreadable'}.") from None
+
+
+def read_queries(path: Path) -> list[str]:
+    """The queries of a --queries-file, one a line; a bad line is one error naming its number."""
+    lines = read_text_file(path).splitlines()
     return [_query_line(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
 
 
@@ -40,6 +52,8 @@ _JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "
 def _query_line(path: Path, n: int, line: str) -> str:
     """One line's query: the text itself, or a JSON object's 'query', which must be text."""
     if not line.lstrip().startswith("{"):
+        if not has_visible(line):  # zero-width or punctuation only: nothing to search for
+            raise DigestError(f"{path}:{n}: no letters or digits to search for.")
         return line
     try:
         query = json.loads(line)["query"]
@@ -48,6 +62,6 @@ def _query_line(path: Path, n: int, line: str) -> str:
     if not isinstance(query, str):  # str(5) or str(None) would search for '5' or 'None'
         kind = _JSON_KINDS.get(type(query), "something else")
         raise DigestError(f"{path}:{n}: 'query' must be text in quotes, got {kind}.")
-    if not query.strip():
+    if not has_visible(query):
         raise DigestError(f"{path}:{n}: 'query' is empty; give a topic or a few words.")
     return query

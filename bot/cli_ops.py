@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, wired
-from bot.cli_input import whole
+from bot.cli_input import read_text_file, whole
 from digest.errors import DigestError
 
 if TYPE_CHECKING:
@@ -138,11 +138,10 @@ def import_cmd(file: Path, db: DbOption = None) -> None:
     """Load an export into an empty database (e.g. moving from SQLite to PostgreSQL)."""
     from digest.portable import import_state
 
-    if not file.exists():
-        raise DigestError(f"No such file: {file}")
+    text = read_text_file(file)
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        doc = json.loads(text)
+    except ValueError as exc:
         raise DigestError(f"{file} is not valid JSON: {exc}") from exc
     counts = import_state(wired(db).store, doc, SECRET_TABLES)
     print("imported " + ", ".join(f"{n} {k}" for k, n in counts.items()))

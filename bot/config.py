@@ -186,6 +186,7 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: Any) -> Settings:
     """The settings, validated; a bad value is one DigestError line naming the variable."""
+    _check_env_file(Path(".env"))
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -198,6 +199,17 @@ def load_settings(**overrides: Any) -> Settings:
         form = FORMS.get(name, "a valid value")
         var = f"DIGESTBOT_{name.upper()}" if name else "a DIGESTBOT_ variable"
         raise DigestError(f"bad setting: {var}: cannot be read; expected {form}.") from None
+
+
+def _check_env_file(path: Path) -> None:
+    """A .env that cannot be read as text is named, not a bare UnicodeDecodeError from dotenv."""
+    try:
+        if path.is_file():  # dotenv skips a missing one
+            path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DigestError(f"cannot read '{path}': not UTF-8 text (byte {exc.start}).") from None
+    except OSError as exc:
+        raise DigestError(f"cannot read '{path}': {exc.strerror or 'unreadable'}.") from None
 
 
 def _problem(error: Any) -> str:

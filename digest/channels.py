@@ -10,12 +10,13 @@ from digest.backlog import already_seen, compose_digest
 from digest.compose import Digest, plural
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
+from digest.headline import shorten
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 from digest.rank.why import interest_of
 from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
-from digest.text import is_number, numeric_text, whole_number
+from digest.text import is_number, numeric_text, typed_value, whole_number
 from digest.topic_text import clean_topic
 from digest.zones import parse_timezone
 
@@ -132,18 +133,22 @@ class ChannelService:
             raise DigestError(
                 f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
             )
-        what = f"{kind.value} {text!r}"
+        # not followed but kept out of every digest
+        verb = "excluding" if kind is SubscriptionKind.EXCLUDE else "following"
+        same = {s.text.casefold(): s.text for s in subs if s.kind is kind}
+        if text.casefold() in same:  # said as stored: `GRAPH networks` is 'graph networks' here
+            return f"Already {verb} {self._what(kind, same[text.casefold()])}."
+        if not self.store.channels.add_subscription(channel.id, kind, text, user):
+            return f"Already {verb} {self._what(kind, text)}."
+        return f"Now {verb} {self._what(kind, text)}.{self._coverage_note(kind, text)}"
+
+    def _what(self, kind: SubscriptionKind, text: str) -> str:
+        """How a confirmation names a subscription (a liked paper by its title, cut on a word)."""
         if kind is SubscriptionKind.LIKE:
-            what = f"papers like *{self.papers.paper(text).title[:100]}*"
-        verb = "following"
-        if kind is SubscriptionKind.EXCLUDE:  # not followed: kept out of every digest
-            verb, what = "excluding", f"papers that mention {text!r}"
-        same = {s.text.casefold() for s in subs if s.kind is kind}
-        if text.casefold() in same or not self.store.channels.add_subscription(
-            channel.id, kind, text, user
-        ):
-            return f"Already {verb} {what}."
-        return f"Now {verb} {what}.{self._coverage_note(kind, text)}"
+            return f"papers like *{shorten(self.papers.paper(text).title, 100)}*"
+        if kind is SubscriptionKind.EXCLUDE:
+            return f"papers that mention {text!r}"
+        return f"{kind.value} {text!r}"
 
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
@@ -209,7 +214,7 @@ class ChannelService:
             value = -1.0
         if not 0.0 <= value <= 1.0:
             raise DigestError(
-                f"Threshold must be a number from 0 to 1 (e.g. 0.3), got {text.strip()[:20]!r}."
+                f"Threshold must be a number from 0 to 1 (e.g. 0.3), {typed_value(text.strip(), number)}."
             )
         value += 0.0  # -0.0 + 0.0 is 0.0: '-0' must not be stored and shown as -0.00
         return self.store.channels.update(self.channel(ref).id, threshold=value)

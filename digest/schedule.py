@@ -14,11 +14,24 @@ PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
 
 
 def parse_time(text: str) -> str:
-    """'9', '9:30', '09:30', '21h' -> 'HH:MM'."""
-    m = re.fullmatch(r"([0-9]{1,2})(?:[:h.]([0-9]{2}))?h?", numeric_text(text).lower())
-    if not m or int(m.group(1)) > 23 or int(m.group(2) or 0) > 59:
-        raise DigestError(f"Time must look like 09:30 (24-hour clock), got {text[:20]!r}.")
-    return f"{int(m.group(1)):02d}:{int(m.group(2) or 0):02d}"
+    """'9', '9:30', '09:30', '9.30', '9h30', '21h', '0930' -> 'HH:MM' (24-hour clock).
+
+    Minutes always take two digits: '9:5' could mean 9:05 or 9:50, so it is refused, as is a
+    three-digit '930'; four digits without a separator can only be HHMM.
+    """
+    typed = numeric_text(text).strip().lower()
+    m = re.fullmatch(r"([0-9]{1,2})(?:[:h.]([0-9]{2}))?h?|([0-9]{2})([0-9]{2})", typed)
+    hour, minute = (m.group(1) or m.group(3), m.group(2) or m.group(4) or "0") if m else ("99", "0")
+    if int(hour) > 23 or int(minute) > 59:
+        hint = (
+            " (minutes take two digits: 9:05 or 9:50?)"
+            if re.fullmatch(r"[0-9]{1,2}[:h.][0-9]", typed)
+            else ""
+        )
+        raise DigestError(
+            f"Time must look like 09:30, 9:30, 0930 or 9 (24-hour clock), got {text[:20]!r}{hint}."
+        )
+    return f"{int(hour):02d}:{int(minute):02d}"
 
 
 def parse_weekdays(text: str) -> str:

@@ -106,6 +106,12 @@ def is_number(text: str) -> bool:
     return bool(re.fullmatch(r"[0-9]+", text))
 
 
+def has_visible(text: str) -> bool:
+    """True if ``text`` has a letter, digit or symbol: zero-width and other format characters,
+    spaces and punctuation alone show nothing a person could read back or match on."""
+    return any(unicodedata.category(c)[0] in "LNS" for c in text)
+
+
 def whole_number(text: str, what: str, low: int, high: int | None = None) -> int:
     """``text`` as a whole number from ``low`` to ``high`` (None: no top), typed on any keyboard;
     anything else is a DigestError naming ``what``. Chat arguments and CLI options share it."""
@@ -115,7 +121,18 @@ def whole_number(text: str, what: str, low: int, high: int | None = None) -> int
     if low <= value and (high is None or value <= high):
         return value
     span = f"from {low} up" if high is None else f"from {low} to {high}"
-    raise DigestError(f"{what} must be a whole number {span}, got {str(text).strip()[:20]!r}.")
+    raise DigestError(
+        f"{what} must be a whole number {span}, {typed_value(str(text).strip(), digits)}."
+    )
+
+
+def typed_value(text: str, digits: str) -> str:
+    """How an error names what was typed, never cut silently: a missing number, a huge one or long text is said so."""
+    if not text:
+        return "but no number was given"
+    if is_number(digits) and len(digits) > 12:
+        return f"got a {len(digits)}-digit number (out of range)"
+    return f"got {text!r}" if len(text) <= 20 else f"got {text[:20] + '…'!r}"
 
 
 def normalize_title(title: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from digest.errors import DigestError
+from digest.text import has_visible
 
 MAX_TOPIC_CHARS = 200
 
@@ -21,7 +22,7 @@ def clean_topic(text: str) -> str:
     topic = " ".join(text.split())
     while len(topic) > 1 and topic[0] in QUOTES and topic[-1] == QUOTES[topic[0]]:
         topic = topic[1:-1].strip()  # `subscribe "graph neural networks"` means the words
-    if not topic:
+    if not has_visible(topic):  # e.g. only U+200B: stored, it would list as '' and match nothing
         raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
     bad = next((c for c in topic if unicodedata.category(c) == "Cc" or c in BIDI), None)
     if bad is not None:  # ESC/BEL would reach terminals and logs; bidi marks reorder what is shown

@@ -14,6 +14,7 @@ from bot.commands.replies import Reply, error
 from digest.channels import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
+from digest.text import has_visible
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
@@ -45,6 +46,10 @@ def _drop_public(text: str) -> str:
     return " ".join(PUBLIC.sub(" ", text).split())
 
 
+#: Search filters typed as `key:value`, with an example of each.
+FILTERS = {"venue": "venue:NeurIPS", "year": "year:2026", "author": 'author:"Ada Lovelace"'}
+
+
 @dataclass(frozen=True)
 class Args:
     """The text after the subcommand: raw, as words, and any key:value filters.
@@ -57,6 +62,8 @@ class Args:
     words: tuple[str, ...]
     filters: dict[str, str]
     options: Mapping[str, object] = field(default_factory=dict)
+    #: Filters typed wrongly (`venue:` with no value, `year:` twice): search refuses them.
+    filter_errors: tuple[str, ...] = ()
 
     @classmethod
     def typed(
@@ -74,14 +81,19 @@ class Args:
             parts = shlex.split(raw)
         except ValueError:  # an unbalanced quote: fall back to plain words
             parts = raw.split()
-        filters, words = {}, []
+        filters, words, errors = {}, [], []
         for part in parts:
             key, sep, value = part.partition(":")
-            if sep and key.lower() in ("venue", "year", "author") and value:
-                filters[key.lower()] = value
-            else:
+            key = key.lower()
+            if not (sep and key in FILTERS):
                 words.append(part)
-        return cls(raw, tuple(words), filters)
+            elif not has_visible(value):  # else `venue:` became the query word 'venue'
+                errors.append(f"{key}: needs a value, e.g. `{FILTERS[key]}`.")
+            elif key in filters:  # one value each: the last silently winning hid the first
+                errors.append(f"{key}: given twice ({filters[key]!r} and {value!r}); give it once.")
+            else:
+                filters[key] = value
+        return cls(raw, tuple(words), filters, filter_errors=tuple(errors))
 
     @property
     def text(self) -> str:
@@ -98,7 +110,7 @@ class Args:
         if not self.asks_public:
             return self
         words = tuple(w for w in map(_drop_public, self.words) if w)  # typed values may hold it
-        return Args(_drop_public(self.raw), words, self.filters, self.options)
+        return Args(_drop_public(self.raw), words, self.filters, self.options, self.filter_errors)
 
 
 Handler = Callable[["Commands", Context, Args], Reply]

@@ -12,6 +12,7 @@ from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
+from digest.text import has_visible
 from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog")
@@ -50,7 +51,7 @@ def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("exclude", "exclude <term>", "never post papers that mention a term", True)
 def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    if not args.raw.strip():
+    if not has_visible(args.raw):
         return error("Say what to exclude, e.g. `/papers exclude quantum`.")
     return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
 
@@ -169,13 +170,13 @@ def _is_days(word: str) -> bool:
 
 @command("size", "size <n>", "papers per digest (1-25)", True)
 def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    ch = cmds.channels.set_size(ctx.ref, args.raw or "?")
+    ch = cmds.channels.set_size(ctx.ref, args.raw)
     return Reply(text=f"Digests now hold up to {ch.digest_size} papers.")
 
 
 @command("threshold", "threshold <0-1>", "how strong a match must be to be posted", True)
 def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    ch = cmds.channels.set_threshold(ctx.ref, args.raw or "?")
+    ch = cmds.channels.set_threshold(ctx.ref, args.raw)
     return Reply(text=f"Papers now need a score of at least {ch.threshold:.2f}.")
 
 

@@ -10,13 +10,16 @@ from bot.commands.replies import Action, Reply, card, error
 from digest.backlog import outlook
 from digest.compose import plural
 from digest.errors import DigestError, NotFoundError
+from digest.headline import shorten
 from digest.rank.engine import Filters
-from digest.text import is_number, numeric_text, whole_number
+from digest.text import has_visible, is_number, numeric_text, whole_number
 
 PER_PAGE = 5
 
 
 def _filters(args: Args) -> Filters:
+    if args.filter_errors:
+        raise DigestError(args.filter_errors[0])
     year = args.filters.get("year")
     year = numeric_text(year) if year is not None else None
     if year is not None and (not is_number(year) or len(year) != 4):
@@ -36,7 +39,7 @@ def _page_arg(args: Args) -> tuple[int, Args]:
     page = 1
     if words and words[-1].lower().startswith("page:"):
         page = _positive_page(words.pop()[5:])
-    return page, Args(args.raw, tuple(words), args.filters, args.options)
+    return page, Args(args.raw, tuple(words), args.filters, args.options, args.filter_errors)
 
 
 def _positive_page(text: str) -> int:
@@ -62,10 +65,11 @@ def help_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     page, args = _page_arg(args)
-    if not args.text:
+    filters = _filters(args)  # first: `search venue:` is a missing value, not a missing query
+    if not has_visible(args.text):
         return error("Search for what? e.g. `/papers search sparse autoencoders year:2026`")
     per_page = int(args.options.get("per_page", PER_PAGE))
-    view = cmds.papers.search(args.text, _filters(args), page, per_page)
+    view = cmds.papers.search(args.text, filters, page, per_page)
     r = view.result
     if not r.hits and r.total:
         return error(
@@ -108,14 +112,14 @@ def similar_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Similar to which paper? e.g. `/papers similar 2401.01234`")
     paper, hits, papers = cmds.papers.similar(args.words[0], k=PER_PAGE)
     if not hits:
-        return error(f"Nothing close to {paper.title[:80]!r} yet.")
+        return error(f"Nothing close to {shorten(paper.title, 80)!r} yet.")
     cards = tuple(
         card(papers[h.paper_id], h.why, i, h.score)
         for i, h in enumerate(hits, 1)
         if h.paper_id in papers
     )
     return Reply(
-        text=f"Papers most like {paper.title[:120]!r}:", title="More like this", cards=cards
+        text=f"Papers most like {shorten(paper.title, 120)!r}:", title="More like this", cards=cards
     )
 
 
@@ -162,13 +166,13 @@ def _vote(cmds: Commands, ctx: Context, args: Args, value: int) -> Reply:
     if len(done) == 1:
         paper, now = done[0]
         if now == 0:
-            return Reply(text=f"Vote withdrawn for {paper.title[:100]!r}.")
+            return Reply(text=f"Vote withdrawn for {shorten(paper.title, 100)!r}.")
         mark = "👍" if now > 0 else "👎"
         return Reply(
-            text=f"{mark} noted for {paper.title[:100]!r}; future digests here will learn from it."
+            text=f"{mark} noted for {shorten(paper.title, 100)!r}; future digests here will learn from it."
         )
     marks = {1: "👍", -1: "👎", 0: "withdrawn:"}
-    lines = [f"{marks[now]} {paper.title[:70]!r}" for paper, now in done]
+    lines = [f"{marks[now]} {shorten(paper.title, 70)!r}" for paper, now in done]
     return Reply(text="\n".join([_votes_head([now for _, now in done]), *lines]))
 
 

@@ -107,7 +107,13 @@ class SlackRuntime:
         self._runner = web.AppRunner(self.web_app())
         await self._runner.setup()
         await web.TCPSite(self._runner, self.config.host, self.config.port).start()
-        log.info("Slack listening on %s:%s", self.config.host, self.config.port)
+        log.info("Slack listening on %s:%s", self.config.host, self.port)
+
+    @property
+    def port(self) -> int | None:
+        """The port actually bound (port 0 asks the system for a free one), None if not listening."""
+        addresses = self._runner.addresses if self._runner is not None else []
+        return addresses[0][1] if addresses else None
 
     async def stop(self) -> None:
         """Disconnect cleanly."""

@@ -1,7 +1,8 @@
 """The HTTP door in front of Bolt: malformed but signed requests get 400, not a 500 from deep inside.
 
 Bolt assumes a numeric timestamp header, a body that parses as its content type says, and a
-``payload`` that is a JSON object; anything else raised and became a 500. Badly signed requests
+``payload`` that is a JSON object; anything else raised and became a 500. The fields every real
+Slack request carries are checked too (bot/adapters/slack/shape.py). Badly signed requests
 still go to Bolt, which answers 401.
 """
 
@@ -20,15 +21,18 @@ from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
+from bot.adapters.slack.shape import action_problem, command_problem, event_problem
+
 log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _json_object(text: str) -> bool:
+def _json_object(text: str) -> dict | None:
     try:
-        return isinstance(json.loads(text), dict)
+        value = json.loads(text)
     except ValueError:
-        return False
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def problem(
@@ -43,16 +47,21 @@ def problem(
     except UnicodeDecodeError:
         return "the body is not UTF-8"
     sig = headers.get("X-Slack-Signature", "")
-    if verifier is not None and not verifier.is_valid(body=text, timestamp=ts or "", signature=sig):
+    # no timestamp at all: unsigned, and is_valid would raise int('') (a 500) rather than say so
+    if verifier is not None and (
+        ts is None or not verifier.is_valid(body=text, timestamp=ts, signature=sig)
+    ):
         return None  # Bolt answers 401 without looking further
     # The same reading as Bolt's parse_body: JSON when so labelled or when it starts with "{".
     ctype = headers.get("Content-Type", "").split(";")[0].strip()
     if ctype == "application/json" or text.startswith("{"):
-        return None if _json_object(text) else "the body is not a JSON object"
-    payload = dict(parse_qsl(text, keep_blank_values=True)).get("payload")
-    if payload is not None and not _json_object(payload):
-        return "payload is not a JSON object"
-    return None
+        doc = _json_object(text)
+        return "the body is not a JSON object" if doc is None else event_problem(doc)
+    form = dict(parse_qsl(text, keep_blank_values=True))
+    if "payload" in form:
+        payload = _json_object(form["payload"])
+        return "payload is not a JSON object" if payload is None else action_problem(payload)
+    return command_problem(form) if "command" in form else None
 
 
 def bolt_request(request: web.Request, text: str) -> AsyncBoltRequest:
