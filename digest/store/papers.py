@@ -6,15 +6,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, Row, func, select, update
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
+from digest.store.identity import Keys, KeyView
 from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id, content_hash, normalize_title
-
-#: Abstracts shorter than this are too generic to prove two records are one paper.
-MIN_HASH_CHARS = 200
 
 
 @dataclass
@@ -27,53 +25,6 @@ class UpsertCounts:
     updated: int = 0  # same id, different text: the stored paper now has the new text
     added_ids: list[str] = field(default_factory=list)
     updated_ids: list[str] = field(default_factory=list)  # their text changed: embed them again
-
-
-@dataclass
-class _Keys:
-    """In-memory lookup of existing papers by every identity a source may carry."""
-
-    by_arxiv: dict[str, str] = field(default_factory=dict)
-    by_openreview: dict[str, str] = field(default_factory=dict)
-    by_hash: dict[str, str] = field(default_factory=dict)
-    by_title: dict[str, str] = field(default_factory=dict)
-    ids: set[str] = field(default_factory=set)
-
-    def add(self, row: Row) -> None:
-        self.ids.add(row.id)
-        if row.arxiv_id:
-            self.by_arxiv[row.arxiv_id] = row.id
-        if row.openreview_id:
-            self.by_openreview[row.openreview_id] = row.id
-        if row.abstract_len >= MIN_HASH_CHARS:
-            self.by_hash[row.content_hash] = row.id
-        if not row.title_derived and len(row.title_key) > 15:
-            self.by_title[row.title_key] = row.id
-
-    def find(self, row: PaperRow) -> str | None:
-        """The id of a stored paper that is the same work as ``row``."""
-        if row.id in self.ids:
-            return row.id
-        hashed = row.content_hash if len(row.abstract) >= MIN_HASH_CHARS else None
-        for table, key in (
-            (self.by_arxiv, row.arxiv_id),
-            (self.by_openreview, row.openreview_id),
-            (self.by_hash, hashed),
-        ):
-            if key and key in table:
-                return table[key]
-        if not row.title_derived:
-            return self.by_title.get(row.title_key)
-        return None
-
-
-class _KeyView:
-    """The identity columns of a new row, shaped like the rows ``_Keys`` loads."""
-
-    def __init__(self, row: PaperRow) -> None:
-        self.id, self.arxiv_id, self.openreview_id = row.id, row.arxiv_id, row.openreview_id
-        self.content_hash, self.title_key = row.content_hash, row.title_key
-        self.title_derived, self.abstract_len = row.title_derived, len(row.abstract)
 
 
 def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
@@ -196,7 +147,7 @@ class PaperRepo:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _keys(self, session: Session) -> _Keys:
+    def _keys(self, session: Session) -> Keys:
         # Only the identity columns: loading abstracts of 100k papers here would be wasted I/O.
         cols = (
             PaperRow.id,
@@ -207,7 +158,7 @@ class PaperRepo:
             PaperRow.title_derived,
             func.length(PaperRow.abstract).label("abstract_len"),
         )
-        keys = _Keys()
+        keys = Keys()
         for row in session.execute(select(*cols)):
             keys.add(row)
         return keys
@@ -226,10 +177,10 @@ class PaperRepo:
             pending, fresh = 0, []
             for rec in records:
                 row = _to_row(rec, now)
-                existing_id = keys.find(row)
+                existing_id = keys.find(row, lambda i: session.get(PaperRow, i))
                 if existing_id is None:
                     session.add(row)
-                    keys.add(_KeyView(row))
+                    keys.add(KeyView(row))
                     fresh.append(row)
                     counts.added += 1
                     counts.added_ids.append(row.id)
