@@ -10,7 +10,7 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
-from digest.store.identity import Keys, KeyView
+from digest.store.identity import Keys, KeyView, arxiv_ref
 from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id, content_hash, normalize_title
 
@@ -47,12 +47,23 @@ def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
     session.commit()
 
 
+def _arxiv(rec: PaperRecord) -> tuple[str, int | None] | None:
+    """(base id, version) from the record's id, else from an arxiv.org link (any source)."""
+    ref = arxiv_ref(rec.id) or arxiv_ref(rec.links.abs, url=True)
+    ref = ref or arxiv_ref(rec.links.pdf, url=True)
+    if ref is None and rec.source == "arxiv" and (base := arxiv_base_id(rec.id)):
+        return base, None
+    return ref
+
+
 def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
     links = rec.links
-    arxiv = arxiv_base_id(rec.id) if rec.source == "arxiv" else arxiv_base_id(links.abs or "")
+    base, version = _arxiv(rec) or (None, None)
+    # An id that is an arXiv id (2611.00002v2) is stored without its version: one paper.
+    id_is_arxiv = rec.source == "arxiv" or arxiv_ref(rec.id) is not None
     openreview = rec.id if rec.source == "openreview" else None
     return PaperRow(
-        id=arxiv if rec.source == "arxiv" and arxiv else rec.id,
+        id=base if id_is_arxiv and base else rec.id,
         source=rec.source,
         title=rec.title,
         title_derived=rec.title_derived,
@@ -67,7 +78,8 @@ def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
         abs_url=links.abs,
         forum_url=links.forum,
         code_url=links.code,
-        arxiv_id=arxiv if (rec.source == "arxiv" or "arxiv.org" in (links.abs or "")) else None,
+        arxiv_id=base,
+        arxiv_version=version,
         openreview_id=openreview,
         published=rec.published,
         ingested_at=now,
@@ -88,6 +100,7 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
         "code_url",
         "arxiv_id",
         "openreview_id",
+        "arxiv_version",
         "venue",
         "year",
         "published",
@@ -102,12 +115,33 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     return changed
 
 
-def _update(old: PaperRow, new: PaperRow) -> bool:
-    """Replace ``old``'s text when a record with the same id brings different content."""
-    if new.id != old.id or not new.abstract or new.content_hash == old.content_hash:
-        return False
-    if new.published and old.published and new.published < old.published:
+def _replaces(old: PaperRow, new: PaperRow) -> bool:
+    """Whether ``new`` is a later (or corrected) text of ``old``, never an older version.
+
+    The same id sent again replaces the text unless it is known to be older; another record of
+    the same arXiv paper (a JSONL line with its arxiv.org link) replaces it only as a later version.
+    """
+    if old.arxiv_version and new.arxiv_version:
+        if new.arxiv_version != old.arxiv_version:
+            return new.arxiv_version > old.arxiv_version
+    elif new.published and old.published and new.published < old.published:
         return False  # an older version (arXiv v1 after v2) never replaces a newer one
+    return new.id == old.id
+
+
+def _update(old: PaperRow, new: PaperRow) -> bool:
+    """Give ``old`` the text and links of a later version or a re-sent id; True if it changed."""
+    if not _replaces(old, new):
+        return False
+    newer = (new.arxiv_version or 0) > (old.arxiv_version or 0)
+    changed = False
+    if newer:  # the new version's own links (…v2) and number replace the old ones
+        for attr in ("arxiv_version", "abs_url", "pdf_url"):
+            if getattr(new, attr) and getattr(new, attr) != getattr(old, attr):
+                setattr(old, attr, getattr(new, attr))
+                changed = True
+    if not new.abstract or new.content_hash == old.content_hash:
+        return changed
     old.abstract, old.abstract_raw, old.content_hash = (
         new.abstract,
         new.abstract_raw,

@@ -1,0 +1,56 @@
+"""An arXiv paper's versions are one paper, whichever source format names them."""
+
+import json
+
+from digest.ingest.pipeline import ingest
+
+V1 = "The first version: we count sheep with a convolutional network on farm images."
+V2 = "The second version: we count sheep and goats with a vision transformer on farm video."
+
+
+def _jsonl(path, *rows: dict) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_versioned_ids_without_a_link_are_one_paper_with_the_newest_text(store, tmp_path):
+    """`2611.00002v1` and `…v2` in one JSONL file are one paper holding v2's text, reported as an
+    update; v1 sent again later leaves v2 in place. Breaks that turn this red: _to_row keeping the
+    record id for non-arXiv sources (two papers); _replaces letting an older version win; the
+    version not parsed from the id (arxiv_ref)."""
+    both = _jsonl(
+        tmp_path / "a.jsonl",
+        {"id": "2611.00002v1", "title": "Counting Sheep", "abstract": V1},
+        {"id": "2611.00002v2", "title": "Counting Sheep and Goats", "abstract": V2},
+    )
+    report = ingest(store, both)
+    assert (report.added, report.updated, store.papers.count()) == (1, 1, 1)
+    paper = store.papers.get("2611.00002v1")
+    assert (paper.id, paper.title, paper.abstract) == ("2611.00002", "Counting Sheep and Goats", V2)
+    old = _jsonl(
+        tmp_path / "b.jsonl", {"id": "2611.00002v1", "title": "Counting Sheep", "abstract": V1}
+    )
+    again = ingest(store, old)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 1)
+    assert store.papers.get("2611.00002").abstract == V2
+
+
+def test_a_newer_version_by_its_link_updates_text_and_link_and_an_older_one_does_not(
+    store, tmp_path
+):
+    """Records with other ids but arxiv.org/abs/…vN links: v2 after v1 replaces title, abstract and
+    link and is counted as updated (the reviewer saw "1 already stored" and v1's text); v1 after
+    v2 changes nothing. Breaks that turn this red: _replaces requiring the same record id; the
+    links not replaced for a newer version in _update; versions compared the wrong way round."""
+    url = "https://arxiv.org/abs/2611.00003"
+    v1 = {"id": "a", "title": "Counting Sheep", "abstract": V1, "url": url + "v1"}
+    v2 = {"id": "b", "title": "Counting Sheep and Goats", "abstract": V2, "url": url + "v2"}
+    first = ingest(store, _jsonl(tmp_path / "1.jsonl", v1))
+    second = ingest(store, _jsonl(tmp_path / "2.jsonl", v2))
+    assert (first.added, second.added, second.updated) == (1, 0, 1)
+    paper = store.papers.get("a")
+    assert (paper.title, paper.abstract, paper.links.abs) == (v2["title"], V2, url + "v2")
+    late = ingest(store, _jsonl(tmp_path / "3.jsonl", {**v1, "id": "c"}))
+    assert (late.added, late.updated) == (0, 0) and store.papers.count() == 1
+    paper = store.papers.get("a")
+    assert (paper.abstract, paper.links.abs) == (V2, url + "v2")
