@@ -25,18 +25,20 @@ def _entry_date(entry: Any) -> date | None:
     return date(*parsed[:3]) if parsed else None
 
 
-def parse_arxiv_feed(data: bytes) -> Parsed:
-    """arXiv export API Atom or daily RSS: one record per entry, ids with their version."""
+def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:
+    """arXiv export API Atom or daily RSS: one record per entry, ids with their version.
+
+    ``name`` is the saved file the feed comes from (errors then name it), else it came from arXiv.
+    """
+    who = f"{name} is" if name else "arXiv answered with"
     if _looks_like_html(data):
-        raise IngestError("arXiv returned an HTML page instead of a feed.")
+        raise IngestError(f"{who} an HTML page instead of a feed.")
     feed = feedparser.parse(data)
     # A truncated or garbled page still yields partial entries; refuse it rather than half-ingest.
     if feed.bozo and isinstance(feed.bozo_exception, SAXException):
-        raise IngestError(f"arXiv feed is not valid XML: {feed.bozo_exception}")
+        raise IngestError(f"{name or 'arXiv feed'} is not valid XML: {feed.bozo_exception}")
     if not feed.entries and feed.bozo:
-        raise IngestError(
-            f"arXiv answered with something that is not a feed: {feed.bozo_exception}"
-        )
+        raise IngestError(f"{who} something that is not a feed: {feed.bozo_exception}")
     out = Parsed()
     for n, entry in enumerate(feed.entries, 1):
         base = arxiv_base_id(entry.get("id") or entry.get("link") or "")
