@@ -45,6 +45,11 @@ class IngestReport:
 
 
 PREFIXES = {"arxiv": "QUERY", "arxiv-rss": "CATEGORY", "openreview": "VENUE_ID"}
+EXAMPLES = {
+    "arxiv": "arxiv:cat:cs.LG",
+    "arxiv-rss": "arxiv-rss:cs.LG",
+    "openreview": "openreview:NeurIPS.cc/2026/Conference",
+}
 #: Suffixes of saved feeds and API answers: with a network format they name a file, not a query.
 SAVED_SUFFIXES = (".xml", ".atom", ".rss", ".json")
 
@@ -58,7 +63,8 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
             where = source[len(prefix) + 1 :]
             if not where.strip():  # said here, not as a network error or an empty feed
                 raise IngestError(
-                    f"{prefix}: needs a {PREFIXES[prefix]} after the colon (e.g. arxiv:cat:cs.LG)."
+                    f"{prefix}: needs a {PREFIXES[prefix]} after the colon "
+                    f"(e.g. {EXAMPLES[prefix]})."
                 )
             return (prefix if fmt == "auto" else fmt), where
     scheme = re.match(r"([A-Za-z][\w-]+):", source)
@@ -129,8 +135,8 @@ def _parse_file(fmt: str, path: str) -> Parsed:
     if fmt == "openreview":
         parsed = _parse_openreview_file(text, path)
     else:
-        parser = {"neurips-list": parse_neurips_list, "jsonl": parse_jsonl, "csv": parse_csv}
-        parsed = parser[fmt](text)
+        parser = {"neurips-list": parse_neurips_list, "jsonl": parse_jsonl}.get(fmt)
+        parsed = parser(text) if parser else parse_csv(text, name=path)
     parsed.problems[:0] = problems
     if not parsed.records and parsed.problems:
         first = parsed.problems[0]
