@@ -54,3 +54,24 @@ def test_a_newer_version_by_its_link_updates_text_and_link_and_an_older_one_does
     assert (late.added, late.updated) == (0, 0) and store.papers.count() == 1
     paper = store.papers.get("a")
     assert (paper.abstract, paper.links.abs) == (V2, url + "v2")
+
+
+def test_a_paper_is_found_by_the_title_of_its_newest_version(store, tmp_path):
+    """After v2 renamed the paper, the OpenReview record carrying v2's title joins it in the
+    same ingest or later. Breaks that turn this red: the lookup keys not refreshed after an
+    update (the new title was unknown, so a second paper was stored)."""
+    rows = (
+        {"id": "2611.00004v1", "title": "Counting Sheep", "abstract": V1},
+        {"id": "2611.00004v2", "title": "Counting Sheep and Goats", "abstract": V2},
+    )
+    note = {
+        "id": "OR5",
+        "title": "Counting sheep and goats",
+        "abstract": V2.replace("The second version: we", "We"),
+        "venue": "ICLR 2027 poster",
+        "url": "https://openreview.net/forum?id=OR5",
+    }
+    report = ingest(store, _jsonl(tmp_path / "a.jsonl", *rows, note))
+    assert (report.added, report.updated, report.merged) == (1, 1, 1)
+    paper = store.papers.get("2611.00004")
+    assert paper.venue == "ICLR 2027 poster" and paper.links.forum.endswith("id=OR5")

@@ -220,6 +220,7 @@ class PaperRepo:
                     counts.added_ids.append(row.id)
                 elif _update(old := session.get(PaperRow, existing_id), row):
                     _merge(old, row)
+                    keys.add(KeyView(old))  # its new title and text find it from now on
                     counts.updated += 1
                     counts.updated_ids.append(existing_id)
                 else:
