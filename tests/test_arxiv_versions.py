@@ -75,3 +75,21 @@ def test_a_paper_is_found_by_the_title_of_its_newest_version(store, tmp_path):
     assert (report.added, report.updated, report.merged) == (1, 1, 1)
     paper = store.papers.get("2611.00004")
     assert paper.venue == "ICLR 2027 poster" and paper.links.forum.endswith("id=OR5")
+
+
+def test_two_arxiv_papers_with_one_abstract_stay_two_and_keep_their_links(store):
+    """An identical abstract does not join two arXiv papers (so 2611.00006's v2 never counts as
+    a newer version of 2611.00005). Breaks that turn this red: the hash match in Keys.find
+    without _compatible (2611.00006v2 merged into 2611.00005: a paper lost)."""
+    from digest.ingest.parse import make_record
+    from digest.models import Links
+
+    text = V1 * 4  # long enough for the abstract hash to count as identity
+    a, b = (
+        make_record(source="arxiv", id=f"2611.0000{n}v{n - 4}", title=f"Paper {n} Of Two Here",
+                    abstract=text, links=Links(abs=f"https://arxiv.org/abs/2611.0000{n}"))
+        for n in (5, 6)
+    )  # fmt: skip
+    store.papers.upsert([a])
+    assert store.papers.upsert([b]).added == 1
+    assert store.papers.get("2611.00005").links.abs == "https://arxiv.org/abs/2611.00005"

@@ -72,14 +72,12 @@ class Keys:
         """The id of a stored paper that is the same work as ``row`` (``load`` reads a stored row)."""
         if row.id in self.ids:
             return row.id
-        hashed = row.content_hash if len(row.abstract) >= MIN_HASH_CHARS else None
-        for table, key in (
-            (self.by_arxiv, row.arxiv_id),
-            (self.by_openreview, row.openreview_id),
-            (self.by_hash, hashed),
-        ):
+        for table, key in ((self.by_arxiv, row.arxiv_id), (self.by_openreview, row.openreview_id)):
             if key and key in table:
                 return table[key]
+        hashed = row.content_hash if len(row.abstract) >= MIN_HASH_CHARS else None
+        if hashed in self.by_hash and _compatible(load(self.by_hash[hashed]), row):
+            return self.by_hash[hashed]  # the same long abstract, unless two arXiv ids say no
         if row.title_derived:
             return None
         # A title alone is weak evidence: distinct papers share titles ("Attention is all you

@@ -115,13 +115,18 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     return changed
 
 
+def _same_arxiv(old: PaperRow, new: PaperRow) -> bool:
+    """Both rows name one arXiv paper, so their version numbers can be compared."""
+    return bool(new.arxiv_id) and new.arxiv_id == old.arxiv_id
+
+
 def _replaces(old: PaperRow, new: PaperRow) -> bool:
     """Whether ``new`` is a later (or corrected) text of ``old``, never an older version.
 
     The same id sent again replaces the text unless it is known to be older; another record of
     the same arXiv paper (a JSONL line with its arxiv.org link) replaces it only as a later version.
     """
-    if old.arxiv_version and new.arxiv_version:
+    if _same_arxiv(old, new) and old.arxiv_version and new.arxiv_version:
         if new.arxiv_version != old.arxiv_version:
             return new.arxiv_version > old.arxiv_version
     elif new.published and old.published and new.published < old.published:
@@ -133,7 +138,7 @@ def _update(old: PaperRow, new: PaperRow) -> bool:
     """Give ``old`` the text and links of a later version or a re-sent id; True if it changed."""
     if not _replaces(old, new):
         return False
-    newer = (new.arxiv_version or 0) > (old.arxiv_version or 0)
+    newer = _same_arxiv(old, new) and (new.arxiv_version or 0) > (old.arxiv_version or 0)
     changed = False
     if newer:  # the new version's own links (…v2) and number replace the old ones
         for attr in ("arxiv_version", "abs_url", "pdf_url"):
