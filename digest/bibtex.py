@@ -8,6 +8,7 @@ import unicodedata
 from collections import Counter
 
 from digest.models import Paper
+from digest.text import arxiv_base_id
 
 # One pass over the text, so a replacement is never escaped again. Braces become commands with
 # balanced braces: BibTeX counts '\{' as a brace too, and one stray '}' in a title would end the
@@ -75,14 +76,44 @@ def cite_key(p: Paper, tag_chars: int = 4) -> str:
     return f"{first}{p.year or ''}{words[0]}-{tag}"
 
 
+#: A paper id that is itself an arXiv id (the store keeps such ids for any source).
+_ARXIV_ID = re.compile(r"(arxiv:)?(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
+
+
+def arxiv_id(p: Paper) -> str | None:
+    """The paper's arXiv id when it is from arXiv (source, id or arxiv.org link), else None."""
+    if p.source == "arxiv" or _ARXIV_ID.fullmatch(p.id):
+        return arxiv_base_id(p.id)
+    for url in (p.links.abs, p.links.pdf):
+        if url and "arxiv.org/" in url and (found := arxiv_base_id(url)):
+            return found
+    return None
+
+
+def _kind(p: Paper) -> tuple[str, dict[str, str | None]]:
+    """Entry type and where it appeared: a venue, an arXiv preprint, or neither (@misc).
+
+    Only a paper from arXiv is called an arXiv preprint: a JSONL paper without a venue is not.
+    """
+    if p.venue:
+        return "inproceedings", {"booktitle": _escape(p.venue)}
+    if eprint := arxiv_id(p):
+        return "article", {
+            "journal": f"arXiv preprint arXiv:{_escape(eprint)}",
+            "eprint": _escape(eprint),
+            "archivePrefix": "arXiv",
+        }
+    return "misc", {}
+
+
 def entry(p: Paper, key: str | None = None) -> str:
-    """One @article/@inproceedings entry (under ``key``, else the paper's cite key)."""
-    kind = "inproceedings" if p.venue else "article"
+    """One @inproceedings/@article/@misc entry (under ``key``, else the paper's cite key)."""
+    kind, where = _kind(p)
     fields = {
         "title": "{" + _escape(p.title) + "}",
         "author": " and ".join(_escape(a) for a in p.authors) or None,
         "year": str(p.year) if p.year else None,
-        ("booktitle" if p.venue else "journal"): _escape(p.venue or "arXiv preprint"),
+        **where,
         "url": _url(p.links.abs or p.links.forum or p.links.pdf),
         "note": f"digestbot id {_escape(p.id)}"
         + (" (title derived from the abstract)" if p.title_derived else ""),

@@ -112,3 +112,30 @@ def test_hostile_titles_and_authors_keep_every_entry_readable():
     assert "textbraceright{}" in found[1] and "100\\%" in found[1]
     assert "Back\\textbackslash{}" in found[1]
     assert "https://example.org/a%7Db%7Bc" in found[1]
+
+
+def test_only_papers_from_arxiv_are_called_arxiv_preprints():
+    """A venue-less paper from a JSONL file with no arXiv id or link is @misc, never
+    `journal = {arXiv preprint}` (the reviewer's report); one from arXiv (its source, an id that
+    is an arXiv id, or an arxiv.org link) is an arXiv preprint with its id; a venue stays a
+    booktitle. Breaks that turn this red: the old `p.venue or "arXiv preprint"` fallback;
+    arxiv_id ignoring links or ids; @article kept for a paper that has no journal."""
+
+    def bare(pid: str, source: str = "jsonl", links: Links | None = None) -> Paper:
+        return Paper(id=pid, source=source, title="Counting Sheep", abstract_raw="", abstract="",
+                     authors=("Ada Lovelace",), year=2026, links=links or Links())  # fmt: skip
+
+    local = _entries(export([bare("x1", links=Links(abs="https://example.org/x1"))]))[0]
+    assert local.startswith("@misc{") and "arXiv" not in local and "journal" not in local
+    for p in (
+        bare("2611.01234", source="arxiv"),
+        bare("2611.01234"),
+        bare("j7", links=Links(abs="https://arxiv.org/abs/2611.01234v2")),
+        bare("j8", links=Links(pdf="https://arxiv.org/pdf/2611.01234")),
+    ):
+        (found,) = _entries(export([p]))
+        assert found.startswith("@article{"), found
+        assert "journal = {arXiv preprint arXiv:2611.01234}" in found, found
+        assert "eprint = {2611.01234}" in found, found
+    assert _entries(export([A]))[0].startswith("@inproceedings{")
+    assert "booktitle = {NeurIPS 2026}" in _entries(export([A]))[0]

@@ -24,14 +24,15 @@ def cfg(server: FakeServer) -> SourceConfig:
     )
 
 
-def note(i: int, title: str | None = None) -> dict:
+def note(i: int, title: str | None = None, abstract: str | None = None) -> dict:
     return {
         "id": f"OR{i}",
         "forum": f"OR{i}",
         "content": {
             "title": {"value": title or f"Paper number {i} on graph learning"},
             "abstract": {
-                "value": f"We study graph learning problem {i} with message passing and more words."
+                "value": abstract
+                or f"We study graph learning problem {i} with message passing and more words."
             },
             "authors": {"value": ["Ann Lee", "Bo Chen"]},
             "keywords": {"value": ["graphs"]},
@@ -103,7 +104,12 @@ def test_html_instead_of_a_feed_is_refused_and_nothing_is_lost(sqlite_store):
 
 def test_openreview_paginates_and_merges_with_arxiv_by_title(sqlite_store):
     notes = [note(i) for i in range(5)] + [
-        note(99, "Sparse Autoencoders Find Curved Features in Language Models")
+        note(  # the camera-ready abstract: the preprint's, lightly revised
+            99,
+            "Sparse Autoencoders Find Curved Features in Language Models",
+            "We train sparse autoencoders (SAEs) on residual-stream activations and show that "
+            "k-sparse codes miss curved features, which we recover with a manifold-aware dictionary.",
+        )
     ]
 
     def page(query):

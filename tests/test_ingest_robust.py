@@ -16,7 +16,7 @@ import pytest
 
 from digest.errors import IngestError
 from digest.ingest.parse import parse_csv, parse_jsonl
-from digest.ingest.pipeline import SourceConfig, ingest
+from digest.ingest.pipeline import SourceConfig, detect_format, ingest
 from tests.cli_proc import ENTRY, clean_env, digestbot, one_error
 
 WORDS = [
@@ -152,3 +152,42 @@ def test_authors_and_keywords_must_be_text_or_lists_of_text():
     assert problems[2] == "skipped: 'keywords' must be text, got a number"
     [ok] = parsed.records
     assert ok.authors == ("Ada", "Alan") and ok.keywords == ("graphs", "trees")
+
+
+@pytest.mark.parametrize(
+    ("source", "example"),
+    [
+        ("arxiv:", "arxiv:cat:cs.LG"),
+        ("arxiv-rss:", "arxiv-rss:cs.LG"),
+        ("openreview: ", "openreview:NeurIPS.cc/2026/Conference"),
+    ],
+)
+def test_an_empty_source_query_shows_its_own_example(source, example):
+    """Each prefix's error gives an example of that prefix (`arxiv-rss:` said "e.g.
+    arxiv:cat:cs.LG"). Breaks that turn this red: one example string for every prefix."""
+    with pytest.raises(IngestError) as err:
+        detect_format(source)
+    assert f"(e.g. {example})" in str(err.value), err.value
+
+
+def test_a_file_that_is_not_csv_is_not_echoed_as_its_columns(sqlite_store, tmp_path):
+    """JSONL read with --format csv: the reply says it is not CSV with a header, and never lists
+    the user's first record, lowercased, as "columns" (the reviewer's report); a real header
+    without an abstract column is named as written. Breaks that turn this red: _csv_header
+    accepting any first line as column names; a csv.Error on the first line escaping as
+    "Error: ',' expected after '\"'"; names lowercased in the message."""
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text(
+        '{"id":"x1","title":"Attention Is All You Need","abstract":"Transformers."}\n'
+        '{"abstract": "Second", "title": "Graph Kernels"}\n'
+    )
+    with pytest.raises(IngestError) as err:
+        ingest(sqlite_store, str(jsonl), "csv")
+    text = str(err.value)
+    assert "does not look like CSV with a header row" in text and str(jsonl) in text, text
+    assert "attention" not in text.lower() and "columns:" not in text, text
+    second = '{"abstract": "Second", "title": "Graph Kernels"}\n'  # no stray quote mid-field
+    with pytest.raises(IngestError, match="does not look like CSV with a header row"):
+        parse_csv(second)
+    with pytest.raises(IngestError, match=r"no 'abstract' column .*names Title, Authors\.$"):
+        parse_csv("Title,Authors\nA,B\n")

@@ -50,7 +50,8 @@ def test_same_paper_from_arxiv_and_openreview_is_merged_with_both_links(store):
         source="openreview",
         id="OR123",
         title="Calibrating large models under shift.",
-        abstract="A different, revised abstract for the camera-ready version of the paper." * 3,
+        # The camera-ready abstract is a revision of the preprint's, not the same text.
+        abstract=ABSTRACT.replace("We introduce", "We propose") + " Code is released.",
         venue="NeurIPS 2026 poster",
         links=Links(forum="https://openreview.net/forum?id=OR123"),
     )
@@ -60,6 +61,61 @@ def test_same_paper_from_arxiv_and_openreview_is_merged_with_both_links(store):
     paper = store.papers.get("2401.05555")
     assert paper.links.abs and paper.links.forum == "https://openreview.net/forum?id=OR123"
     assert paper.venue == "NeurIPS 2026 poster"
+
+
+def test_same_title_with_a_different_abstract_is_another_paper(store):
+    """Two papers that share a normalised title but not their text are both stored, in one batch
+    or across two ingests, and the stored one keeps its text (reviewer: x2 was dropped as
+    "already stored"). Breaks that turn this red: Keys.find matching on the title alone (the
+    pre-fix code); abstracts_agree returning True for any two abstracts; by_title keeping one id
+    per title (the third record, a revision of the first, would be stored as a third paper)."""
+    x1 = make_record(
+        source="jsonl",
+        id="x1",
+        title="Attention is all you need again",
+        abstract="First paper: transformers and attention for translation.",
+    )
+    x2 = make_record(
+        source="jsonl",
+        id="x2",
+        title="Attention Is All You Need, Again!",
+        abstract="A different paper by different authors about graph kernels.",
+    )
+    x3 = make_record(  # the first paper again under a third id, reworded: joins x1, not x2
+        source="openreview",
+        id="OR7",
+        title="attention is all you need again",
+        abstract="First paper: transformers and attention for translation, revised.",
+        venue="ICLR 2027",
+    )
+    counts = store.papers.upsert([x1, x2])
+    assert (counts.added, counts.unchanged, store.papers.count()) == (2, 0, 2)
+    store.papers.upsert([x1])
+    counts = store.papers.upsert([x3])
+    assert (counts.added, counts.merged, store.papers.count()) == (0, 1, 2)
+    assert store.papers.get("x1").abstract.startswith("First paper")
+    assert store.papers.get("x1").venue == "ICLR 2027" and store.papers.get("x2").venue is None
+
+
+def test_same_title_merges_when_one_side_has_no_abstract_but_not_two_arxiv_ids(store):
+    """A title-only record joins the paper it names; two arXiv papers with one title stay two.
+    Breaks that turn this red: abstracts_agree refusing an empty abstract; _compatible ignored."""
+    full = make_record(
+        source="jsonl", id="p1", title="Graph Kernels Revisited Today", abstract=ABSTRACT
+    )
+    bare = make_record(
+        source="csv", id="p2", title="Graph kernels revisited today", abstract="", venue="KDD"
+    )
+    assert store.papers.upsert([full, bare]).merged == 1
+    assert store.papers.count() == 1 and store.papers.get("p1").venue == "KDD"
+    text = "Two arXiv papers with one title and the same short abstract."
+    a = make_record(
+        source="arxiv", id="2401.00001", title="One Title For Two Papers", abstract=text
+    )
+    b = make_record(
+        source="arxiv", id="2401.00002", title="One title for two papers", abstract=text
+    )
+    assert store.papers.upsert([a, b]).added == 2
 
 
 def test_real_title_replaces_derived_one(store):

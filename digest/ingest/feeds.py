@@ -25,18 +25,20 @@ def _entry_date(entry: Any) -> date | None:
     return date(*parsed[:3]) if parsed else None
 
 
-def parse_arxiv_feed(data: bytes) -> Parsed:
-    """arXiv export API Atom or daily RSS: one record per entry, ids without version."""
+def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:
+    """arXiv export API Atom or daily RSS: one record per entry, ids with their version.
+
+    ``name`` is the saved file the feed comes from (errors then name it), else it came from arXiv.
+    """
+    who = f"{name} is" if name else "arXiv answered with"
     if _looks_like_html(data):
-        raise IngestError("arXiv returned an HTML page instead of a feed.")
+        raise IngestError(f"{who} an HTML page instead of a feed.")
     feed = feedparser.parse(data)
     # A truncated or garbled page still yields partial entries; refuse it rather than half-ingest.
     if feed.bozo and isinstance(feed.bozo_exception, SAXException):
-        raise IngestError(f"arXiv feed is not valid XML: {feed.bozo_exception}")
+        raise IngestError(f"{name or 'arXiv feed'} is not valid XML: {feed.bozo_exception}")
     if not feed.entries and feed.bozo:
-        raise IngestError(
-            f"arXiv answered with something that is not a feed: {feed.bozo_exception}"
-        )
+        raise IngestError(f"{who} something that is not a feed: {feed.bozo_exception}")
     out = Parsed()
     for n, entry in enumerate(feed.entries, 1):
         base = arxiv_base_id(entry.get("id") or entry.get("link") or "")
@@ -45,14 +47,16 @@ def parse_arxiv_feed(data: bytes) -> Parsed:
                 ParseProblem(n, f"entry without an arXiv id: {entry.get('id', '')[:80]!r}")
             )
             continue
-        try:
-            out.records.append(_arxiv_record(entry, base))
+        raw_id = entry.get("id") or entry.get("link") or ""
+        version = re.search(rf"{re.escape(base)}(v\d+)", raw_id)
+        try:  # the id keeps its version (2611.01234v2): the store keeps the newest version's text
+            out.records.append(_arxiv_record(entry, base, version.group(1) if version else ""))
         except ValueError as exc:
             out.problems.append(ParseProblem(n, str(exc)))
     return out
 
 
-def _arxiv_record(entry: Any, base: str) -> PaperRecord:
+def _arxiv_record(entry: Any, base: str, version: str = "") -> PaperRecord:
     """One feed entry as a record (Atom and RSS spell authors, links and dates differently)."""
     # The RSS feed prefixes the abstract with "arXiv:ID Announce Type: new Abstract:".
     summary = re.sub(
@@ -65,7 +69,7 @@ def _arxiv_record(entry: Any, base: str) -> PaperRecord:
     published = _entry_date(entry)
     return make_record(
         source="arxiv",
-        id=base,
+        id=base + version,
         title=entry.get("title", ""),
         abstract=summary,
         authors=authors,

@@ -208,15 +208,36 @@ def parse_jsonl(text: str, source: str = "jsonl") -> Parsed:
     return _dedupe(out, rows(), source)
 
 
-def parse_csv(text: str, source: str = "csv") -> Parsed:
+#: A column name in a CSV header: a short word or phrase, never a sentence, quote or brace.
+_COLUMN = re.compile(r"[A-Za-z_#][\w .\-#()/]{0,39}")
+
+
+def _csv_header(reader: csv.DictReader, name: str) -> None:
+    """Refuse a file whose first line is not a header naming an abstract column.
+
+    A JSONL file read as CSV must not have its first record echoed back as "columns".
+    """
+    try:
+        names = [c.strip() for c in (reader.fieldnames or []) if c and c.strip()]
+    except csv.Error:  # a quote in the middle of the first line: not a header at all
+        names = []
+    if not names or not all(_COLUMN.fullmatch(n) for n in names):
+        raise IngestError(
+            f"{name} does not look like CSV with a header row: its first line should name the "
+            "comma-separated columns (e.g. title,abstract,authors)."
+        )
+    if not {n.lower() for n in names} & {"abstract", "summary"}:
+        raise IngestError(
+            f"{name}: CSV has no 'abstract' column (nor 'summary'); "
+            f"its header row names {', '.join(names)}."
+        )
+
+
+def parse_csv(text: str, source: str = "csv", name: str = "CSV file") -> Parsed:
     """CSV with a header naming title/abstract/authors/keywords/url columns."""
     csv.field_size_limit(MAX_TEXT_BYTES * 60)
     reader = csv.DictReader(io.StringIO(text), strict=True)
-    columns = {c.strip().lower() for c in (reader.fieldnames or []) if c}
-    if not columns & {"abstract", "summary"}:
-        raise IngestError(
-            f"CSV has no 'abstract' column (columns: {', '.join(sorted(columns)) or 'none'})."
-        )
+    _csv_header(reader, name)
     out = Parsed()
     rows, start = [], reader.line_num + 1
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,6 +45,13 @@ class IngestReport:
 
 
 PREFIXES = {"arxiv": "QUERY", "arxiv-rss": "CATEGORY", "openreview": "VENUE_ID"}
+EXAMPLES = {
+    "arxiv": "arxiv:cat:cs.LG",
+    "arxiv-rss": "arxiv-rss:cs.LG",
+    "openreview": "openreview:NeurIPS.cc/2026/Conference",
+}
+#: Suffixes of saved feeds and API answers: with a network format they name a file, not a query.
+SAVED_SUFFIXES = (".xml", ".atom", ".rss", ".json")
 
 
 def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
@@ -55,7 +63,8 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
             where = source[len(prefix) + 1 :]
             if not where.strip():  # said here, not as a network error or an empty feed
                 raise IngestError(
-                    f"{prefix}: needs a {PREFIXES[prefix]} after the colon (e.g. arxiv:cat:cs.LG)."
+                    f"{prefix}: needs a {PREFIXES[prefix]} after the colon "
+                    f"(e.g. {EXAMPLES[prefix]})."
                 )
             return (prefix if fmt == "auto" else fmt), where
     scheme = re.match(r"([A-Za-z][\w-]+):", source)
@@ -68,6 +77,8 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
     if fmt != "auto":
         return fmt, source
     suffix = Path(source).suffix.lower()
+    if suffix in SAVED_SUFFIXES and (sniffed := _sniff(source)):
+        return sniffed, source
     if suffix in (".jsonl", ".ndjson", ".json"):
         return "jsonl", source
     if suffix in (".csv", ".tsv"):
@@ -75,6 +86,20 @@ def detect_format(source: str, fmt: str = "auto") -> tuple[str, str]:
     if suffix in (".txt", ".md", ""):
         return "neurips-list", source
     raise IngestError(f"Cannot tell the format of {source!r}; pass --format.")
+
+
+def _sniff(path: str) -> str | None:
+    """The format of a saved arXiv feed or OpenReview answer, from its first bytes (None: other)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    except OSError:
+        return None  # reading it later says what is wrong
+    if head.startswith(b"<"):
+        return "arxiv-rss" if b"<rss" in head or b"<rdf" in head else "arxiv"
+    if head.startswith(b"{") and re.search(rb'^\{\s*"(notes|count)"', head):
+        return "openreview"
+    return None
 
 
 def _read_file(path: str) -> bytes:
@@ -89,17 +114,41 @@ def _read_file(path: str) -> bytes:
         raise IngestError(f"Cannot read {path}: {exc.strerror}") from exc
 
 
+def _parse_openreview_file(text: str, path: str) -> Parsed:
+    """A saved OpenReview API answer: ``{"notes": [...]}`` or a bare list of notes."""
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{path} is not JSON ({exc.msg}, line {exc.lineno}).") from exc
+    if isinstance(payload, list):
+        payload = {"notes": payload}
+    if not isinstance(payload, dict) or not isinstance(payload.get("notes"), list):
+        raise IngestError(f"{path} holds no OpenReview 'notes' list.")
+    return parse_openreview_notes(payload)
+
+
 def _parse_file(fmt: str, path: str) -> Parsed:
-    text, problems = decode(_read_file(path), path)
-    parser = {"neurips-list": parse_neurips_list, "jsonl": parse_jsonl, "csv": parse_csv}.get(fmt)
-    if parser is None:
-        raise IngestError(f"Format {fmt!r} reads from the network, not from a file.")
-    parsed = parser(text)
+    data = _read_file(path)
+    if fmt in ("arxiv", "arxiv-rss"):  # a saved feed: the parser the fetcher uses
+        return parse_arxiv_feed(data, name=path)
+    text, problems = decode(data, path)
+    if fmt == "openreview":
+        parsed = _parse_openreview_file(text, path)
+    else:
+        parser = {"neurips-list": parse_neurips_list, "jsonl": parse_jsonl}.get(fmt)
+        parsed = parser(text) if parser else parse_csv(text, name=path)
     parsed.problems[:0] = problems
     if not parsed.records and parsed.problems:
         first = parsed.problems[0]
         raise IngestError(f"{path}: no paper could be read (line {first.line}: {first.message}).")
     return parsed
+
+
+def _names_a_file(source: str, where: str) -> bool:
+    """With a network format, an unprefixed source that is a file (or looks like one) is read."""
+    if where != source:  # arxiv:QUERY and friends always go to the network
+        return False
+    return Path(where).exists() or Path(where).suffix.lower() in SAVED_SUFFIXES
 
 
 def _parse_network(fmt: str, where: str, cfg: SourceConfig) -> Iterable[Parsed]:
@@ -127,7 +176,7 @@ def ingest(
     """Read ``source`` into ``store``; re-ingesting the same source adds nothing."""
     fmt, where = detect_format(source, fmt)
     cfg = cfg or SourceConfig()
-    if fmt in ("arxiv", "arxiv-rss", "openreview"):
+    if fmt in PREFIXES and not _names_a_file(source, where):
         pages = _parse_network(fmt, where, cfg)
     else:
         pages = [_parse_file(fmt, where)]

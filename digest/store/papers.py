@@ -6,15 +6,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, Row, func, select, update
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
+from digest.store.identity import Keys, KeyView, arxiv_ref
 from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id, content_hash, normalize_title
-
-#: Abstracts shorter than this are too generic to prove two records are one paper.
-MIN_HASH_CHARS = 200
 
 
 @dataclass
@@ -27,53 +25,6 @@ class UpsertCounts:
     updated: int = 0  # same id, different text: the stored paper now has the new text
     added_ids: list[str] = field(default_factory=list)
     updated_ids: list[str] = field(default_factory=list)  # their text changed: embed them again
-
-
-@dataclass
-class _Keys:
-    """In-memory lookup of existing papers by every identity a source may carry."""
-
-    by_arxiv: dict[str, str] = field(default_factory=dict)
-    by_openreview: dict[str, str] = field(default_factory=dict)
-    by_hash: dict[str, str] = field(default_factory=dict)
-    by_title: dict[str, str] = field(default_factory=dict)
-    ids: set[str] = field(default_factory=set)
-
-    def add(self, row: Row) -> None:
-        self.ids.add(row.id)
-        if row.arxiv_id:
-            self.by_arxiv[row.arxiv_id] = row.id
-        if row.openreview_id:
-            self.by_openreview[row.openreview_id] = row.id
-        if row.abstract_len >= MIN_HASH_CHARS:
-            self.by_hash[row.content_hash] = row.id
-        if not row.title_derived and len(row.title_key) > 15:
-            self.by_title[row.title_key] = row.id
-
-    def find(self, row: PaperRow) -> str | None:
-        """The id of a stored paper that is the same work as ``row``."""
-        if row.id in self.ids:
-            return row.id
-        hashed = row.content_hash if len(row.abstract) >= MIN_HASH_CHARS else None
-        for table, key in (
-            (self.by_arxiv, row.arxiv_id),
-            (self.by_openreview, row.openreview_id),
-            (self.by_hash, hashed),
-        ):
-            if key and key in table:
-                return table[key]
-        if not row.title_derived:
-            return self.by_title.get(row.title_key)
-        return None
-
-
-class _KeyView:
-    """The identity columns of a new row, shaped like the rows ``_Keys`` loads."""
-
-    def __init__(self, row: PaperRow) -> None:
-        self.id, self.arxiv_id, self.openreview_id = row.id, row.arxiv_id, row.openreview_id
-        self.content_hash, self.title_key = row.content_hash, row.title_key
-        self.title_derived, self.abstract_len = row.title_derived, len(row.abstract)
 
 
 def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
@@ -96,12 +47,23 @@ def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
     session.commit()
 
 
+def _arxiv(rec: PaperRecord) -> tuple[str, int | None] | None:
+    """(base id, version) from the record's id, else from an arxiv.org link (any source)."""
+    ref = arxiv_ref(rec.id) or arxiv_ref(rec.links.abs, url=True)
+    ref = ref or arxiv_ref(rec.links.pdf, url=True)
+    if ref is None and rec.source == "arxiv" and (base := arxiv_base_id(rec.id)):
+        return base, None
+    return ref
+
+
 def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
     links = rec.links
-    arxiv = arxiv_base_id(rec.id) if rec.source == "arxiv" else arxiv_base_id(links.abs or "")
+    base, version = _arxiv(rec) or (None, None)
+    # An id that is an arXiv id (2611.00002v2) is stored without its version: one paper.
+    id_is_arxiv = rec.source == "arxiv" or arxiv_ref(rec.id) is not None
     openreview = rec.id if rec.source == "openreview" else None
     return PaperRow(
-        id=arxiv if rec.source == "arxiv" and arxiv else rec.id,
+        id=base if id_is_arxiv and base else rec.id,
         source=rec.source,
         title=rec.title,
         title_derived=rec.title_derived,
@@ -116,7 +78,8 @@ def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
         abs_url=links.abs,
         forum_url=links.forum,
         code_url=links.code,
-        arxiv_id=arxiv if (rec.source == "arxiv" or "arxiv.org" in (links.abs or "")) else None,
+        arxiv_id=base,
+        arxiv_version=version,
         openreview_id=openreview,
         published=rec.published,
         ingested_at=now,
@@ -137,6 +100,7 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
         "code_url",
         "arxiv_id",
         "openreview_id",
+        "arxiv_version",
         "venue",
         "year",
         "published",
@@ -151,12 +115,38 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     return changed
 
 
-def _update(old: PaperRow, new: PaperRow) -> bool:
-    """Replace ``old``'s text when a record with the same id brings different content."""
-    if new.id != old.id or not new.abstract or new.content_hash == old.content_hash:
-        return False
-    if new.published and old.published and new.published < old.published:
+def _same_arxiv(old: PaperRow, new: PaperRow) -> bool:
+    """Both rows name one arXiv paper, so their version numbers can be compared."""
+    return bool(new.arxiv_id) and new.arxiv_id == old.arxiv_id
+
+
+def _replaces(old: PaperRow, new: PaperRow) -> bool:
+    """Whether ``new`` is a later (or corrected) text of ``old``, never an older version.
+
+    The same id sent again replaces the text unless it is known to be older; another record of
+    the same arXiv paper (a JSONL line with its arxiv.org link) replaces it only as a later version.
+    """
+    if _same_arxiv(old, new) and old.arxiv_version and new.arxiv_version:
+        if new.arxiv_version != old.arxiv_version:
+            return new.arxiv_version > old.arxiv_version
+    elif new.published and old.published and new.published < old.published:
         return False  # an older version (arXiv v1 after v2) never replaces a newer one
+    return new.id == old.id
+
+
+def _update(old: PaperRow, new: PaperRow) -> bool:
+    """Give ``old`` the text and links of a later version or a re-sent id; True if it changed."""
+    if not _replaces(old, new):
+        return False
+    newer = _same_arxiv(old, new) and (new.arxiv_version or 0) > (old.arxiv_version or 0)
+    changed = False
+    if newer:  # the new version's own links (…v2) and number replace the old ones
+        for attr in ("arxiv_version", "abs_url", "pdf_url"):
+            if getattr(new, attr) and getattr(new, attr) != getattr(old, attr):
+                setattr(old, attr, getattr(new, attr))
+                changed = True
+    if not new.abstract or new.content_hash == old.content_hash:
+        return changed
     old.abstract, old.abstract_raw, old.content_hash = (
         new.abstract,
         new.abstract_raw,
@@ -196,7 +186,7 @@ class PaperRepo:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _keys(self, session: Session) -> _Keys:
+    def _keys(self, session: Session) -> Keys:
         # Only the identity columns: loading abstracts of 100k papers here would be wasted I/O.
         cols = (
             PaperRow.id,
@@ -207,7 +197,7 @@ class PaperRepo:
             PaperRow.title_derived,
             func.length(PaperRow.abstract).label("abstract_len"),
         )
-        keys = _Keys()
+        keys = Keys()
         for row in session.execute(select(*cols)):
             keys.add(row)
         return keys
@@ -226,15 +216,16 @@ class PaperRepo:
             pending, fresh = 0, []
             for rec in records:
                 row = _to_row(rec, now)
-                existing_id = keys.find(row)
+                existing_id = keys.find(row, lambda i: session.get(PaperRow, i))
                 if existing_id is None:
                     session.add(row)
-                    keys.add(_KeyView(row))
+                    keys.add(KeyView(row))
                     fresh.append(row)
                     counts.added += 1
                     counts.added_ids.append(row.id)
                 elif _update(old := session.get(PaperRow, existing_id), row):
                     _merge(old, row)
+                    keys.add(KeyView(old))  # its new title and text find it from now on
                     counts.updated += 1
                     counts.updated_ids.append(existing_id)
                 else:

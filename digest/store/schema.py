@@ -56,6 +56,7 @@ class PaperRow(Base):
     forum_url: Mapped[str | None] = mapped_column(Text)
     code_url: Mapped[str | None] = mapped_column(Text)
     arxiv_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    arxiv_version: Mapped[int | None] = mapped_column(Integer)  # v2 replaces v1's text, not back
     openreview_id: Mapped[str | None] = mapped_column(String(64), index=True)
     published: Mapped[date | None] = mapped_column(Date)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
