@@ -11,10 +11,11 @@ from scipy import sparse
 
 from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex, row_means
-from digest.rank.matching import contributions, matched_terms
+from digest.rank.matching import contributions, matched_many, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 
-__all__ = ["contributions", "matched_terms"]  # why.py and engine.py take them from here
+# why.py takes them from here
+__all__ = ["contributions", "matched_many", "matched_terms"]
 
 MAX_QUERY_CHARS = 2_000  # a 100 KB query is cut: topics are phrases, not documents
 
