@@ -11,7 +11,8 @@ taking the last option of the highest idf (`>=`) instead of the first; `distinct
 phrase one of whose words the topic has; `title_phrases` reading a phrase made of one title's
 last word and the next title's first; `matched_many` ordering by share alone (phrases no longer
 first) or in reverse; `page_why` giving the lexical lines to the wrong papers when some of the
-page came by meaning; `contributions` casting the rows to a type too small for them (int16).
+page came by meaning; `contributions` casting the rows to a type too small for them (int16);
+`compile_query` listing its column terms out of column order.
 """
 
 from __future__ import annotations

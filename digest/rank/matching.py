@@ -39,6 +39,8 @@ def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
 
 def _term_table(index: PaperIndex, q: Query) -> tuple[list[bool] | None, list[str | None]]:
     """(phrase flags, None if a query term is unknown; each column's term), once per query."""
+    if "terms" not in q.cache and len(names := q.cache.get("names", ())) == len(q.cols):
+        q.cache["terms"] = ([" " in t for t in names], list(names))  # compile_query's, in order
     if "terms" not in q.cache:
         vocab = index.vocab
         known = [t for t in q.terms if t in vocab]

@@ -77,11 +77,11 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
         for t in base:  # exact words first, their morphological relatives at a discount
             for v in index.family.get(family_key(t), ()):
                 weights[v] = max(weights[v], p.family_weight) if v not in base else weights[v]
-    known = [(vocab[t], w) for t, w in weights.items() if t in vocab]
+    known = [(t, c, w) for t, w in weights.items() if (c := vocab.get(t)) is not None]
     if not known:
         return None
-    cols = np.array([c for c, _ in known], dtype=np.int64)
-    w = np.array([w for _, w in known], dtype=np.float32)
+    cols = np.array([c for _, c, _ in known], dtype=np.int64)
+    w = np.array([w for _, _, w in known], dtype=np.float32)
     idf = idf[cols]
     shown: dict[str, str] = {}
     for word in re.findall(r"[^\W_]+", text.lower()):
@@ -90,7 +90,10 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
             shown.setdefault(stems[0], word)
     ideal = float((w * idf).sum())
     latent = index.project(cols, w * idf)
-    return Query(text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)))
+    names = tuple(t for t, _, _ in known)  # each column's term, for the why-lines
+    return Query(
+        text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)), {"names": names}
+    )
 
 
 def lexical(index: PaperIndex, q: Query, floor: float = 0.25, coord: float = 0.0) -> np.ndarray:
