@@ -8,12 +8,17 @@ instead of each column's own (a neighbouring column's share leaks in); `contribu
 masking empty columns; `contributions` rounding the weights to float16 before multiplying;
 `matched_terms` sorting matched terms by score alone (phrases no longer first); `distinct`
 taking the last option of the highest idf (`>=`) instead of the first; `distinct` naming a
-phrase one of whose words the topic has.
+phrase one of whose words the topic has; `title_phrases` reading a phrase made of one title's
+last word and the next title's first; `matched_many` ordering by share alone (phrases no longer
+first) or in reverse; `page_why` giving the lexical lines to the wrong papers when some of the
+page came by meaning; `contributions` casting the rows to a type too small for them (int16);
+`compile_query` listing its column terms out of column order.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -26,10 +31,11 @@ from digest.ingest.parse import parse_neurips_list
 from digest.rank.analyzer import term_of
 from digest.rank.engine import Ranker
 from digest.rank.index import build_index
-from digest.rank.matching import contributions
+from digest.rank.matching import contributions, matched_many, matched_terms
 from digest.rank.results import Hit
 from digest.rank.scorer import score
-from digest.rank.why import distinct
+from digest.rank.semantic import DenseState
+from digest.rank.why import _renderer, distinct, page_why, title_phrases
 from tests import why_reference as ref
 from tests.corpus import GNN_HETEROPHILY, GNN_MOLECULES, TOPICS, synthetic_records
 
@@ -135,3 +141,76 @@ def test_shares_on_awkward_matrices_equal_the_plain_computation():
         q = SimpleNamespace(cols=np.append(cols, [5, 6]), weights=rng.random(10).astype(np.float32))
         rows = np.arange(40)
         assert contributions(ix, q, rows).tobytes() == ref.contributions(ix, q, rows).tobytes()
+
+
+def test_a_page_of_title_phrases_is_each_title_on_its_own(index):
+    """Titles are read as one page; a phrase across two titles' boundary is never named."""
+    rng = np.random.default_rng(3)
+    terms = [
+        [t for w in re.findall(r"[^\W_]+", title.lower()) if (t := term_of(w))]
+        for title in index.titles
+    ]
+    firsts: dict[str, int] = {}  # a title's first term -> one title starting with it
+    for row, ts in enumerate(terms):
+        if ts:
+            firsts.setdefault(ts[0], row)
+    # Pages whose neighbouring titles form a known phrase at their boundary ('... graph' + 'neural ...').
+    seams = [
+        (a, b)
+        for a in range(min(len(index), 400))
+        for first, b in firsts.items()
+        if terms[a] and f"{terms[a][-1]} {first}" in index.vocab
+    ]
+    pages = [list(p) for p in seams[:200]]
+    pages += [rng.choice(len(index), 10).tolist() for _ in range(30)]
+    for rows in pages:
+        for skip in (set(), {"graph", "model", "learn"}):
+            want = [ref.distinct(index, r, skip) for r in rows]
+            assert title_phrases(index, rows, skip) == want, (rows, skip)
+
+
+def test_a_page_of_matched_terms_is_each_row_on_its_own(index):
+    ranker = Ranker(index)
+    for text in _queries(index.titles):
+        st = ranker.state(text)
+        if st is None:
+            continue
+        rows = np.concatenate([np.flatnonzero(st.lex > 0)[:12], [0, len(index) - 1]])
+        shares = contributions(index, st.query, rows)
+        render = _renderer(index, st.query)
+        want = [matched_terms(index, st.query, int(r), render=render, contrib=c) for r, c in
+                zip(rows, shares, strict=True)]  # fmt: skip
+        assert matched_many(index, st.query, shares, render) == want, text
+        assert [ref.matched_terms(index, st.query, int(r), c) for r, c in
+                zip(rows, shares, strict=True)] == want  # fmt: skip
+
+
+def test_a_page_partly_brought_by_meaning_reads_as_the_plain_code(index):
+    """Lines 'close in meaning' and lines naming words are given to the right papers."""
+    ranker, mixed = Ranker(index), 0
+    for text in _queries(index.titles)[:25]:
+        st = ranker.state(text)
+        if st is None:
+            continue
+        st = replace(st, dense=DenseState(np.zeros(len(index), dtype=np.float32), 0.4))
+        rows = np.flatnonzero(st.lex > 0)[:10]
+        # A fused score far above the words' share: meaning brought it; near it: words did.
+        fused = [float(st.lex[r]) * (10.0 if k % 3 == 1 else 1.1) for k, r in enumerate(rows)]
+        shares = ref.contributions(index, st.query, rows)
+        want = [ref.topic_why(index, text, st, int(r), f, shares[k])
+                for k, (r, f) in enumerate(zip(rows, fused, strict=True))]  # fmt: skip
+        assert page_why(index, text, st, rows, fused) == want, text
+        mixed += any("close in meaning" in w for w in want) and any("matches" in w for w in want)
+    assert mixed >= 10
+
+
+def test_shares_of_rows_beyond_the_int16_range_are_found():
+    """Rows are searched in the indices' own type: large row numbers must survive the cast."""
+    n = 200_000
+    rows = np.array([5, 70_000, 150_000, n - 1])
+    m = sparse.csc_matrix((np.ones(4, dtype=np.float32), (rows, [0, 0, 1, 1])), shape=(n, 2))
+    q = SimpleNamespace(cols=np.array([0, 1]), weights=np.array([2.0, 3.0], dtype=np.float32))
+    ix = SimpleNamespace(weights=m)
+    got = contributions(ix, q, rows)
+    assert got.tolist() == [[2.0, 0.0], [2.0, 0.0], [0.0, 3.0], [0.0, 3.0]]
+    assert got.tobytes() == ref.contributions(ix, q, rows).tobytes()

@@ -1,6 +1,6 @@
 """The plain why-line code as it was before the fast path (commit ceef2c1), kept to check against.
 
-A verbatim copy of ``contributions``, ``matched_terms``, ``distinct`` and ``topic_why``: slow,
+A verbatim copy of ``contributions``, ``matched_terms``, ``distinct``, ``by_meaning`` and ``topic_why``: slow,
 obviously right, and what every search page's why-lines must still read.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from digest.rank.analyzer import term_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState
-from digest.rank.why import _readable, by_meaning, quote
+from digest.rank.why import MEANING, _readable, quote
 
 
 def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
@@ -76,6 +76,12 @@ def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
         if idf > best_idf:
             best, best_idf = shown, idf
     return best
+
+
+def by_meaning(state: TopicState, row: int, fused: float) -> bool:
+    """True when meaning rather than words brought paper ``row`` for this topic."""
+    lex_share = float(state.lex[row]) / max(fused, 1e-9)
+    return state.dense is not None and state.dense.weight > 0 and lex_share < MEANING
 
 
 def topic_why(

@@ -107,6 +107,14 @@ def term_of(word: str) -> str:
     return _term(word)
 
 
+def terms_of(words: list[str]) -> list[str]:
+    """``term_of`` of each lower-case word, looked up in one pass (a page of titles at once)."""
+    got = list(map(_TERM.get, words))
+    if None in got:  # a word never analysed before
+        got = [t if t is not None else _term(w) for t, w in zip(got, words, strict=True)]
+    return got
+
+
 def stem(word: str) -> str:
     """The index term of a lower-case word (its singular), stop words included."""
     return _term(word) or _stem_word(word)

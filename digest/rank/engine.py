@@ -18,13 +18,12 @@ from digest.rank.scorer import (
     ScoreParams,
     TopicState,
     compile_query,
-    contributions,
     score,
     topic_state,
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
-from digest.rank.why import profile_why, topic_why
+from digest.rank.why import page_why, profile_why
 from digest.rank.why import quote as _quote
 
 if TYPE_CHECKING:
@@ -140,15 +139,9 @@ class Ranker:
         if not explain:  # ranking alone (the benchmark's ranking-only column)
             hits = tuple(Hit(ids[rows[i]], page_scores[k], "") for k, i in enumerate(order))
             return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
-        shares = contributions(self.index, st.query, rows[order])  # one pass for the whole page
-        hits = tuple(
-            Hit(
-                ids[rows[i]],
-                page_scores[k],
-                topic_why(self.index, text, st, int(rows[i]), float(scores[i]), shares[k]),
-            )
-            for k, i in enumerate(order)
-        )
+        # One pass for the whole page: term shares, matched words and title phrases.
+        whys = page_why(self.index, text, st, rows[order], [float(scores[i]) for i in order])
+        hits = tuple(Hit(ids[rows[i]], page_scores[k], whys[k]) for k, i in enumerate(order))
         return SearchResult(text, hits, len(rows), page, per_page, self._weak_note(weak))
 
     def _weak_note(self, weak: MatchCheck) -> str:

@@ -20,11 +20,17 @@ def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
     if not len(rows) or not len(q.cols) or not m.nnz:
         return np.zeros((len(rows), len(q.cols)), dtype=np.float32)
     starts, ends = m.indptr[q.cols], m.indptr[q.cols + 1]
+    # Rows in the indices' own type: with int64 rows numpy would first copy each (int32) column
+    # to int64, a pass over every paper that has the term, for ten lookups.
+    keys = rows.astype(m.indices.dtype) if rows.max() <= np.iinfo(m.indices.dtype).max else rows
     # One binary search per column in Python; the rest is done for all columns at once.
     pos = np.empty((len(q.cols), len(rows)), dtype=np.int64)
+    indices = m.indices
     for j, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        pos[j] = m.indices[s:e].searchsorted(rows) + s
-    pos = np.minimum(pos, np.maximum(ends - 1, 0)[:, None])  # stays inside its own column
+        pos[j] = indices[s:e].searchsorted(keys)
+    pos += starts[:, None]
+    # Stays inside its own column (an empty column's -1 reads the last entry, masked below).
+    pos = np.minimum(pos, (ends - 1)[:, None])
     found = (m.indices[pos] == rows) & (ends > starts)[:, None]
     # float32 data times the (float64) weights, rounded to float32 once, as before.
     shares = np.where(found, m.data[pos] * q.weights[:, None], 0.0)
@@ -33,6 +39,8 @@ def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:
 
 def _term_table(index: PaperIndex, q: Query) -> tuple[list[bool] | None, list[str | None]]:
     """(phrase flags, None if a query term is unknown; each column's term), once per query."""
+    if "terms" not in q.cache and len(names := q.cache.get("names", ())) == len(q.cols):
+        q.cache["terms"] = ([" " in t for t in names], list(names))  # compile_query's, in order
     if "terms" not in q.cache:
         vocab = index.vocab
         known = [t for t in q.terms if t in vocab]
@@ -75,3 +83,32 @@ def matched_terms(
         if not any(shown in o or o in shown for o in out):
             out.append(shown)
     return out[:limit]
+
+
+def matched_many(
+    index: PaperIndex,
+    q: Query,
+    shares: np.ndarray,
+    render: Callable[[str], str],
+    limit: int = 3,
+) -> list[list[str]]:
+    """``matched_terms`` of each row of ``shares`` (a page's), sorted for the whole page at once."""
+    phrase, names = _term_table(index, q)
+    if phrase is None or not shares.size:
+        return [matched_terms(index, q, 0, limit, render, contrib=s) for s in shares]
+    # Terms the paper has, phrases first, larger shares first; ties in column order (stable).
+    later = np.broadcast_to(~np.array(phrase, dtype=bool), shares.shape)
+    order = np.lexsort((-shares, later, shares <= 0)).tolist()
+    out = []
+    for vals, cols in zip(shares.tolist(), order, strict=True):
+        got: list[str] = []
+        for i in cols:
+            if vals[i] <= 0 or len(got) >= limit:
+                break
+            if (term := names[i]) is None:
+                continue
+            shown = render(term)
+            if not any(shown in o or o in shown for o in got):
+                got.append(shown)
+        out.append(got)
+    return out

@@ -11,10 +11,11 @@ from scipy import sparse
 
 from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex, row_means
-from digest.rank.matching import contributions, matched_terms
+from digest.rank.matching import contributions, matched_many, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 
-__all__ = ["contributions", "matched_terms"]  # why.py and engine.py take them from here
+# why.py takes them from here
+__all__ = ["contributions", "matched_many", "matched_terms"]
 
 MAX_QUERY_CHARS = 2_000  # a 100 KB query is cut: topics are phrases, not documents
 
@@ -76,11 +77,11 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
         for t in base:  # exact words first, their morphological relatives at a discount
             for v in index.family.get(family_key(t), ()):
                 weights[v] = max(weights[v], p.family_weight) if v not in base else weights[v]
-    known = [(vocab[t], w) for t, w in weights.items() if t in vocab]
+    known = [(t, c, w) for t, w in weights.items() if (c := vocab.get(t)) is not None]
     if not known:
         return None
-    cols = np.array([c for c, _ in known], dtype=np.int64)
-    w = np.array([w for _, w in known], dtype=np.float32)
+    cols = np.array([c for _, c, _ in known], dtype=np.int64)
+    w = np.array([w for _, _, w in known], dtype=np.float32)
     idf = idf[cols]
     shown: dict[str, str] = {}
     for word in re.findall(r"[^\W_]+", text.lower()):
@@ -89,7 +90,10 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
             shown.setdefault(stems[0], word)
     ideal = float((w * idf).sum())
     latent = index.project(cols, w * idf)
-    return Query(text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)))
+    names = tuple(t for t, _, _ in known)  # each column's term, for the why-lines
+    return Query(
+        text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)), {"names": names}
+    )
 
 
 def lexical(index: PaperIndex, q: Query, floor: float = 0.25, coord: float = 0.0) -> np.ndarray:

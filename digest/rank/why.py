@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
 
 from digest.headline import shorten
-from digest.rank.analyzer import term_of
+from digest.rank.analyzer import term_of, terms_of
 from digest.rank.index import PaperIndex
-from digest.rank.scorer import Query, TopicState, matched_terms
+from digest.rank.scorer import Query, TopicState, contributions, matched_many
 
 MEANING = 0.3  # below this lexical share of the fused score, meaning rather than words brought it
 LIKED = 0.5  # similarity above which a pick is said to be like a 👍 paper
@@ -41,58 +42,100 @@ def _readable(index: PaperIndex, q: Query, term: str) -> str:
     return term  # the singular, which the paper has (alone or as the start of its plural)
 
 
+def _renderer(index: PaperIndex, q: Query) -> Callable[[str], str]:
+    """``_readable`` for one query, remembering each term's words (a page repeats its terms)."""
+    memo: dict[str, str] = {}
+
+    def render(term: str) -> str:
+        if (shown := memo.get(term)) is None:
+            shown = memo[term] = _readable(index, q, term)
+        return shown
+
+    return render
+
+
 _WORD = re.compile(r"[^\W_]+")
 
 
 def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
     """The title's most specific phrase (or word) beyond the topic's: what sets this paper apart."""
-    words = [w.lower() for w in _WORD.findall(index.titles[row])]
-    terms = [term_of(w) for w in words]
-    vocab, idf = index.vocab, index.idf
+    return title_phrases(index, [row], skip)[0]
+
+
+def title_phrases(index: PaperIndex, rows: list[int], skip: set[str]) -> list[str | None]:
+    """``distinct`` of each row: the words of all the titles are looked up in one pass."""
+    spans, words = [], []
+    for row in rows:
+        title = index.titles[row]
+        if title.isascii():  # lower-casing first splits ASCII text the same way, in one call
+            found = _WORD.findall(title.lower())
+        else:
+            found = [w.lower() for w in _WORD.findall(title)]
+        spans.append((len(words), len(words) + len(found)))
+        words += found
+    terms = [t if t not in skip else "" for t in terms_of(words)]
+    get = index.vocab.get
+    # Pairs across title ends are looked up too (one pass); _best reads those inside a title.
+    pairs = [get(f"{a} {b}") if a and b else None for a, b in zip(terms, terms[1:], strict=False)]
+    cols = (list(map(get, terms)), pairs)
+    return [_best(index.idf, words, terms, cols, a, b) for a, b in spans]
+
+
+def _best(
+    idf: np.ndarray,
+    words: list[str],
+    terms: list[str],
+    cols: tuple[list[int | None], list[int | None]],
+    a: int,
+    b: int,
+) -> str | None:
+    """The title ``words[a:b]``'s highest-idf word or phrase whose terms are all kept."""
     best, best_idf = None, 0.0
     # Words first, then phrases, each in title order: the first of the highest idf wins.
-    for t, w in zip(terms, words, strict=True):
-        col = vocab.get(t) if t and t not in skip else None
-        if col is not None and (v := float(idf[col])) > best_idf:
-            best, best_idf = w, v
+    for i in range(a, b):
+        if (c := cols[0][i]) is not None and terms[i] and (v := float(idf[c])) > best_idf:
+            best, best_idf = words[i], v
     # A phrase must stand in the title as two adjacent words; a phrase says more (x1.3).
-    for i, (a, b) in enumerate(zip(terms, terms[1:], strict=False)):
-        col = vocab.get(f"{a} {b}") if a and b and a not in skip and b not in skip else None
-        if col is not None and (v := float(idf[col]) * 1.3) > best_idf:
+    for i in range(a, b - 1):
+        if (c := cols[1][i]) is None or not (terms[i] and terms[i + 1]):
+            continue
+        if (v := float(idf[c]) * 1.3) > best_idf:
             best, best_idf = f"{words[i]} {words[i + 1]}", v
     return best
 
 
 def by_meaning(state: TopicState, row: int, fused: float) -> bool:
     """True when meaning rather than words brought paper ``row`` for this topic."""
-    lex_share = float(state.lex[row]) / max(fused, 1e-9)
-    return state.dense is not None and state.dense.weight > 0 and lex_share < MEANING
+    if state.dense is None or not state.dense.weight > 0:  # words alone: no need to look
+        return False
+    return float(state.lex[row]) / max(fused, 1e-9) < MEANING
 
 
-def topic_why(
-    index: PaperIndex,
-    topic: str,
-    state: TopicState,
-    row: int,
-    fused: float,
-    contrib: np.ndarray | None = None,
-) -> str:
+def topic_why(index: PaperIndex, topic: str, state: TopicState, row: int, fused: float) -> str:
     """'matches 'topic': words; also: title phrase', or 'close in meaning to 'topic'' when it was."""
+    return page_why(index, topic, state, np.array([row]), [fused])[0]
+
+
+def page_why(
+    index: PaperIndex, topic: str, state: TopicState, rows: np.ndarray, fused: list[float]
+) -> list[str]:
+    """``topic_why`` of each of ``rows`` (a search page), their shares and titles read at once."""
     q = state.query
-    if by_meaning(state, row, fused):
-        return f"close in meaning to {quote(topic, 40)}"
-    terms = matched_terms(
-        index, q, int(row), render=lambda t: _readable(index, q, t), contrib=contrib
-    )
+    if "skip" not in q.cache:  # once per query rather than per hit
+        q.cache["skip"] = {s for t in q.terms for s in t.split()}  # the topic's own words
+        q.cache["render"] = _renderer(index, q)
+    meaning = [by_meaning(state, r, f) for r, f in zip(rows.tolist(), fused, strict=True)]
+    if any(meaning):
+        rows = rows[~np.array(meaning, dtype=bool)]
+    terms = matched_many(index, q, contributions(index, q, rows), q.cache["render"])
+    extras = title_phrases(index, rows.tolist(), q.cache["skip"])
     base = f"matches {quote(topic, 40)}"
-    if "skip" not in q.cache:  # the topic's own words, once per query rather than per hit
-        q.cache["skip"] = {s for t in q.terms for s in t.split()}
-    skip = q.cache["skip"]
-    extra = distinct(index, int(row), skip)
-    tail = f"; on {extra}" if extra else ""  # the title's own phrase: tells picks apart
-    if not terms:
-        return f"{base} (related wording){tail}"
-    return f"{base}: {', '.join(terms)}{tail}"
+    lexical = iter(
+        f"{base}: {', '.join(t)}{tail}" if t else f"{base} (related wording){tail}"
+        for t, tail in zip(terms, (f"; on {e}" if e else "" for e in extras), strict=True)
+    )  # the title's own phrase ('; on ...') tells picks apart
+    close = f"close in meaning to {quote(topic, 40)}"
+    return [close if m else next(lexical) for m in meaning]
 
 
 def title_ref(title: str, limit: int = TITLE_CHARS) -> str:
