@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,9 @@ PG_ENV = "DIGESTBOT_TEST_POSTGRES_URL"
 # Semantic ranking embeds papers at ingest (0.13 s each): only tests/test_semantic.py and the tests
 # that ask for it turn it on, so the rest of the suite stays fast and lexical.
 os.environ["DIGESTBOT_SEMANTIC"] = "off"
+# Whatever a test undoes, the default data folder (platformdirs reads XDG_DATA_HOME on Linux) is a
+# scratch one: a test that loses its DIGESTBOT_DATABASE_URL must never open the user's database.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="digestbot-tests-")
 # Parallel checkouts on one server each set their own name, so their suites cannot collide.
 TEST_DB = os.environ.get("DIGESTBOT_TEST_POSTGRES_DBNAME", "digestbot_test")
 

@@ -276,13 +276,13 @@ def test_cli_digest_exits_1_when_its_own_post_fails(env_isolated, capsys, monkey
     async def refuse(*args, **kwargs):
         raise PostError("ratelimited")
 
-    monkeypatch.setattr(ConsoleAdapter, "post_part", refuse)
-    capsys.readouterr()
-    assert main(["digest", "console:lab"]) == 1
-    out = capsys.readouterr().out
-    assert ": retrying at " in out and "another digestbot process" not in out, out
-    assert main(["digest", "console:lab"]) == 1  # the retry is not due yet: still not delivered
-    out = capsys.readouterr().out
-    assert ": retrying at " in out and "another digestbot process" not in out, out
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # undoes only this patch, not env_isolated's database
+        patch.setattr(ConsoleAdapter, "post_part", refuse)
+        capsys.readouterr()
+        assert main(["digest", "console:lab"]) == 1
+        out = capsys.readouterr().out
+        assert ": retrying at " in out and "another digestbot process" not in out, out
+        assert main(["digest", "console:lab"]) == 1  # the retry is not due yet: still undelivered
+        out = capsys.readouterr().out
+        assert ": retrying at " in out and "another digestbot process" not in out, out
     assert main(["channels"]) == 0
