@@ -39,9 +39,7 @@ from digest.rank import feedback
 KEPT = feedback.FeedbackParams()
 SETTINGS: dict[str, feedback.FeedbackParams] = {
     "kept setting": KEPT,
-    "before this round (no 👎 words, MMR half at 5 votes)": replace(
-        KEPT, neg_scale=0.0, diversity_half=5.0
-    ),
+    "before this round (PRF leans on 👎 papers too)": replace(KEPT, prf_skips_disliked=False),
     "MMR half at 5 votes (as before)": replace(KEPT, diversity_half=5.0),
     "MMR 0.3 whatever the votes": replace(KEPT, diversity_half=1e12),
     "no MMR once a channel has voted": replace(KEPT, diversity_half=1e-12),

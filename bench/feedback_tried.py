@@ -118,6 +118,12 @@ def rocchio_gamma(shipped, index, base, pos, neg, score_params=None, fp=None, ga
     return state
 
 
+def prf_docs(shipped, index, base, pos, neg, score_params=None, fp=None, docs=10):
+    """Once a channel has 👎 papers, the PRF (which skips them) takes ``docs`` best matches."""
+    sp = replace(score_params or ScoreParams(), prf_docs=docs)
+    return shipped(index, base, pos, neg, sp, fp)
+
+
 def no_prf(shipped, index, base, pos, neg, score_params=None, fp=None):
     """Votes replace the topic's pseudo-relevance feedback: the pull starts from its own words."""
     if base is not None and pos:
@@ -132,5 +138,6 @@ TRIED: dict[str, Callable] = {
     "LSA pull 2.5 × n/(n+5), push likewise": partial(pull_schedule),
     "LSA pull 4 × n/(n+20), push likewise": partial(pull_schedule, half=20.0, pull=4.0),
     "borrowed words: 👍 mean − 0.5 × 👎 mean": partial(rocchio_gamma),
+    "PRF from the 10 best non-👎 matches (5 kept)": partial(prf_docs),
     "no PRF once voted (pull from the topic's own words)": partial(no_prf),
 }
