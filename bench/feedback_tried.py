@@ -128,6 +128,7 @@ def no_prf(shipped, index, base, pos, neg, score_params=None, fp=None):
     """Votes replace the topic's pseudo-relevance feedback: the pull starts from its own words."""
     if base is not None and pos:
         base = replace(base, direction=unit(base.query.latent).astype(np.float32))
+        fp = replace(fp or feedback.PARAMS, prf_skips_disliked=False)  # no PRF left to redo
     return shipped(index, base, pos, neg, score_params, fp)
 
 
