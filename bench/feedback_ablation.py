@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -31,15 +32,14 @@ from bench.common import (
     table,
 )
 from bench.feedback import arxiv_sanity_features, day1, day2, open_service, svm_day2
+from bench.feedback_tried import TRIED
 from bench.quality import fmt_ci
 from digest.rank import feedback
 
 KEPT = feedback.FeedbackParams()
 SETTINGS: dict[str, feedback.FeedbackParams] = {
     "kept setting": KEPT,
-    "before this round (no 👎 words, MMR half at 5 votes)": replace(
-        KEPT, neg_scale=0.0, diversity_half=5.0
-    ),
+    "before this round (PRF leans on 👎 papers too)": replace(KEPT, prf_skips_disliked=False),
     "MMR half at 5 votes (as before)": replace(KEPT, diversity_half=5.0),
     "MMR 0.3 whatever the votes": replace(KEPT, diversity_half=1e12),
     "no MMR once a channel has voted": replace(KEPT, diversity_half=1e-12),
@@ -91,10 +91,14 @@ LEARNERS: dict[str, Callable] = {
 }
 
 
-def with_learner(extra: Callable | None) -> None:
-    """Install ``extra`` on top of the shipped learner (None: the shipped learner alone)."""
+def with_learner(extra: Callable | None, whole: bool = False) -> None:
+    """Install ``extra`` on top of the shipped learner (None: the shipped learner alone);
+    ``whole``: ``extra`` is a learner of its own, given the shipped one (bench/feedback_tried.py)."""
     shipped = getattr(feedback, "_shipped_learn", feedback.learn)
     feedback._shipped_learn = shipped
+    if whole and extra is not None:
+        feedback.learn = partial(extra, shipped)
+        return
 
     def learn(index, base, pos, neg, score_params=None, fp=None):
         state = shipped(index, base, pos, neg, score_params, fp)
@@ -157,6 +161,9 @@ def report(name: str, semantic: bool, svc, channels, svm: np.ndarray) -> None:
     feedback.PARAMS = KEPT
     for label, extra in LEARNERS.items():
         with_learner(extra)
+        results[label] = day2_scores(svc, channels)
+    for label, learner in TRIED.items():
+        with_learner(learner, whole=True)
         results[label] = day2_scores(svc, channels)
     with_learner(None)
     best = np.max(np.stack(list(results.values())), axis=0)  # chosen per channel after the fact

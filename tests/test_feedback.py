@@ -9,7 +9,8 @@ least one test red):
 - `compose` passing the constant `DIVERSITY` instead of `diversity_for(profile)`;
 - `feedback.diversity` growing (not shrinking) with votes, or halving only at 5 votes (as before);
 - no 👎 words (`neg_scale=0`), or 👎 and 👍 swapped in `_disliked_words`;
-- `_dense_rocchio` ignoring the 👍 centroid, or applied to keyword topics (weight 0).
+- `_dense_rocchio` ignoring the 👍 centroid, or applied to keyword topics (weight 0);
+- the topic's PRF still leaning on 👎 papers (see the last test for its own breaks).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from digest.compose import DIVERSITY, diversity_for
 from digest.models import ChannelRef, SubscriptionKind
 from digest.rank import feedback
 from digest.rank.profile import Profile
+from digest.rank.scorer import top_rows
 from digest.rank.semantic import DenseState
 from digest.service import DigestService
 from tests.corpus import synthetic_records
@@ -156,3 +158,30 @@ def test_dense_feedback_pulls_towards_liked_meaning_only_for_descriptive_topics(
     # which papers have a vector survives the step (fuse keeps their plain lexical score);
     # break seen red: a new DenseState(scores, weight) without `has`
     assert partial.has is not None and not partial.has[5]
+
+
+def test_the_topics_pseudo_feedback_stops_leaning_on_its_best_matches_once_disliked(svc):
+    """The plain topic's direction leans on its 5 best word matches (PRF); 👎 on two of them
+    moves the learned direction away from them, beyond what the LSA push alone does, and 👎 on
+    papers outside those 5 leaves the PRF as it was.
+
+    Breaks that turn this red: `_without_disliked` not called (or `prf_skips_disliked` ignored);
+    the 👍 rows zeroed instead of the 👎 ones; the lexical scores copied but not zeroed."""
+    ranker = svc.papers.ranker()
+    index = ranker.index
+    base = ranker.state(TOPIC)
+    prf = [int(r) for r in top_rows(base.lex, ranker.params.prf_docs)]
+    pos = [index.pos[p] for p in kind_ids("het")[:3] if index.pos[p] not in prf]
+    fp = feedback.FeedbackParams()
+    old = replace(fp, prf_skips_disliked=False)
+    neg = prf[:2]
+    on = feedback.learn(index, base, pos, neg, ranker.params, fp)
+    off = feedback.learn(index, base, pos, neg, ranker.params, old)
+    near_on = index.latent[neg] @ on.direction
+    near_off = index.latent[neg] @ off.direction
+    assert (near_on < near_off - 0.01).all(), (near_on, near_off)
+    far = [r for r in range(len(index)) if r not in prf and r not in pos][:3]
+    same = feedback.learn(index, base, pos, far, ranker.params, fp)
+    assert np.array_equal(
+        same.direction, feedback.learn(index, base, pos, far, ranker.params, old).direction
+    )

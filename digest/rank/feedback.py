@@ -11,7 +11,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from digest.rank.index import PaperIndex, row_means
-from digest.rank.scorer import ScoreParams, TopicState, column_scores, refine
+from digest.rank.scorer import (
+    ScoreParams,
+    TopicState,
+    column_scores,
+    latent_direction,
+    refine,
+)
 from digest.rank.semantic import DenseState, unit
 
 
@@ -28,6 +34,7 @@ class FeedbackParams:
     dense_neg: float = 0.3  # push of the 👎 centroid in the sentence-embedding space
     dense_mix: float = 0.5  # share of closeness to the 👍 centroid in a topic's meaning score
     diversity_half: float = 1.0  # votes after which a digest diversifies half as much
+    prf_skips_disliked: bool = True  # the topic's pseudo-relevance feedback ignores 👎 papers
 
 
 PARAMS = FeedbackParams()  # the setting in force (bench/feedback_ablation.py swaps it)
@@ -50,6 +57,8 @@ def learn(
         fb_pos=fp.latent_pos,
         fb_neg=fp.latent_neg,
     )
+    if base is not None and neg and fp.prf_skips_disliked:
+        base = _without_disliked(index, base, neg, sp)
     # The voted rows are read once: each read of a row walks the whole index (docs: re-rank).
     liked, disliked = row_means(index.weights, [pos, neg]) if pos else (None, None)
     state = refine(index, base, pos, neg, sp, liked_mean=liked)
@@ -61,6 +70,20 @@ def learn(
         return state
     has = index.has_dense if index.has_dense is not None else np.ones(len(index), dtype=bool)
     return replace(state, dense=_dense_rocchio(index.dense, has, state.dense, pos, neg, fp))
+
+
+def _without_disliked(
+    index: PaperIndex, base: TopicState, neg: list[int], sp: ScoreParams
+) -> TopicState:
+    """``base`` with its pseudo-relevance feedback taken from its best matches that were not 👎.
+
+    The topic's direction leans towards its few best word matches, assumed relevant; a 👎 on one
+    of them says it is not, so the direction no longer leans on it (the LSA push then moves away
+    from the 👎 papers as a whole).
+    """
+    lex = base.lex.copy()
+    lex[neg] = 0.0
+    return replace(base, direction=latent_direction(index, base.query, lex, sp, base.candidates))
 
 
 def _disliked_words(
