@@ -147,6 +147,12 @@ def digest_cmd(
     if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
         raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
+    if application.channels.profile(ch).is_empty() and (
+        dry_run or application.store.deliveries.for_day(ch.id, when) is None
+    ):  # no digest to post or preview, not an empty one (a delivered day still says so)
+        raise DigestError(
+            f'{ref} follows nothing, so it gets no digest; `digestbot subscribe {ref} "a topic"` first.'
+        )
     refused = refuse_day(ch, when, datetime.now(UTC), application.channels.catchup_grace)
     if refused and not dry_run:
         raise DigestError(refused)

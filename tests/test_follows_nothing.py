@@ -1,0 +1,56 @@
+"""A channel that follows nothing gets no digest: not from the scheduler, not from the CLI."""
+
+import asyncio
+from datetime import UTC, datetime
+
+from bot.runner import NOTHING_FOLLOWED, DigestRunner
+from bot.scheduler import DigestScheduler
+from digest.delivery import Deliveries
+from digest.models import ChannelRef, SubscriptionKind
+from tests.cli_proc import digestbot, one_error
+from tests.fakes import RecordingAdapter
+
+THURSDAY = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # an hour after a 09:00 UTC weekday digest
+
+
+def _scheduler(app):
+    adapter = RecordingAdapter()
+    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    return DigestScheduler(app.store, runner, clock=lambda: THURSDAY), adapter
+
+
+def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app):
+    """Breaks that turn this red: dropping the follows-nothing check in DigestRunner._run (an
+    empty "Following: nothing yet" digest is posted); checking only topics (the 👍-only channel
+    below gets nothing, though votes alone rank papers)."""
+    empty, voter = ChannelRef("console", "t1"), ChannelRef("console", "voter")
+    app.channels.add(empty, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.unsubscribe(empty, "all")
+    app.channels.add(empty, SubscriptionKind.EXCLUDE, "quantum")  # an exclusion is not an interest
+    app.channels.vote(voter, "u1", "syn-rl-0", 1)  # a vote-only channel still has a profile
+    for ref in (empty, voter):
+        app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+    sched, adapter = _scheduler(app)
+    done = asyncio.run(sched.catch_up())
+    assert done["console:t1"] == NOTHING_FOLLOWED
+    assert done["console:voter"].startswith("posted")
+    t1 = app.store.channels.get(empty)
+    assert asyncio.run(sched.fire(t1.id)) == NOTHING_FOLLOWED
+    assert {ref.channel_id for ref, _ in adapter.digests} == {"voter"}
+    assert app.store.deliveries.last(t1.id) is None  # nothing claimed: a later topic gets today's
+
+
+def test_digest_cli_says_there_is_nothing_to_follow(tmp_path):
+    """Breaks that turn this red: removing the follows-nothing check in `digestbot digest` (exit 0
+    with an empty digest printed, or an empty preview with --dry-run)."""
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text(
+        '{"id": "p1", "title": "Sparse autoencoders", "abstract": "Sparse features."}\n'
+    )
+    assert digestbot(tmp_path, "ingest", str(corpus)).returncode == 0
+    assert digestbot(tmp_path, "subscribe", "console:t1", "sparse").returncode == 0
+    assert digestbot(tmp_path, "cmd", "console:t1", "/papers unsubscribe all").returncode == 0
+    for extra in ((), ("--dry-run",)):
+        proc = digestbot(tmp_path, "digest", "console:t1", *extra)
+        assert "console:t1 follows nothing" in one_error(proc)
+        assert "Papers for" not in proc.stdout and "No new papers" not in proc.stdout
