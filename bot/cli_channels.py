@@ -66,6 +66,7 @@ def cmd_cmd(
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
+    from bot.commands.core import NO_PERSONAL
     from digest.channels import no_channel
 
     application = wired(db)
@@ -77,8 +78,8 @@ def cmd_cmd(
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
-    if reply.error and reply.text == no_channel(target):
-        raise DigestError(reply.text)
+    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one CLI wording
+        raise DigestError(no_channel(target))
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
