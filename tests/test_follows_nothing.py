@@ -54,3 +54,31 @@ def test_digest_cli_says_there_is_nothing_to_follow(tmp_path):
         proc = digestbot(tmp_path, "digest", "console:t1", *extra)
         assert "console:t1 follows nothing" in one_error(proc)
         assert "Papers for" not in proc.stdout and "No new papers" not in proc.stdout
+
+
+def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
+    """Breaks that turn this red: `all` choosing every subscription (exclusions deleted, "Stopped
+    following 6 items"); the `exclusions` selector missing (an error) or removing follows too."""
+    ref = ChannelRef("console", "t4")
+    for kind, text in [(SubscriptionKind.TOPIC, "graph neural networks"),
+                       (SubscriptionKind.AUTHOR, "Ada Lovelace")]:  # fmt: skip
+        app.channels.add(ref, kind, text)
+    for term in ("quantum", "molecules", "proteins", "speech"):
+        app.channels.add(ref, SubscriptionKind.EXCLUDE, term)
+    said = app.commands.handle("/papers unsubscribe all", _ctx(ref)).text
+    assert said == (
+        "Stopped following 2 items. 4 exclusions stay (`unsubscribe exclusions` removes them)."
+    )
+    left = app.channels.subscriptions(ref)
+    assert [s.kind for s in left] == [SubscriptionKind.EXCLUDE] * 4
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    assert app.commands.handle("/papers unsubscribe exclusions", _ctx(ref)).text == (
+        "Removed 4 exclusions."
+    )
+    assert [s.text for s in app.channels.subscriptions(ref)] == ["diffusion models"]
+
+
+def _ctx(ref: ChannelRef):
+    from bot.commands import Context
+
+    return Context(ref, "u1")

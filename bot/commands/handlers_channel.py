@@ -55,7 +55,12 @@ def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
 
 
-@command("unsubscribe", "unsubscribe <topic | number | all>", "stop following something", True)
+@command(
+    "unsubscribe",
+    "unsubscribe <topic | number | all | exclusions>",
+    "stop following something (`all`: everything followed; `exclusions`: every exclude)",
+    True,
+)
 def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.raw:
         return error("Unsubscribe from what? `/papers list` numbers what this channel follows.")
