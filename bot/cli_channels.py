@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
+#: Who types at `digestbot run`'s console prompt; `cmd` on a console channel is the same person,
+#: so `/papers me …` reaches one personal digest (console:@you) from both.
+CONSOLE_USER = "you"
 
 
 #: The platforms digestbot can deliver to; a channel anywhere else would never get a digest.
@@ -61,7 +64,12 @@ async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> s
 def cmd_cmd(
     channel: str,
     text: str,
-    user: Annotated[str | None, typer.Option("--user", help="As this user (default: cli).")] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", help="As this user (default: the console's user on console:, else cli)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
@@ -72,7 +80,7 @@ def cmd_cmd(
     application = wired(db)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
-    user = user or "cli"
+    user = user or (CONSOLE_USER if ref.platform == "console" else "cli")  # `run`'s console user
     ctx = Context(ref, user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace), name=name)
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.cli import DbOption, app, out, wired
-from bot.cli_channels import DEMO_CHANNEL, DEMO_TOPICS, apply_reply
+from bot.cli_channels import CONSOLE_USER, DEMO_CHANNEL, DEMO_TOPICS, apply_reply
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 
@@ -111,7 +111,8 @@ async def _serve(application: App) -> None:
         log.info("catch-up %s: %s", ref, outcome)
 
     async def handle(line: str) -> str:
-        ctx = Context(DEMO_CHANNEL, "you", dm=ChannelRef("console", "@you"), name="the console")
+        me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
+        ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         reply = application.commands.handle(line, ctx)
         if reply.schedule_changed is not None:
             scheduler.sync()
