@@ -11,7 +11,7 @@ import typer
 
 from bot.cli import DbOption, app, err, out, wired
 from digest.errors import DigestError
-from digest.models import ChannelRef, SubscriptionKind
+from digest.models import Channel, ChannelRef, SubscriptionKind
 from digest.schedule import local_day
 
 if TYPE_CHECKING:
@@ -166,15 +166,7 @@ def digest_cmd(
     if refused and not dry_run:
         raise DigestError(refused)
     if dry_run:
-        d = application.channels.preview(ref, when)
-        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
-        if as_json:
-            print(_digest_json(ref, when, "preview", items))
-        else:
-            from bot.adapters.console import render
-            from bot.commands.replies import digest_reply
-
-            print(render(digest_reply(d)))
+        _preview(application, ch, when, as_json)
         return
     from bot.runner import BUSY
 
@@ -196,6 +188,25 @@ def digest_cmd(
     ]
     print(_digest_json(ref, when, outcome, rows))
     raise typer.Exit(busy)
+
+
+def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
+    """`digest --dry-run`: a day's digest; for today, the next one instead (said so) once
+    today's has gone out."""
+    from bot.adapters.console import render
+    from bot.commands.replies import digest_reply
+    from digest.delivery import preview_target
+
+    note, now = "", datetime.now(UTC)
+    if day == local_day(now, ch.timezone):
+        grace = application.channels.catchup_grace
+        day, note = preview_target(application.store, ch, now, grace)
+    d = application.channels.preview(ch.ref, day)
+    if as_json:
+        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
+        print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))
+        return
+    print(f"{note}\n{render(digest_reply(d))}" if note else render(digest_reply(d)))
 
 
 def _no_connection(platform: str) -> str:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
 from digest.compose import plural
-from digest.delivery import next_digest, today_state
+from digest.delivery import next_digest, preview_target, today_state
 from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
-from digest.schedule import local_day, parse_weekdays
+from digest.schedule import parse_weekdays
 from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog")
@@ -116,7 +117,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if (refused := cmds.refusal(ctx)) is not None:
             return refused
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
-    return digest_reply(cmds.channels.preview(ctx.ref, local_day(ctx.now, channel.timezone)))
+    day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
+    reply = digest_reply(cmds.channels.preview(ctx.ref, day))
+    return replace(reply, text=f"{note}\n{reply.text}") if note else reply
 
 
 @command(
