@@ -247,6 +247,8 @@ def channels_cmd(db: DbOption = None) -> None:
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
+        if not ch.paused and application.channels.profile(ch).is_empty():
+            state = "no digest: follows nothing"
         last_text = (
             f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
             if last and last.posted_at

@@ -42,7 +42,8 @@ def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app
 
 def test_digest_cli_says_there_is_nothing_to_follow(tmp_path):
     """Breaks that turn this red: removing the follows-nothing check in `digestbot digest` (exit 0
-    with an empty digest printed, or an empty preview with --dry-run)."""
+    with an empty digest printed, or an empty preview with --dry-run); `channels` naming a next
+    digest time for it."""
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text(
         '{"id": "p1", "title": "Sparse autoencoders", "abstract": "Sparse features."}\n'
@@ -54,6 +55,7 @@ def test_digest_cli_says_there_is_nothing_to_follow(tmp_path):
         proc = digestbot(tmp_path, "digest", "console:t1", *extra)
         assert "console:t1 follows nothing" in one_error(proc)
         assert "Papers for" not in proc.stdout and "No new papers" not in proc.stdout
+    assert "no digest: follows nothing" in digestbot(tmp_path, "channels").stdout  # not "next …"
 
 
 def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
@@ -82,3 +84,14 @@ def _ctx(ref: ChannelRef):
     from bot.commands import Context
 
     return Context(ref, "u1")
+
+
+def test_list_announces_no_digest_for_a_channel_that_follows_nothing(app):
+    """Break that turns this red: `list` still naming a next digest time for a channel that
+    follows nothing (the scheduler sends none)."""
+    ref = ChannelRef("console", "t5")
+    app.channels.add(ref, SubscriptionKind.EXCLUDE, "quantum")
+    listed = app.commands.handle("/papers list", _ctx(ref)).text
+    assert "Next digest: none: follows nothing yet" in listed
+    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    assert "Next digest: none" not in app.commands.handle("/papers list", _ctx(ref)).text

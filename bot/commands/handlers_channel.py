@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
@@ -81,9 +82,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
-        f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
-        if due and not channel.paused
-        else "Next digest: none scheduled",
+        _next_line(cmds, channel, due, ctx),
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
         _settings_line(channel, ctx.personal),
     ]
@@ -93,6 +92,15 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else f"Channel {channel.name or channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
+
+
+def _next_line(cmds: Commands, channel: Channel, due: datetime | None, ctx: Context) -> str:
+    """When the next digest goes out; none while paused or following nothing (none is sent)."""
+    if cmds.channels.profile(channel).is_empty():
+        return "Next digest: none: follows nothing yet"
+    if due and not channel.paused:
+        return f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
+    return "Next digest: none scheduled"
 
 
 def _settings_line(channel: Channel, personal: bool) -> str:
