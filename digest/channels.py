@@ -192,9 +192,10 @@ class ChannelService:
         if excl:
             return f"Removed {plural(removed, 'exclusion')}." if removed else "No exclusions here."
         kept = len(subs) - len(chosen)  # exclusions are not followed: they stay until removed
+        one = kept == 1
         stay = (
-            f" {plural(kept, 'exclusion')} {'stays' if kept == 1 else 'stay'} "
-            "(`unsubscribe exclusions` removes them)."
+            f" {plural(kept, 'exclusion')} {'stays' if one else 'stay'} "
+            f"(`unsubscribe exclusions` removes {'it' if one else 'them'})."
             if kept
             else ""
         )

@@ -79,6 +79,11 @@ def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
         "Removed 4 exclusions."
     )
     assert [s.text for s in app.channels.subscriptions(ref)] == ["diffusion models"]
+    app.channels.add(ref, SubscriptionKind.EXCLUDE, "speech")
+    assert app.commands.handle("/papers unsubscribe all", _ctx(ref)).text == (
+        "Stopped following 'diffusion models'. 1 exclusion stays "
+        "(`unsubscribe exclusions` removes it)."
+    )
 
 
 def _ctx(ref: ChannelRef):
