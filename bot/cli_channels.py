@@ -12,7 +12,7 @@ import typer
 
 from bot.cli import DbOption, app, err, out, wired
 from digest.errors import DigestError
-from digest.models import ChannelRef, SubscriptionKind
+from digest.models import Channel, ChannelRef, SubscriptionKind
 from digest.schedule import local_day
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
+#: Who types at `digestbot run`'s console prompt; `cmd` on a console channel is the same person,
+#: so `/papers me …` reaches one personal digest (console:@you) from both.
+CONSOLE_USER = "you"
 
 
 #: The platforms digestbot can deliver to; a channel anywhere else would never get a digest.
@@ -77,24 +80,30 @@ async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> s
 def cmd_cmd(
     channel: str,
     text: str,
-    user: Annotated[str | None, typer.Option("--user", help="As this user (default: cli).")] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", help="As this user (default: the console's user on console:, else cli)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
+    from bot.commands.core import NO_PERSONAL
     from digest.channels import no_channel
 
     application = wired(db)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
-    user = user or "cli"
+    user = user or (CONSOLE_USER if ref.platform == "console" else "cli")  # `run`'s console user
     ctx = Context(ref, user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace), name=name)
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
-    if reply.error and reply.text == no_channel(target):
-        raise DigestError(reply.text)
+    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one CLI wording
+        raise DigestError(no_channel(target))
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
@@ -163,19 +172,17 @@ def digest_cmd(
     if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
         raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
+    if application.channels.profile(ch).is_empty() and (
+        dry_run or application.store.deliveries.for_day(ch.id, when) is None
+    ):  # no digest to post or preview, not an empty one (a delivered day still says so)
+        raise DigestError(
+            f'{ref} follows nothing, so it gets no digest; `digestbot subscribe {ref} "a topic"` first.'
+        )
     refused = refuse_day(ch, when, datetime.now(UTC), application.channels.catchup_grace)
     if refused and not dry_run:
         raise DigestError(refused)
     if dry_run:
-        d = application.channels.preview(ref, when)
-        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
-        if as_json:
-            print(_digest_json(ref, when, "preview", items))
-        else:
-            from bot.adapters.console import render
-            from bot.commands.replies import digest_reply
-
-            print(render(digest_reply(d)))
+        _preview(application, ch, when, as_json)
         return
     from bot.runner import BUSY
 
@@ -197,6 +204,25 @@ def digest_cmd(
     ]
     print(_digest_json(ref, when, outcome, rows))
     raise typer.Exit(busy)
+
+
+def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
+    """`digest --dry-run`: a day's digest; for today, the next one instead (said so) once
+    today's has gone out."""
+    from bot.adapters.console import render
+    from bot.commands.replies import digest_reply
+    from digest.delivery import preview_target
+
+    note, now = "", datetime.now(UTC)
+    if day == local_day(now, ch.timezone):
+        grace = application.channels.catchup_grace
+        day, note = preview_target(application.store, ch, now, grace)
+    d = application.channels.preview(ch.ref, day)
+    if as_json:
+        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
+        print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))
+        return
+    print(f"{note}\n{render(digest_reply(d))}" if note else render(digest_reply(d)))
 
 
 def _no_connection(platform: str) -> str:
@@ -237,6 +263,8 @@ def channels_cmd(db: DbOption = None) -> None:
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
+        if not ch.paused and application.channels.profile(ch).is_empty():
+            state = "no digest: follows nothing"
         last_text = (
             f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
             if last and last.posted_at

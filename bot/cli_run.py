@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.cli import DbOption, app, out, wired
-from bot.cli_channels import DEMO_CHANNEL, DEMO_TOPICS, apply_reply
+from bot.cli_channels import CONSOLE_USER, DEMO_CHANNEL, DEMO_TOPICS, apply_reply
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 
@@ -20,22 +20,64 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from bot.app import App
+    from bot.ports import Adapter
     from bot.scheduler import DigestScheduler
 
 log = logging.getLogger(__name__)
 
 
 def _first_run(application: App) -> None:
-    """The embedded default: bundled papers and a demo console channel, so `run` shows a digest."""
+    """The embedded default: bundled papers and, without platform tokens, a demo console channel,
+    so `run` shows a digest. Every line says what this process found in the database."""
+    s = application.settings
+    if application.store.papers.count() == 0 and not (s.arxiv_queries or s.openreview_venues):
+        _load_bundled(application)
+    if application.slack is not None or application.discord is not None:
+        return  # a real deployment: no console demo channel (README, `run`)
+    if not application.store.channels.all():
+        _create_demo(application)
+
+
+def _load_bundled(application: App) -> None:
+    """The bundled NeurIPS 2026 list; another process starting too may have stored it first."""
     from digest import BUNDLED_PAPERS
 
-    if application.store.papers.count() == 0:
-        report = application.service.ingest(str(BUNDLED_PAPERS))
+    report = application.service.ingest(str(BUNDLED_PAPERS))
+    before = report.parsed - report.added  # stored by another process between our check and now
+    if report.added and before:
+        print(f"Loaded {report.added} bundled NeurIPS 2026 papers ({before} already stored).")
+    elif report.added:
         print(f"Loaded {report.added} bundled NeurIPS 2026 papers.")
-    if not application.store.channels.all():
-        for topic in DEMO_TOPICS:
-            application.channels.add(DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot")
+    else:
+        print(
+            f"{before} bundled NeurIPS 2026 papers already stored (by another digestbot process)."
+        )
+
+
+def _create_demo(application: App) -> None:
+    """console:lab with the demo topics; says "Created" only when this process added them."""
+    ours = [
+        topic
+        for topic in DEMO_TOPICS
+        if application.channels.add(
+            DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot"
+        ).startswith("Now following")
+    ]
+    if len(ours) == len(DEMO_TOPICS):
         print(f"Created channel {DEMO_CHANNEL} following: {', '.join(DEMO_TOPICS)}.")
+    else:  # the database already held some: another process set the channel up at the same time
+        print(
+            f"Channel {DEMO_CHANNEL} set up by another digestbot process, following: {', '.join(DEMO_TOPICS)}."
+        )
+
+
+def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
+    """The platforms `run` posts to: a service (tokens, no terminal) has no console, where a
+    console channel's digest would only fill the service log."""
+    adapters = application.adapters(out.file)
+    if not interactive:
+        del adapters["console"]
+    return adapters
 
 
 async def _serve(application: App) -> None:
@@ -47,7 +89,7 @@ async def _serve(application: App) -> None:
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
     # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
-    adapters = application.adapters(out.file)
+    adapters = serving_adapters(application, interactive)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     application.connect(runner, scheduler)
@@ -58,13 +100,19 @@ async def _serve(application: App) -> None:
     # The demo channel's first digest is shown at once (the Quickstart's promise); every other
     # channel keeps to its schedule, so a later `run` never uses up a day's digest early.
     demo = application.store.channels.get(DEMO_CHANNEL)
-    if demo is not None and application.store.deliveries.last(demo.id) is None and not demo.paused:
+    if (
+        demo is not None
+        and interactive
+        and application.store.deliveries.last(demo.id) is None
+        and not demo.paused
+    ):
         await runner.run_channel(demo.id, local_day(datetime.now(UTC), demo.timezone))
     for ref, outcome in (await scheduler.catch_up()).items():
         log.info("catch-up %s: %s", ref, outcome)
 
     async def handle(line: str) -> str:
-        ctx = Context(DEMO_CHANNEL, "you", dm=ChannelRef("console", "@you"), name="the console")
+        me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
+        ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         reply = application.commands.handle(line, ctx)
         if reply.schedule_changed is not None:
             scheduler.sync()

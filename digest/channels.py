@@ -161,13 +161,14 @@ class ChannelService:
         return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."
 
     def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
-        """Remove by number (as in `list`), by exact text, or `all`."""
+        """Remove by number (as in `list`), by exact text, `all` (what is followed; exclusions
+        stay) or `exclusions`."""
         channel = self.channel(ref)
         subs = self.store.channels.subscriptions(channel.id)
         key = " ".join(selector.split()).lower()
-        if key == "all":
-            chosen = subs
-        elif is_number(numeric_text(key)):
+        if key in ("all", "exclusions"):
+            return self._unsubscribe_group(channel, subs, key == "exclusions")
+        if is_number(numeric_text(key)):
             n = int(numeric_text(key))
             if not 1 <= n <= len(subs):
                 raise DigestError(
@@ -188,6 +189,25 @@ class ChannelService:
         if removed == 1:
             return f"Stopped following {chosen[0].text!r}."
         return f"Stopped following {plural(removed, 'item')}."
+
+    def _unsubscribe_group(self, channel: Channel, subs: list[Subscription], excl: bool) -> str:
+        """`all`: every followed topic, author and like, keeping exclusions; `exclusions`: those."""
+        chosen = [s for s in subs if (s.kind is SubscriptionKind.EXCLUDE) == excl]
+        removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
+        if excl:
+            return f"Removed {plural(removed, 'exclusion')}." if removed else "No exclusions here."
+        kept = len(subs) - len(chosen)  # exclusions are not followed: they stay until removed
+        one = kept == 1
+        stay = (
+            f" {plural(kept, 'exclusion')} {'stays' if one else 'stay'} "
+            f"(`unsubscribe exclusions` removes {'it' if one else 'them'})."
+            if kept
+            else ""
+        )
+        if not removed:
+            return f"This channel follows nothing.{stay}"
+        what = repr(chosen[0].text) if removed == 1 else plural(removed, "item")
+        return f"Stopped following {what}.{stay}"
 
     def set_schedule(
         self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None

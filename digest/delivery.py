@@ -12,7 +12,8 @@ from __future__ import annotations
 import secrets
 import socket
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from digest.backlog import compose_digest
 from digest.channels import ChannelService
@@ -167,3 +168,31 @@ def today_state(store: Store, channel: Channel, now: datetime) -> str:
     """The true state of the channel's digest for its local today."""
     day = local_day(now, channel.timezone)
     return describe(store.deliveries.for_day(channel.id, day), store.ledger.messages)
+
+
+def preview_target(
+    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
+) -> tuple[date, str]:
+    """The day a preview shows, and a note when today's digest is already settled or under way.
+
+    A preview composes what is still unsent; once today's digest went out that is the NEXT
+    digest's content, so it is labelled with that digest's day and says so (never today's).
+    """
+    today = local_day(now, channel.timezone)
+    d = store.deliveries.for_day(channel.id, today)
+    if d is None:
+        return today, ""
+    state = describe(d, store.ledger.messages)
+    if d.posted_at is not None:
+        at = d.posted_at if d.posted_at.tzinfo else d.posted_at.replace(tzinfo=UTC)
+        state += f" at {at.astimezone(ZoneInfo(channel.timezone)):%H:%M} ({channel.timezone})"
+    due = next_digest(store, channel, now, grace)
+    if due is None:
+        return today + timedelta(days=1), (
+            f"Today's digest: {state}. No next digest is scheduled; "
+            "this is what one would hold now."
+        )
+    return due.date(), (
+        f"Today's digest: {state}. This preview is what the next digest, "
+        f"{due:%a %d %b %H:%M %Z}, would hold."
+    )

@@ -227,8 +227,9 @@ def test_paper_similar_why_topics_votes_export_stats(app):
 
 def test_replies_read_well(app):
     """Item 15: plurals, personal wording, one abstract per `paper`, pages past the end."""
-    me_list = say(app, "me list").text
-    assert "`/papers me subscribe <topic>`" in me_list
+    assert "`/papers me subscribe <topic>`" in say(app, "me list").text  # none yet: how to start
+    say(app, "me option quiet on")  # a setting sets the personal digest up, following nothing
+    assert "`/papers me subscribe <topic>`" in say(app, "me list").text
     assert say(app, "me stats").title == "Your stats"
     one = say(app, "paper syn-sae-1")
     assert one.text.startswith(app.service.paper("syn-sae-1").abstract[:40])

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
 from digest.compose import plural
-from digest.delivery import next_digest, today_state
+from digest.delivery import next_digest, preview_target, today_state
 from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
-from digest.schedule import local_day, parse_weekdays
+from digest.schedule import parse_weekdays
 from digest.text import has_visible
 from digest.zones import parse_timezone
 
@@ -56,7 +58,12 @@ def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
 
 
-@command("unsubscribe", "unsubscribe <topic | number | all>", "stop following something", True)
+@command(
+    "unsubscribe",
+    "unsubscribe <topic | number | all | exclusions>",
+    "stop following something (`all`: everything followed; `exclusions`: every exclude)",
+    True,
+)
 def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.raw:
         return error("Unsubscribe from what? `/papers list` numbers what this channel follows.")
@@ -76,9 +83,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
-        f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
-        if due and not channel.paused
-        else "Next digest: none scheduled",
+        _next_line(cmds, channel, due, ctx),
         f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
         _settings_line(channel, ctx.personal),
     ]
@@ -88,6 +93,15 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else f"Channel {channel.name or channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
+
+
+def _next_line(cmds: Commands, channel: Channel, due: datetime | None, ctx: Context) -> str:
+    """When the next digest goes out; none while paused or following nothing (none is sent)."""
+    if cmds.channels.profile(channel).is_empty():
+        return "Next digest: none: follows nothing yet"
+    if due and not channel.paused:
+        return f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
+    return "Next digest: none scheduled"
 
 
 def _settings_line(channel: Channel, personal: bool) -> str:
@@ -112,7 +126,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if (refused := cmds.refusal(ctx)) is not None:
             return refused
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
-    return digest_reply(cmds.channels.preview(ctx.ref, local_day(ctx.now, channel.timezone)))
+    day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
+    reply = digest_reply(cmds.channels.preview(ctx.ref, day))
+    return replace(reply, text=f"{note}\n{reply.text}") if note else reply
 
 
 @command(

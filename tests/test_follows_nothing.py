@@ -1,0 +1,103 @@
+"""A channel that follows nothing gets no digest: not from the scheduler, not from the CLI."""
+
+import asyncio
+from datetime import UTC, datetime
+
+from bot.runner import NOTHING_FOLLOWED, DigestRunner
+from bot.scheduler import DigestScheduler
+from digest.delivery import Deliveries
+from digest.models import ChannelRef, SubscriptionKind
+from tests.cli_proc import digestbot, one_error
+from tests.fakes import RecordingAdapter
+
+THURSDAY = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # an hour after a 09:00 UTC weekday digest
+
+
+def _scheduler(app):
+    adapter = RecordingAdapter()
+    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    return DigestScheduler(app.store, runner, clock=lambda: THURSDAY), adapter
+
+
+def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app):
+    """Breaks that turn this red: dropping the follows-nothing check in DigestRunner._run (an
+    empty "Following: nothing yet" digest is posted) or in DigestScheduler.catch_up (an outcome
+    for it every sweep, in the log and the metrics); checking only topics (the 👍-only channel
+    below gets nothing, though votes alone rank papers)."""
+    empty, voter = ChannelRef("console", "t1"), ChannelRef("console", "voter")
+    app.channels.add(empty, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.unsubscribe(empty, "all")
+    app.channels.add(empty, SubscriptionKind.EXCLUDE, "quantum")  # an exclusion is not an interest
+    app.channels.vote(voter, "u1", "syn-rl-0", 1)  # a vote-only channel still has a profile
+    for ref in (empty, voter):
+        app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+    sched, adapter = _scheduler(app)
+    done = asyncio.run(sched.catch_up())
+    assert "console:t1" not in done  # skipped quietly: no outcome logged or counted each sweep
+    assert done["console:voter"].startswith("posted")
+    t1 = app.store.channels.get(empty)
+    assert asyncio.run(sched.fire(t1.id)) == NOTHING_FOLLOWED
+    assert {ref.channel_id for ref, _ in adapter.digests} == {"voter"}
+    assert app.store.deliveries.last(t1.id) is None  # nothing claimed: a later topic gets today's
+
+
+def test_digest_cli_says_there_is_nothing_to_follow(tmp_path):
+    """Breaks that turn this red: removing the follows-nothing check in `digestbot digest` (exit 0
+    with an empty digest printed, or an empty preview with --dry-run); `channels` naming a next
+    digest time for it."""
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text(
+        '{"id": "p1", "title": "Sparse autoencoders", "abstract": "Sparse features."}\n'
+    )
+    assert digestbot(tmp_path, "ingest", str(corpus)).returncode == 0
+    assert digestbot(tmp_path, "subscribe", "console:t1", "sparse").returncode == 0
+    assert digestbot(tmp_path, "cmd", "console:t1", "/papers unsubscribe all").returncode == 0
+    for extra in ((), ("--dry-run",)):
+        proc = digestbot(tmp_path, "digest", "console:t1", *extra)
+        assert "console:t1 follows nothing" in one_error(proc)
+        assert "Papers for" not in proc.stdout and "No new papers" not in proc.stdout
+    assert "no digest: follows nothing" in digestbot(tmp_path, "channels").stdout  # not "next …"
+
+
+def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
+    """Breaks that turn this red: `all` choosing every subscription (exclusions deleted, "Stopped
+    following 6 items"); the `exclusions` selector missing (an error) or removing follows too."""
+    ref = ChannelRef("console", "t4")
+    for kind, text in [(SubscriptionKind.TOPIC, "graph neural networks"),
+                       (SubscriptionKind.AUTHOR, "Ada Lovelace")]:  # fmt: skip
+        app.channels.add(ref, kind, text)
+    for term in ("quantum", "molecules", "proteins", "speech"):
+        app.channels.add(ref, SubscriptionKind.EXCLUDE, term)
+    said = app.commands.handle("/papers unsubscribe all", _ctx(ref)).text
+    assert said == (
+        "Stopped following 2 items. 4 exclusions stay (`unsubscribe exclusions` removes them)."
+    )
+    left = app.channels.subscriptions(ref)
+    assert [s.kind for s in left] == [SubscriptionKind.EXCLUDE] * 4
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    assert app.commands.handle("/papers unsubscribe exclusions", _ctx(ref)).text == (
+        "Removed 4 exclusions."
+    )
+    assert [s.text for s in app.channels.subscriptions(ref)] == ["diffusion models"]
+    app.channels.add(ref, SubscriptionKind.EXCLUDE, "speech")
+    assert app.commands.handle("/papers unsubscribe all", _ctx(ref)).text == (
+        "Stopped following 'diffusion models'. 1 exclusion stays "
+        "(`unsubscribe exclusions` removes it)."
+    )
+
+
+def _ctx(ref: ChannelRef):
+    from bot.commands import Context
+
+    return Context(ref, "u1")
+
+
+def test_list_announces_no_digest_for_a_channel_that_follows_nothing(app):
+    """Break that turns this red: `list` still naming a next digest time for a channel that
+    follows nothing (the scheduler sends none)."""
+    ref = ChannelRef("console", "t5")
+    app.channels.add(ref, SubscriptionKind.EXCLUDE, "quantum")
+    listed = app.commands.handle("/papers list", _ctx(ref)).text
+    assert "Next digest: none: follows nothing yet" in listed
+    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    assert "Next digest: none" not in app.commands.handle("/papers list", _ctx(ref)).text
