@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, err, out, wired
+from bot.outcome import Kind, Outcome
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, SubscriptionKind
 from digest.schedule import local_day
@@ -188,8 +189,10 @@ def digest_cmd(
 
     runner = application.runner(adapters)
     outcome = asyncio.run(runner.run_channel(ch.id, when))
-    # 3: not an error, not settled by us; 1: our own post failed (retried later or given up): README
-    busy = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
+    busy = digest_exit_code(outcome)
+    if busy == 2:  # not sent (paused, say): one error line, like any digest that cannot be had
+        resume = f'; `digestbot cmd {ref} "/papers resume"` resumes it' if ch.paused else ""
+        raise DigestError(f"{ref} {when}: not sent: {outcome}{resume}")
     if busy == 3 and not outcome.startswith(BUSY):  # e.g. a state read as the other one finished
         outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
     if not as_json:
@@ -204,6 +207,17 @@ def digest_cmd(
     ]
     print(_digest_json(ref, when, outcome, rows))
     raise typer.Exit(busy)
+
+
+#: README, `digest`: 0 settled; 3 another process holds it (not an error, not settled by us);
+#: 1 our own post failed (retried later or given up); 2 not sent (paused, follows nothing...).
+_EXIT_CODES = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
+               Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
+
+
+def digest_exit_code(outcome: Outcome) -> int:
+    """The exit code of `digestbot digest` for a run's outcome (README, `digest`)."""
+    return _EXIT_CODES[outcome.kind]
 
 
 def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:

@@ -51,3 +51,28 @@ def test_exit_codes_follow_the_kind_and_the_text_is_unchanged(kind, exit_code):
     code = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
     assert code == exit_code
     assert outcome == "some words" and f"({outcome})" == "(some words)" and outcome.kind is kind
+
+
+def test_digest_on_a_paused_channel_is_not_settled(env_isolated, capsys):
+    """A paused channel's `digestbot digest` says why in one `error:` line and exits 2, with or
+    without --json (README: 0 means settled; nothing was sent here).
+
+    Breaks that turn this red: NOT_SENT mapped to 0 in bot.cli_channels.digest_exit_code (rc 0
+    and "paused by the command line" on stdout); the not-sent branch printing the JSON instead of
+    the error line; the resume hint dropped."""
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:t1", "sparse autoencoders"]) == 0
+    assert main(["cmd", "console:t1", "/papers pause"]) == 0
+    for extra in ([], ["--json"]):
+        capsys.readouterr()
+        assert main(["digest", "console:t1", *extra]) == 2
+        seen = capsys.readouterr()
+        line = seen.err.strip()
+        assert seen.out == "" and line.count("\n") == 0 and line.startswith("error: "), seen
+        assert "not sent: paused by the command line" in line
+        assert '"/papers resume"' in line
+    assert main(["cmd", "console:t1", "/papers resume"]) == 0
+    assert main(["digest", "console:t1"]) == 0  # resumed: posted now
