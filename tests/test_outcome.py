@@ -41,16 +41,51 @@ def test_each_stored_state_has_the_kind_its_words_say(d, text, kind):
     assert describe(d).startswith(text) and state_kind(d) is kind
 
 
+EXIT_CODES = [(Kind.POSTED, 0), (Kind.SETTLED, 0), (Kind.NOT_SENT, 2), (Kind.BUSY, 3),
+              (Kind.LOST, 3), (Kind.RETRYING, 1), (Kind.FAILED, 1)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "exit_code"), EXIT_CODES)
+def test_exit_codes_follow_the_kind_and_the_text_is_unchanged(kind, exit_code):
+    """The CLI's own mapping (bot.cli_channels.digest_exit_code), every kind, as README says.
+
+    Breaks that turn this red: any entry of digest_exit_code's table changed (NOT_SENT back to
+    0, LOST to 0, RETRYING to 3...); a Kind added without an exit code (KeyError)."""
+    from bot.cli_channels import digest_exit_code
+
+    outcome = Outcome("some words", kind)
+    assert digest_exit_code(outcome) == exit_code
+    assert outcome == "some words" and f"({outcome})" == "(some words)" and outcome.kind is kind
+    assert {k for k, _ in EXIT_CODES} == set(Kind)  # every kind is covered here
+
+
 @pytest.mark.parametrize(
     ("kind", "exit_code"),
-    [(Kind.POSTED, 0), (Kind.SETTLED, 0), (Kind.NOT_SENT, 0), (Kind.BUSY, 3), (Kind.LOST, 3),
-     (Kind.RETRYING, 1), (Kind.FAILED, 1)],
-)  # fmt: skip
-def test_exit_codes_follow_the_kind_and_the_text_is_unchanged(kind, exit_code):
-    outcome = Outcome("some words", kind)
-    code = 3 if outcome.unsettled_by_another else 1 if outcome.post_failed else 0
-    assert code == exit_code
-    assert outcome == "some words" and f"({outcome})" == "(some words)" and outcome.kind is kind
+    [(Kind.POSTED, 0), (Kind.NOT_SENT, 2), (Kind.BUSY, 3), (Kind.FAILED, 1)],
+)
+def test_digest_command_exits_with_the_code_of_its_outcome(
+    env_isolated, capsys, monkeypatch, kind, exit_code
+):
+    """The real `main(["digest", ...])` with a runner answering each kind: the process exit code.
+
+    Breaks that turn this red: digest_cmd not using digest_exit_code's answer (e.g. the old
+    `3 if unsettled_by_another else 1 if post_failed else 0`: NOT_SENT exits 0), or raising
+    typer.Exit(0) regardless; the mapping table changed."""
+    from bot.cli import main
+    from bot.runner import DigestRunner
+    from digest import BUNDLED_PAPERS
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
+
+    async def answer(self, channel_id, day):
+        return Outcome("paused by the command line" if kind is Kind.NOT_SENT else "words", kind)
+
+    monkeypatch.setattr(DigestRunner, "run_channel", answer)
+    for extra in ([], ["--json"]):
+        capsys.readouterr()
+        assert main(["digest", "console:lab", *extra]) == exit_code
+        assert "Traceback" not in capsys.readouterr().err
 
 
 def test_digest_on_a_paused_channel_is_not_settled(env_isolated, capsys):
