@@ -173,9 +173,8 @@ def digest_cmd(
     if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
         raise DigestError(_no_connection(ref.platform))
     when = _day(day, ch.timezone)
-    if application.channels.profile(ch).is_empty() and (
-        dry_run or application.store.deliveries.for_day(ch.id, when) is None
-    ):  # no digest to post or preview, not an empty one (a delivered day still says so)
+    if application.channels.follows_nothing(ch, None if dry_run else when):
+        # no digest to post or preview, not an empty one (a delivered day still says so)
         raise DigestError(
             f'{ref} follows nothing, so it gets no digest; `digestbot subscribe {ref} "a topic"` first.'
         )
@@ -277,7 +276,7 @@ def channels_cmd(db: DbOption = None) -> None:
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
-        if not ch.paused and application.channels.profile(ch).is_empty():
+        if not ch.paused and application.channels.follows_nothing(ch):  # the digests to come
             state = "no digest: follows nothing"
         last_text = (
             f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"

@@ -67,20 +67,13 @@ class DigestRunner:
         adapter = self.adapters.get(channel.ref.platform)
         if adapter is None:
             return Outcome(f"no {channel.ref.platform} connection", Kind.NOT_SENT)
-        if await asyncio.to_thread(self.follows_nothing, channel, day):
+        if await asyncio.to_thread(self.deliveries.channels.follows_nothing, channel, day):
             return Outcome(NOTHING_FOLLOWED, Kind.NOT_SENT)
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
         if claim is None:  # say what is true: delivered, retrying (when, why), being sent...
             return await asyncio.to_thread(self._not_ours, channel.id, day)
         return await self.send(claim, adapter)
-
-    def follows_nothing(self, channel: Channel, day: date) -> bool:
-        """True when nothing would rank a paper here (no topic, author or like, and no 👍) and
-        ``day`` has no digest yet; one that has keeps its true state (delivered, being sent...)."""
-        if self.store.deliveries.for_day(channel.id, day) is not None:
-            return False
-        return self.deliveries.channels.profile(channel).is_empty()
 
     def _not_ours(self, channel_id: int, day: date) -> Outcome:
         """Why the claim went elsewhere; a live lease held by someone else is said plainly."""

@@ -134,7 +134,9 @@ class DigestScheduler:
                 self.store.deliveries.for_day, channel.id, due.date()
             ):
                 continue
-            if await asyncio.to_thread(self.runner.follows_nothing, channel, due.date()):
+            if await asyncio.to_thread(
+                self.runner.deliveries.channels.follows_nothing, channel, due.date()
+            ):
                 continue  # like a paused channel: no digest, and no outcome counted every sweep
             done[str(channel.ref)] = await self.runner.run_channel(channel.id, due.date())
         return done

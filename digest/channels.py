@@ -120,6 +120,16 @@ class ChannelService:
             votes=votes,
         )
 
+    def follows_nothing(self, channel: Channel, day: date | None = None) -> bool:
+        """True when nothing would rank a paper here (no topic, author or like, and no 👍), so no
+        digest is sent or previewed: the one rule the runner, the scheduler, chat and the CLI use.
+
+        A ``day`` that already has a digest is not such a day: its real state (delivered, being
+        sent...) is said first, wherever it is asked. Without a day: the digests to come."""
+        if day is not None and self.store.deliveries.for_day(channel.id, day) is not None:
+            return False
+        return self.profile(channel).is_empty()
+
     def add(
         self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
     ) -> str:

@@ -1,6 +1,7 @@
 """A channel that follows nothing gets no digest: not from the scheduler, not from the CLI."""
 
 import asyncio
+import json
 from datetime import UTC, datetime
 
 from bot.runner import NOTHING_FOLLOWED, DigestRunner
@@ -101,3 +102,62 @@ def test_list_announces_no_digest_for_a_channel_that_follows_nothing(app):
     assert "Next digest: none: follows nothing yet" in listed
     app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
     assert "Next digest: none" not in app.commands.handle("/papers list", _ctx(ref)).text
+
+
+def test_chat_and_cli_agree_once_the_day_has_its_digest(env_isolated, capsys):
+    """Today's digest went out, then the channel stopped following anything: chat's `digest now`
+    and the CLI's `digest` both report the delivered day (its real state comes first); both
+    say "follows nothing" about the digests to come (`list`, `channels`, `digest --dry-run`).
+
+    Breaks that turn this red: handlers_channel.digest_cmd checking the bare profile again
+    (chat: "follows nothing yet", exit 2, while the CLI says "already delivered");
+    ChannelService.follows_nothing ignoring its day (both refuse a delivered day)."""
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:t1", "sparse autoencoders"]) == 0
+    assert main(["digest", "console:t1"]) == 0
+    assert main(["cmd", "console:t1", "/papers unsubscribe all"]) == 0
+    capsys.readouterr()
+    assert main(["cmd", "console:t1", "/papers digest now"]) == 0
+    chat = capsys.readouterr().out
+    assert "already delivered" in chat and "follows nothing" not in chat, chat
+    assert main(["digest", "console:t1"]) == 0
+    cli = capsys.readouterr().out
+    assert "already delivered" in cli and "follows nothing" not in cli, cli
+    assert main(["cmd", "console:t1", "/papers list"]) == 0
+    listed = capsys.readouterr().out
+    assert "Next digest: none: follows nothing yet" in listed and "already delivered" in listed
+    assert main(["digest", "console:t1", "--dry-run"]) == 2
+    assert main(["cmd", "console:t1", "/papers digest preview"]) == 2
+    assert main(["channels"]) == 0
+    assert "no digest: follows nothing" in capsys.readouterr().out
+
+
+def test_every_place_asks_the_one_rule(env_isolated, capsys, monkeypatch):
+    """A channel with a topic, the rule forced to say "follows nothing": every caller obeys it.
+
+    Breaks that turn this red: any of chat `list`, `digest now`, `digest preview`, `why`, the
+    CLI's `digest` (with and without --dry-run) or `channels` keeping its own inline copy of
+    the rule (profile().is_empty()) instead of ChannelService.follows_nothing."""
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+    from digest.channels import ChannelService
+
+    assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
+    assert main(["subscribe", "console:t1", "sparse autoencoders"]) == 0
+    capsys.readouterr()
+    assert main(["search", "sparse autoencoders", "--json", "--limit", "1"]) == 0
+    paper = json.loads(capsys.readouterr().out)["results"][0]["id"]
+    monkeypatch.setattr(ChannelService, "follows_nothing", lambda self, ch, day=None: True)
+    for text in ("/papers digest now", "/papers digest preview", f"/papers why {paper}"):
+        assert main(["cmd", "console:t1", text]) == 2
+        assert "follows nothing yet" in capsys.readouterr().out, text
+    assert main(["cmd", "console:t1", "/papers list"]) == 0
+    assert "Next digest: none: follows nothing yet" in capsys.readouterr().out
+    for extra in ([], ["--dry-run"]):
+        assert main(["digest", "console:t1", *extra]) == 2
+        assert "follows nothing" in capsys.readouterr().err
+    assert main(["channels"]) == 0
+    assert "no digest: follows nothing" in capsys.readouterr().out

@@ -13,7 +13,7 @@ from digest.delivery import next_digest, preview_target, today_state
 from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
-from digest.schedule import parse_weekdays
+from digest.schedule import local_day, parse_weekdays
 from digest.text import has_visible
 from digest.zones import parse_timezone
 
@@ -97,7 +97,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 def _next_line(cmds: Commands, channel: Channel, due: datetime | None, ctx: Context) -> str:
     """When the next digest goes out; none while paused or following nothing (none is sent)."""
-    if cmds.channels.profile(channel).is_empty():
+    if cmds.channels.follows_nothing(channel):  # today's state is its own line
         return "Next digest: none: follows nothing yet"
     if due and not channel.paused:
         return f"Next digest: {due:%a %d %b %H:%M %Z}{overdue_note(due, ctx.now)}"
@@ -120,7 +120,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if mode not in ("now", "preview"):
         return error("Use `/papers digest now` or `/papers digest preview`.")
     channel = cmds.channels.channel(ctx.ref)
-    if cmds.channels.profile(channel).is_empty():
+    # `now` is today's digest: once it went out, the runner says so (as the CLI's `digest` does)
+    today = local_day(ctx.now, channel.timezone) if mode == "now" else None
+    if cmds.channels.follows_nothing(channel, today):
         return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
     if mode == "now":  # it uses up the day's digest: the same rule as any other setting
         if (refused := cmds.refusal(ctx)) is not None:

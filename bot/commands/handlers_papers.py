@@ -129,7 +129,7 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error("Why which paper? e.g. `/papers why 2401.01234`")
     paper = cmds.papers.paper(args.words[0])
     channel = cmds.channels.channel(ctx.ref)
-    if cmds.channels.profile(channel).is_empty() or cmds.papers.ranker() is None:
+    if cmds.channels.follows_nothing(channel) or cmds.papers.ranker() is None:
         return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
     seen = outlook(cmds.channels, channel, paper.id, ctx.now)
     why = f"\nWhy: {seen.why}" if seen.why else ""
