@@ -221,6 +221,11 @@ class FakeSlack(SlackMessages, LocalServer):
                 return {"ok": False, "error": "file_not_found"}
             if any("content" not in self.uploads[f["id"]] for f in files):
                 return {"ok": False, "error": "file_upload_not_completed"}
+            # sharing into a channel needs the bot there, as chat.postMessage does
+            if (channel := args.get("channel_id")) and (
+                refused := self.membership_refused(channel)
+            ):
+                return refused
         return None
 
     def _ok_more(self, method: str, args: dict) -> dict | None:

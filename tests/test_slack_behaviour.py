@@ -214,6 +214,7 @@ def nasty_paper() -> PaperRecord:
 async def test_bibtex_export_is_uploaded_as_a_file_with_the_right_count(app, slack):
     """Item 3. Breaks tried: as_messages() inlining the attachment again (`<!channel>` and the
     backticks reach the message: red); counting '@' (says 3 entries: red)."""
+    slack.join("C1")  # the bot was invited: the file may be shared there
     app.store.papers.upsert([nasty_paper()])
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
@@ -230,6 +231,32 @@ async def test_bibtex_export_is_uploaded_as_a_file_with_the_right_count(app, sla
     assert shared["name"] == "digestbot-liked.bib" and "@inproceedings" in shared["content"]
     assert "<!channel>" in shared["content"]  # verbatim inside the file, which Slack never parses
     assert private["response_type"] == "ephemeral" and slack.shared_files("DU1")
+
+
+async def test_a_public_export_where_the_bot_is_not_is_a_clear_private_error(app, slack):
+    """`export bibtex --public` in a channel the bot was never invited to: Slack refuses the
+    file (not_in_channel; channel_not_found for one it cannot see) and the user gets one short
+    ephemeral error, no traceback, no file.
+
+    Breaks that turn this red: the fake's files.completeUploadExternal skipping
+    membership_refused (the file "arrives" in C1: the answer says "Sent as …"); send_file not
+    catching SlackApiError (no answer at all, a traceback in the log); its error made public."""
+    app.store.papers.upsert([nasty_paper()])
+    async with Harness(app, slack) as h:
+        await h.done("subscribe diffusion models")
+        app.channels.vote(ChannelRef("slack", "C1", "T1"), "U1", "nasty-1", 1)
+        for known, code in ((True, "not_in_channel"), (False, "channel_not_found")):
+            slack.known.discard("C1")
+            if known:
+                slack.known.add("C1")
+            before = len(slack.responses())
+            await h.done("export bibtex liked --public")
+            answer = (await h.responses(before + 1))[-1]
+            text = json.dumps(answer)
+            assert answer["response_type"] == "ephemeral", answer
+            assert f"Could not attach digestbot-liked.bib (Slack said: {code})" in text, text
+            assert "Traceback" not in text and "Sent as" not in text
+    assert slack.shared_files("C1") == []
 
 
 async def test_a_command_mentioning_payload_is_still_a_command(app, slack):
