@@ -23,15 +23,21 @@ def parse_time(text: str) -> str:
     m = re.fullmatch(r"([0-9]{1,2})(?:[:h.]([0-9]{2}))?h?|([0-9]{2})([0-9]{2})", typed)
     hour, minute = (m.group(1) or m.group(3), m.group(2) or m.group(4) or "0") if m else ("99", "0")
     if int(hour) > 23 or int(minute) > 59:
-        hint = (
-            " (minutes take two digits: 9:05 or 9:50?)"
-            if re.fullmatch(r"[0-9]{1,2}[:h.][0-9]", typed)
-            else ""
-        )
         raise DigestError(
-            f"Time must look like 09:30, 9:30, 0930 or 9 (24-hour clock), got {text[:20]!r}{hint}."
+            f"Time must look like 09:30, 9:30, 0930 or 9 (24-hour clock), got {text[:20]!r}{_hint(typed)}."
         )
     return f"{int(hour):02d}:{int(minute):02d}"
+
+
+def _hint(typed: str) -> str:
+    """What an ambiguous time probably meant: one-digit minutes, or three digits ('930')."""
+    if re.fullmatch(r"[0-9]{1,2}[:h.][0-9]", typed):
+        return " (minutes take two digits: 9:05 or 9:50?)"
+    if re.fullmatch(r"[0-9]{3}", typed) and int(typed[1:]) <= 59:  # H:MM (HH:M is refused)
+        return (
+            f" (three digits: {typed[0]}:{typed[1:]} is written 0{typed} or {typed[0]}:{typed[1:]})"
+        )
+    return ""
 
 
 def parse_weekdays(text: str) -> str:

@@ -2,7 +2,8 @@
 
 Breaks that turn this red: parse_time's HHMM alternative removed (`0930` refused, though the
 README lists it); one-digit minutes allowed (`9:5` read as 09:05); the README's list of forms
-edited without the parser (the README check below).
+edited without the parser (the README check below); either refused form losing its hint
+(`930` once got none: `_hint`'s three-digit branch removed).
 """
 
 import re
@@ -18,6 +19,8 @@ README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8"
 ACCEPTED = {"09:30": "09:30", "9:30": "09:30", "9.30": "09:30", "9h30": "09:30", "0930": "09:30",
             "9": "09:00", "21h": "21:00"}  # fmt: skip
 REFUSED = ["9:5", "930"]
+HINTS = {"9:5": "(minutes take two digits: 9:05 or 9:50?)",
+         "930": "(three digits: 9:30 is written 0930 or 9:30)"}  # fmt: skip
 
 
 def _schedule_row() -> str:
@@ -48,3 +51,4 @@ def test_ambiguous_forms_are_refused_with_the_accepted_ones_named(app, typed):
         parse_time(typed)
     reply = say(app, f"schedule {typed}")
     assert reply.error and "Time must look like" in reply.text
+    assert HINTS[typed] in reply.text, reply.text  # each refused form says what to type instead
