@@ -103,8 +103,8 @@ def cmd_cmd(
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
-    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one CLI wording
-        raise DigestError(no_channel(target))
+    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one line, as chat says it
+        raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2

@@ -1,9 +1,10 @@
 """`digestbot cmd` on a console channel is the console's user: `/papers me` reaches the same
 personal digest as the `digestbot run` prompt."""
 
+import re
 import subprocess
 
-from tests.cli_proc import ENTRY, clean_env, digestbot
+from tests.cli_proc import ENTRY, clean_env, digestbot, one_error
 
 
 def test_cmd_and_run_share_the_console_users_personal_digest(tmp_path):
@@ -30,3 +31,30 @@ def test_an_explicit_user_still_wins(tmp_path):
     """Break that turns this red: the console default overriding `--user`."""
     digestbot(tmp_path, "cmd", "console:lab", "/papers me subscribe graphs", "--user", "ann")
     assert "console:@ann" in digestbot(tmp_path, "channels").stdout
+
+
+def test_cmd_on_an_unset_personal_digest_says_what_chat_and_readme_say(tmp_path):
+    """`digestbot cmd CH "/papers me list"` before any `me subscribe`: the README's `me` row
+    promises "You have no personal digest yet"; the CLI says that sentence, in one `error:` line
+    (exit 2), not "No channel console:@you; subscribe first"; an ordinary unknown channel keeps
+    its own line.
+
+    Breaks that turn this red: cmd_cmd mapping NO_PERSONAL back to no_channel(target) (the old
+    "one CLI wording"); the README's sentence changed without the CLI (the README check)."""
+    from pathlib import Path
+
+    from bot.commands.core import NO_PERSONAL
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    me_row = next(line for line in readme.splitlines() if line.startswith("| `me <command>`"))
+    promised = re.search(r'answers "([^"]+)"', me_row).group(1)
+    assert NO_PERSONAL.startswith(promised)
+    assert digestbot(tmp_path, "subscribe", "console:t1", "sparse").returncode == 0
+    for text in ("/papers me list", "/papers me stats"):
+        line = one_error(digestbot(tmp_path, "cmd", "console:t1", text))
+        assert line == f"error: {NO_PERSONAL}", line
+    line = one_error(digestbot(tmp_path, "cmd", "slack:T1/C1", "/papers me list"))
+    assert line == f"error: {NO_PERSONAL}", line
+    assert "No channel console:t9" in one_error(
+        digestbot(tmp_path, "cmd", "console:t9", "/papers list")
+    )
