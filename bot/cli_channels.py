@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, err, out, wired
-from bot.outcome import Kind, Outcome
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, SubscriptionKind
 from digest.schedule import local_day
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from bot.app import App
     from bot.commands import Context
     from bot.commands.replies import Reply
+    from bot.outcome import Outcome
 
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
@@ -208,15 +208,15 @@ def digest_cmd(
     raise typer.Exit(busy)
 
 
-#: README, `digest`: 0 settled; 3 another process holds it (not an error, not settled by us);
-#: 1 our own post failed (retried later or given up); 2 not sent (paused, follows nothing...).
-_EXIT_CODES = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
-               Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
-
-
 def digest_exit_code(outcome: Outcome) -> int:
-    """The exit code of `digestbot digest` for a run's outcome (README, `digest`)."""
-    return _EXIT_CODES[outcome.kind]
+    """The exit code of `digestbot digest` for a run's outcome (README, `digest`): 0 settled;
+    3 another process holds it (not an error, not settled by us); 1 our own post failed
+    (retried later or given up); 2 not sent (paused, follows nothing...)."""
+    from bot.outcome import Kind  # here: it loads the store, which `--help` must not
+
+    codes = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
+             Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
+    return codes[outcome.kind]
 
 
 def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
