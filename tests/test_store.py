@@ -146,3 +146,22 @@ def test_kv_delete_range_removes_only_keys_in_the_range(store):
         store.kv.set(key, "x")
     assert store.kv.delete_range("pager.", "pager.01") == 2
     assert [store.kv.get(k) for k in ("pager.00a", "pager.01a", "other")] == [None, "x", "x"]
+
+
+def test_migrations_form_one_chain_without_pending_rebase_notes():
+    """Every revision has one head and no note says it still awaits a rebase onto another head.
+    Breaks that turn this red: a second head (two revisions with one down_revision); the
+    "must be rebased onto the newest head" note left in 0006_arxiv_version.py."""
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import digest.store
+
+    folder = Path(digest.store.__file__).parent / "migrations"
+    cfg = Config()
+    cfg.set_main_option("script_location", str(folder))
+    assert len(ScriptDirectory.from_config(cfg).get_heads()) == 1
+    for path in (folder / "versions").glob("*.py"):
+        assert "rebased onto the newest head" not in path.read_text(), path.name
