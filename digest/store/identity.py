@@ -39,7 +39,10 @@ def _words(text: str) -> set[str]:
 
 
 def abstracts_agree(a: str, b: str) -> bool:
-    """True when one side has no abstract or both share most of their words (a revised version)."""
+    """True when one side has no abstract or both share most of their words (a revised version).
+
+    An empty side agrees only once: the store gives that paper the first abstract that joins it
+    (``papers._replaces``), and from then on two abstracts must share their words."""
     if not a.strip() or not b.strip():
         return True
     wa, wb = _words(a), _words(b)
@@ -82,11 +85,17 @@ class Keys:
             return None
         # A title alone is weak evidence: distinct papers share titles ("Attention is all you
         # need again"), so the abstracts must agree and no id of the same kind may differ.
+        # A paper with an agreeing abstract beats one stored without any: the empty one would
+        # otherwise take this record's abstract and the two would become duplicates.
+        bare = None
         for candidate in self.by_title.get(row.title_key, ()):
             old = load(candidate)
-            if _compatible(old, row) and abstracts_agree(old.abstract, row.abstract):
+            if not _compatible(old, row) or not abstracts_agree(old.abstract, row.abstract):
+                continue
+            if old.abstract.strip() or not row.abstract.strip():
                 return candidate
-        return None
+            bare = bare or candidate
+        return bare
 
 
 def _compatible(old: Any, new: Any) -> bool:

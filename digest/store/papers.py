@@ -125,7 +125,11 @@ def _replaces(old: PaperRow, new: PaperRow) -> bool:
 
     The same id sent again replaces the text unless it is known to be older; another record of
     the same arXiv paper (a JSONL line with its arxiv.org link) replaces it only as a later version.
+    A paper stored without an abstract takes the first record with one that joins it (once: after
+    that, ``abstracts_agree`` needs the two abstracts to share their words).
     """
+    if not old.abstract.strip() and new.abstract.strip():
+        return True
     if _same_arxiv(old, new) and old.arxiv_version and new.arxiv_version:
         if new.arxiv_version != old.arxiv_version:
             return new.arxiv_version > old.arxiv_version
