@@ -93,6 +93,10 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     if old.title_derived and not new.title_derived:
         old.title, old.title_derived, old.title_key = new.title, False, new.title_key
         changed = True
+    if old.arxiv_id is None and new.arxiv_id:
+        # The version comes only with the id: a stored text of unknown version that a refused
+        # record names must not be stamped with that record's (older) version number.
+        old.arxiv_version = new.arxiv_version
     for attr in (
         "pdf_url",
         "abs_url",
@@ -100,7 +104,6 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
         "code_url",
         "arxiv_id",
         "openreview_id",
-        "arxiv_version",
         "venue",
         "year",
         "published",
@@ -133,9 +136,21 @@ def _replaces(old: PaperRow, new: PaperRow) -> bool:
     if _same_arxiv(old, new) and old.arxiv_version and new.arxiv_version:
         if new.arxiv_version != old.arxiv_version:
             return new.arxiv_version > old.arxiv_version
+    elif _same_arxiv(old, new) and new.arxiv_version:
+        return _beats_unknown_version(old, new)
     elif new.published and old.published and new.published < old.published:
         return False  # an older version (arXiv v1 after v2) never replaces a newer one
     return new.id == old.id
+
+
+def _beats_unknown_version(old: PaperRow, new: PaperRow) -> bool:
+    """Whether an explicit version replaces a stored text of unknown version (stored before 0006).
+
+    Only a version above 1 with a strictly later date: v1 is never newer than anything, and arXiv
+    feeds give every version v1's date, so an equal date says nothing about which text is newer.
+    """
+    later = bool(new.published and old.published and new.published > old.published)
+    return (new.arxiv_version or 0) > 1 and later
 
 
 def _update(old: PaperRow, new: PaperRow) -> bool:
