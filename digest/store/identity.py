@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,24 +13,6 @@ MIN_HASH_CHARS = 200
 #: Word-set Jaccard at or above which two abstracts under one title are one paper's versions.
 #: Distinct NeurIPS 2023 abstracts never come near it (`python -m bench.dedup` prints the highest).
 AGREE_JACCARD = 0.5
-
-_ARXIV_EXACT = re.compile(
-    r"(?:arxiv:)?(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?", re.I
-)
-_ARXIV_URL = re.compile(
-    r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?", re.I
-)
-
-
-def arxiv_ref(text: str | None, *, url: bool = False) -> tuple[str, int | None] | None:
-    """(base id, version) of an id that *is* an arXiv id (``2611.00002v2``, ``arXiv:…``), or of
-    an arxiv.org abs/pdf URL when ``url``; None otherwise (an id like ``x1`` or a DOI)."""
-    if not text:
-        return None
-    m = _ARXIV_URL.search(text) if url else _ARXIV_EXACT.fullmatch(text.strip())
-    if not m:
-        return None
-    return m.group(1), int(m.group(2)) if m.group(2) else None
 
 
 def _words(text: str) -> set[str]:

@@ -10,9 +10,9 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
-from digest.store.identity import Keys, KeyView, arxiv_ref
+from digest.store.identity import Keys, KeyView
 from digest.store.schema import CounterRow, PaperRow
-from digest.text import arxiv_base_id, content_hash, normalize_title
+from digest.text import arxiv_base_id, arxiv_ref, content_hash, normalize_title, paper_arxiv_ref
 
 
 @dataclass
@@ -47,18 +47,9 @@ def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
     session.commit()
 
 
-def _arxiv(rec: PaperRecord) -> tuple[str, int | None] | None:
-    """(base id, version) from the record's id, else from an arxiv.org link (any source)."""
-    ref = arxiv_ref(rec.id) or arxiv_ref(rec.links.abs, url=True)
-    ref = ref or arxiv_ref(rec.links.pdf, url=True)
-    if ref is None and rec.source == "arxiv" and (base := arxiv_base_id(rec.id)):
-        return base, None
-    return ref
-
-
 def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
     links = rec.links
-    base, version = _arxiv(rec) or (None, None)
+    base, version = paper_arxiv_ref(rec.id, rec.source, links.abs, links.pdf) or (None, None)
     # An id that is an arXiv id (2611.00002v2) is stored without its version: one paper.
     id_is_arxiv = rec.source == "arxiv" or arxiv_ref(rec.id) is not None
     openreview = rec.id if rec.source == "openreview" else None
@@ -195,6 +186,7 @@ def to_paper(row: PaperRow) -> Paper:
         links=Links(pdf=row.pdf_url, abs=row.abs_url, forum=row.forum_url, code=row.code_url),
         published=row.published,
         ingested_at=row.ingested_at,
+        arxiv_id=row.arxiv_id,
         content_hash=row.content_hash,
     )
 
