@@ -8,7 +8,7 @@ import unicodedata
 from collections import Counter
 
 from digest.models import Paper
-from digest.text import arxiv_base_id
+from digest.text import paper_arxiv_ref
 
 # One pass over the text, so a replacement is never escaped again. Braces become commands with
 # balanced braces: BibTeX counts '\{' as a brace too, and one stray '}' in a title would end the
@@ -76,18 +76,13 @@ def cite_key(p: Paper, tag_chars: int = 4) -> str:
     return f"{first}{p.year or ''}{words[0]}-{tag}"
 
 
-#: A paper id that is itself an arXiv id (the store keeps such ids for any source).
-_ARXIV_ID = re.compile(r"(arxiv:)?(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
-
-
 def arxiv_id(p: Paper) -> str | None:
-    """The paper's arXiv id when it is from arXiv (source, id or arxiv.org link), else None."""
-    if p.source == "arxiv" or _ARXIV_ID.fullmatch(p.id):
-        return arxiv_base_id(p.id)
-    for url in (p.links.abs, p.links.pdf):
-        if url and "arxiv.org/" in url and (found := arxiv_base_id(url)):
-            return found
-    return None
+    """The paper's arXiv id when it is from arXiv (source, id or arxiv.org link), else None: what
+    the store worked out, else the same rule (``paper_arxiv_ref``) for a paper built elsewhere."""
+    if p.arxiv_id:
+        return p.arxiv_id
+    ref = paper_arxiv_ref(p.id, p.source, p.links.abs, p.links.pdf)
+    return ref[0] if ref else None
 
 
 def _kind(p: Paper) -> tuple[str, dict[str, str | None]]:

@@ -52,6 +52,7 @@ class Paper(PaperRecord):
 
     ingested_at: datetime | None = None
     content_hash: str = ""
+    arxiv_id: str | None = None  # the store's: from an id that is an arXiv id or an arxiv.org link
 
 
 @dataclass(frozen=True, slots=True)

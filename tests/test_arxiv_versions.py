@@ -93,3 +93,38 @@ def test_two_arxiv_papers_with_one_abstract_stay_two_and_keep_their_links(store)
     store.papers.upsert([a])
     assert store.papers.upsert([b]).added == 1
     assert store.papers.get("2611.00005").links.abs == "https://arxiv.org/abs/2611.00005"
+
+
+def test_an_explicit_older_version_never_replaces_a_text_of_unknown_version(store):
+    """Rows stored before migration 0006 have no version number. v1 arriving later, with the same
+    (v1) date arXiv feeds give every version, leaves the stored text alone and does not stamp it
+    "v1" (else a later v2 record could not be told apart); v2 with an equal date changes nothing
+    either; v2 with a later date replaces it. Breaks that turn this red: _replaces falling back to
+    "same id replaces" for an unknown stored version; _beats_unknown_version accepting equal dates
+    or v1; _merge filling arxiv_version on a row that already has its arXiv id."""
+    from datetime import date
+
+    from digest.ingest.parse import make_record
+
+    day = date(2026, 11, 2)
+    legacy = make_record(source="arxiv", id="2611.00009", title="Sheep", abstract=V2, published=day)
+    store.papers.upsert([legacy])
+
+    def send(version: int, abstract: str, published: date):
+        rec = make_record(
+            source="arxiv",
+            id=f"2611.00009v{version}",
+            title="Sheep",
+            abstract=abstract,
+            published=published,
+        )
+        return store.papers.upsert([rec])
+
+    counts = send(1, V1, day)
+    assert (counts.updated, store.papers.get("2611.00009").abstract) == (0, V2)
+    assert send(2, V1 + " Revised.", day).updated == 0
+    assert store.papers.get("2611.00009").abstract == V2
+    assert send(1, V1, date(2026, 11, 20)).updated == 0  # v1 is never newer, whatever its date
+    counts = send(3, V1 + " Third.", date(2026, 12, 1))
+    assert (counts.updated, store.papers.get("2611.00009").abstract) == (1, V1 + " Third.")
+    assert send(2, V2, date(2026, 12, 5)).updated == 0  # v3 is now known: v2 is older

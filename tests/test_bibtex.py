@@ -139,3 +139,34 @@ def test_only_papers_from_arxiv_are_called_arxiv_preprints():
         assert "eprint = {2611.01234}" in found, found
     assert _entries(export([A]))[0].startswith("@inproceedings{")
     assert "booktitle = {NeurIPS 2026}" in _entries(export([A]))[0]
+
+
+def test_plain_ids_that_look_like_old_arxiv_ids_are_not_arxiv_preprints(store):
+    """``lab/2023001`` from a JSONL file is no arXiv id (old-style ids need an arXiv archive, as
+    arXiv spells it): stored under its own id with no arXiv id, and exported as @misc. Real old and
+    new ids still are, and a stored paper's arXiv id (here taken from an arXiv record merged into a
+    JSONL one with other links) is what the export cites. Breaks that turn this red: any lowercase
+    word accepted as an archive, or re.I (HEP-TH); bibtex recomputing instead of using p.arxiv_id;
+    to_paper not passing the row's arxiv_id."""
+    from digest.ingest.parse import make_record
+    from digest.text import arxiv_base_id, arxiv_ref
+
+    for text in ("lab/2023001", "lab/2023001v2", "HEP-TH/9901001", "Math/0309136", "xcs/0101001"):
+        assert arxiv_ref(text) is None and arxiv_base_id(text) is None, text
+    assert arxiv_ref("hep-th/9901001v2") == ("hep-th/9901001", 2)
+    assert arxiv_ref("math.GT/0309136") == ("math.GT/0309136", None)
+    assert arxiv_ref("arXiv:2611.01234v3") == ("2611.01234", 3)
+    lab = make_record(source="jsonl", id="lab/2023001v2", title="Counting Sheep", abstract="")
+    store.papers.upsert([lab])
+    stored = store.papers.get("lab/2023001v2")
+    assert (stored.id, stored.arxiv_id) == ("lab/2023001v2", None)
+    (found,) = _entries(export([stored]))
+    assert found.startswith("@misc{") and "arXiv" not in found, found
+    text = "We count sheep on farms with a transformer and release the counting benchmark. " * 4
+    links = Links(abs="https://example.org/j1", pdf="https://example.org/j1.pdf")
+    own = make_record(source="jsonl", id="j1", title="Sheep", abstract=text, links=links)
+    arx = make_record(source="arxiv", id="2611.04321v1", title="Sheep Counting", abstract=text)
+    store.papers.upsert([own, arx])
+    merged = store.papers.get("j1")
+    assert (merged.links.abs, merged.arxiv_id) == (links.abs, "2611.04321")
+    assert "eprint = {2611.04321}" in _entries(export([merged]))[0]

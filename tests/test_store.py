@@ -146,3 +146,56 @@ def test_kv_delete_range_removes_only_keys_in_the_range(store):
         store.kv.set(key, "x")
     assert store.kv.delete_range("pager.", "pager.01") == 2
     assert [store.kv.get(k) for k in ("pager.00a", "pager.01a", "other")] == [None, "x", "x"]
+
+
+def test_migrations_form_one_chain_without_pending_rebase_notes():
+    """Every revision has one head and no note says it still awaits a rebase onto another head.
+    Breaks that turn this red: a second head (two revisions with one down_revision); the
+    "must be rebased onto the newest head" note left in 0006_arxiv_version.py."""
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import digest.store
+
+    folder = Path(digest.store.__file__).parent / "migrations"
+    cfg = Config()
+    cfg.set_main_option("script_location", str(folder))
+    assert len(ScriptDirectory.from_config(cfg).get_heads()) == 1
+    for path in (folder / "versions").glob("*.py"):
+        assert "rebased onto the newest head" not in path.read_text(), path.name
+
+
+def test_an_abstract_fills_a_title_only_paper_once_and_never_swallows_another_paper(store):
+    """A record with an abstract whose title names a paper stored without one gives that paper the
+    abstract (reported as updated, to embed again); a second record with another abstract under
+    that title is then another paper; a record whose abstract agrees with a stored one joins it
+    rather than filling a title-only namesake. Breaks that turn this red: _replaces not filling an
+    empty abstract (the abstract thrown away: 0 added, 0 merged, 0 updated); abstracts_agree
+    letting a filled paper take any abstract; Keys.find preferring the title-only candidate."""
+    title = "Counting Sheep With Transformers"
+    other = "A different study: we count sheep from drone footage with graph networks. " * 4
+    bare = make_record(source="csv", id="x1", title=title, abstract="", venue="AAAI")
+    full = make_record(source="jsonl", id="a1", title=title.upper(), abstract=ABSTRACT)
+    store.papers.upsert([bare])
+    counts = store.papers.upsert([full])
+    assert (counts.added, counts.merged, counts.updated, counts.updated_ids) == (0, 0, 1, ["x1"])
+    paper = store.papers.get("x1")
+    assert (paper.abstract, paper.venue, store.papers.count()) == (ABSTRACT.strip(), "AAAI", 1)
+    second = make_record(source="jsonl", id="b1", title=title, abstract=other)
+    assert store.papers.upsert([second]).added == 1
+    assert store.papers.get("x1").abstract == ABSTRACT.strip()
+    assert store.papers.get("b1").abstract == other.strip()
+    # Two namesakes kept apart by their arXiv ids: the one stored without an abstract comes first,
+    # yet a record agreeing with the other's (short, so unhashed) abstract joins that other one.
+    short = "We calibrate large models under distribution shift with a small held-out set."
+    url = "https://arxiv.org/abs/2611.0002"
+    t2 = "Calibration Under Shift Revisited"
+    empty = make_record(source="csv", id="e", title=t2, abstract="", links=Links(abs=url + "0"))
+    known = make_record(source="csv", id="k", title=t2, abstract=short, links=Links(abs=url + "1"))
+    store.papers.upsert([empty, known])
+    late = make_record(source="jsonl", id="j", title=t2, abstract=short + " Code is released.")
+    counts = store.papers.upsert([late])
+    assert (counts.added, counts.updated) == (0, 0)
+    assert store.papers.get("e").abstract == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,31 +14,16 @@ MIN_HASH_CHARS = 200
 #: Distinct NeurIPS 2023 abstracts never come near it (`python -m bench.dedup` prints the highest).
 AGREE_JACCARD = 0.5
 
-_ARXIV_EXACT = re.compile(
-    r"(?:arxiv:)?(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?", re.I
-)
-_ARXIV_URL = re.compile(
-    r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?", re.I
-)
-
-
-def arxiv_ref(text: str | None, *, url: bool = False) -> tuple[str, int | None] | None:
-    """(base id, version) of an id that *is* an arXiv id (``2611.00002v2``, ``arXiv:…``), or of
-    an arxiv.org abs/pdf URL when ``url``; None otherwise (an id like ``x1`` or a DOI)."""
-    if not text:
-        return None
-    m = _ARXIV_URL.search(text) if url else _ARXIV_EXACT.fullmatch(text.strip())
-    if not m:
-        return None
-    return m.group(1), int(m.group(2)) if m.group(2) else None
-
 
 def _words(text: str) -> set[str]:
     return set(normalize_title(text).split())
 
 
 def abstracts_agree(a: str, b: str) -> bool:
-    """True when one side has no abstract or both share most of their words (a revised version)."""
+    """True when one side has no abstract or both share most of their words (a revised version).
+
+    An empty side agrees only once: the store gives that paper the first abstract that joins it
+    (``papers._replaces``), and from then on two abstracts must share their words."""
     if not a.strip() or not b.strip():
         return True
     wa, wb = _words(a), _words(b)
@@ -82,11 +66,17 @@ class Keys:
             return None
         # A title alone is weak evidence: distinct papers share titles ("Attention is all you
         # need again"), so the abstracts must agree and no id of the same kind may differ.
+        # A paper with an agreeing abstract beats one stored without any: the empty one would
+        # otherwise take this record's abstract and the two would become duplicates.
+        bare = None
         for candidate in self.by_title.get(row.title_key, ()):
             old = load(candidate)
-            if _compatible(old, row) and abstracts_agree(old.abstract, row.abstract):
+            if not _compatible(old, row) or not abstracts_agree(old.abstract, row.abstract):
+                continue
+            if old.abstract.strip() or not row.abstract.strip():
                 return candidate
-        return None
+            bare = bare or candidate
+        return bare
 
 
 def _compatible(old: Any, new: Any) -> bool:

@@ -10,9 +10,9 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
-from digest.store.identity import Keys, KeyView, arxiv_ref
+from digest.store.identity import Keys, KeyView
 from digest.store.schema import CounterRow, PaperRow
-from digest.text import arxiv_base_id, content_hash, normalize_title
+from digest.text import arxiv_base_id, arxiv_ref, content_hash, normalize_title, paper_arxiv_ref
 
 
 @dataclass
@@ -47,18 +47,9 @@ def _commit_numbered(session: Session, fresh: list[PaperRow]) -> None:
     session.commit()
 
 
-def _arxiv(rec: PaperRecord) -> tuple[str, int | None] | None:
-    """(base id, version) from the record's id, else from an arxiv.org link (any source)."""
-    ref = arxiv_ref(rec.id) or arxiv_ref(rec.links.abs, url=True)
-    ref = ref or arxiv_ref(rec.links.pdf, url=True)
-    if ref is None and rec.source == "arxiv" and (base := arxiv_base_id(rec.id)):
-        return base, None
-    return ref
-
-
 def _to_row(rec: PaperRecord, now: datetime) -> PaperRow:
     links = rec.links
-    base, version = _arxiv(rec) or (None, None)
+    base, version = paper_arxiv_ref(rec.id, rec.source, links.abs, links.pdf) or (None, None)
     # An id that is an arXiv id (2611.00002v2) is stored without its version: one paper.
     id_is_arxiv = rec.source == "arxiv" or arxiv_ref(rec.id) is not None
     openreview = rec.id if rec.source == "openreview" else None
@@ -93,6 +84,10 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
     if old.title_derived and not new.title_derived:
         old.title, old.title_derived, old.title_key = new.title, False, new.title_key
         changed = True
+    if old.arxiv_id is None and new.arxiv_id:
+        # The version comes only with the id: a stored text of unknown version that a refused
+        # record names must not be stamped with that record's (older) version number.
+        old.arxiv_version = new.arxiv_version
     for attr in (
         "pdf_url",
         "abs_url",
@@ -100,7 +95,6 @@ def _merge(old: PaperRow, new: PaperRow) -> bool:
         "code_url",
         "arxiv_id",
         "openreview_id",
-        "arxiv_version",
         "venue",
         "year",
         "published",
@@ -125,13 +119,29 @@ def _replaces(old: PaperRow, new: PaperRow) -> bool:
 
     The same id sent again replaces the text unless it is known to be older; another record of
     the same arXiv paper (a JSONL line with its arxiv.org link) replaces it only as a later version.
+    A paper stored without an abstract takes the first record with one that joins it (once: after
+    that, ``abstracts_agree`` needs the two abstracts to share their words).
     """
+    if not old.abstract.strip() and new.abstract.strip():
+        return True
     if _same_arxiv(old, new) and old.arxiv_version and new.arxiv_version:
         if new.arxiv_version != old.arxiv_version:
             return new.arxiv_version > old.arxiv_version
+    elif _same_arxiv(old, new) and new.arxiv_version:
+        return _beats_unknown_version(old, new)
     elif new.published and old.published and new.published < old.published:
         return False  # an older version (arXiv v1 after v2) never replaces a newer one
     return new.id == old.id
+
+
+def _beats_unknown_version(old: PaperRow, new: PaperRow) -> bool:
+    """Whether an explicit version replaces a stored text of unknown version (stored before 0006).
+
+    Only a version above 1 with a strictly later date: v1 is never newer than anything, and arXiv
+    feeds give every version v1's date, so an equal date says nothing about which text is newer.
+    """
+    later = bool(new.published and old.published and new.published > old.published)
+    return (new.arxiv_version or 0) > 1 and later
 
 
 def _update(old: PaperRow, new: PaperRow) -> bool:
@@ -176,6 +186,7 @@ def to_paper(row: PaperRow) -> Paper:
         links=Links(pdf=row.pdf_url, abs=row.abs_url, forum=row.forum_url, code=row.code_url),
         published=row.published,
         ingested_at=row.ingested_at,
+        arxiv_id=row.arxiv_id,
         content_hash=row.content_hash,
     )
 

@@ -3,8 +3,6 @@
 Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-30
-
-At merge this must be rebased onto the newest head (its down_revision changes only).
 """
 
 import sqlalchemy as sa
