@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fcntl
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,12 +21,34 @@ from digest.text import hide_password
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
+WAL_WAIT_S = 30.0  # as long as busy_timeout: how long a new file's switch to WAL may wait
+
+
+def _wal(cur) -> None:  # noqa: ANN001 - DBAPI cursor
+    """Put the file in WAL mode (once: the mode is stored in the file), retrying while locked.
+
+    Switching needs the file to itself, and SQLite may answer "database is locked" at once,
+    without waiting out busy_timeout, when several processes open a new file together (replicas
+    starting at once: seen in CI), so the switch is retried rather than left to crash start-up.
+    """
+    deadline = time.monotonic() + WAL_WAIT_S
+    while True:
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connection
     """WAL lets searches read while an ingest writes; busy_timeout waits instead of 'locked'."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA busy_timeout=30000")
+    _wal(cur)
+    cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 

@@ -7,6 +7,7 @@ Deliberate break tried: upgrade() without migration_lock() -> PostgreSQL UniqueV
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -41,3 +42,50 @@ def test_the_lock_file_is_beside_the_sqlite_database(tmp_path, n):
     url = f"sqlite:///{tmp_path / 'bot.db'}"
     assert start_together(url, n)[0][0] == 0
     assert (tmp_path / "bot.migrate.lock").exists()
+
+
+class _LockedOnce:
+    """A DBAPI cursor whose first switch to WAL finds the file locked, as SQLite may answer at once
+    (without busy_timeout) when replicas open a new file together; it records what ran."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.ran, self.mode = failures, [], "delete"
+
+    def execute(self, sql: str) -> _LockedOnce:
+        self.ran.append(sql)
+        if sql == "PRAGMA journal_mode=WAL":
+            if self.failures:
+                self.failures -= 1
+                raise sqlite3.OperationalError("database is locked")
+            self.mode = "wal"
+        return self
+
+    def fetchone(self) -> tuple[str]:
+        return (self.mode,)
+
+
+def test_a_new_file_locked_while_switching_to_wal_is_retried_not_a_crash():
+    """Start-up survives SQLite's immediate 'database is locked' on the switch to WAL.
+
+    Breaks that turn this red: _wal without its retry loop (the error reaches start-up, as in
+    the CI run where one of four replicas crashed); retrying on every OperationalError, not only
+    'locked' (the disk error below would be tried again and again until the deadline)."""
+    from digest.store import engine
+
+    cur = _LockedOnce(failures=3)
+    engine._wal(cur)
+    assert cur.mode == "wal" and cur.ran.count("PRAGMA journal_mode=WAL") == 4
+
+    class Broken(_LockedOnce):
+        def execute(self, sql: str) -> Broken:
+            self.ran.append(sql)
+            raise sqlite3.OperationalError("disk I/O error")
+
+    broken = Broken(failures=0)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        engine._wal(broken)
+    assert len(broken.ran) == 1  # raised at once: only 'locked' is worth waiting for
+    settled = _LockedOnce(failures=0)
+    settled.mode = "wal"
+    engine._wal(settled)  # already WAL (the mode is kept in the file): nothing to switch
+    assert settled.ran == ["PRAGMA journal_mode"]
