@@ -12,6 +12,7 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
+from bot.cli_input import read_text_file
 from digest.errors import DigestError
 from digest.zones import parse_timezone
 
@@ -203,13 +204,8 @@ def load_settings(**overrides: Any) -> Settings:
 
 def _check_env_file(path: Path) -> None:
     """A .env that cannot be read as text is named, not a bare UnicodeDecodeError from dotenv."""
-    try:
-        if path.is_file():  # dotenv skips a missing one
-            path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DigestError(f"cannot read '{path}': not UTF-8 text (byte {exc.start}).") from None
-    except OSError as exc:
-        raise DigestError(f"cannot read '{path}': {exc.strerror or 'unreadable'}.") from None
+    if path.is_file():  # dotenv skips a missing one
+        read_text_file(path)
 
 
 def _problem(error: Any) -> str:
