@@ -14,6 +14,7 @@ from itertools import groupby, repeat
 import numpy as np
 
 from digest.rank.analyzer import COMPOUND, CONJUNCTIONS, OPTIONS, term_of
+from digest.rank.keytable import KeyTable
 
 SEP = "\x01"  # ends each paper in a batch; no word or clause mark contains it
 _BREAKS = '.,;:()[]!?"'
@@ -50,7 +51,7 @@ class Coder:
         self.code[SEP] = DOC
         self.unigrams: list[str] = []
         self.uid: dict[str, int] = {}
-        self.col: dict[int, int] = {}  # phrase key -> column, -1 for unknown (fixed vocabulary)
+        self.col = KeyTable()  # phrase key -> column, -1 for unknown (fixed vocabulary)
         self.ucol = np.zeros(0, dtype=np.int64)  # word id -> column, -2 not yet looked up
         self.vocab, self.grow = vocab, grow
 
@@ -84,9 +85,8 @@ class Coder:
             self.ucol = grown
         word = keys < _PHRASE
         cols = np.empty(len(keys), dtype=np.int64)
-        cols[word] = self.ucol[keys[word]]  # single words by array lookup, phrases by dict
-        pairs = keys[~word].tolist()
-        cols[~word] = np.fromiter(map(self.col.get, pairs, repeat(-2)), np.int64, len(pairs))
+        cols[word] = self.ucol[keys[word]]  # single words by array lookup, phrases by hash
+        cols[~word] = self.col.get(keys[~word])  # MISSING (-2) for a phrase not seen yet
         new = np.flatnonzero(cols == -2)
         if len(new):
             fresh, first = np.unique(keys[new], return_index=True)
@@ -102,12 +102,13 @@ class Coder:
             c = self.vocab.get(term, -1)
             if c < 0 and self.grow:
                 c = self.vocab[term] = len(self.vocab)
-            if k < _PHRASE:
-                self.ucol[k] = c
-            else:
-                self.col[k] = c
             out[k] = c
-        return np.array([out[k] for k in sorted(out)], dtype=np.int64)
+        keys = np.array(sorted(out), dtype=np.int64)
+        cols = np.array([out[k] for k in keys.tolist()], dtype=np.int64)
+        words = keys < _PHRASE
+        self.ucol[keys[words]] = cols[words]
+        self.col.put(keys[~words], cols[~words])
+        return cols
 
     def term(self, key: int) -> str:
         """The string of a term key: a unigram id, or a pair of them for a phrase."""
