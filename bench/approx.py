@@ -25,6 +25,7 @@ IP, SP = IndexParams(), ScoreParams()
 # (label, exact setting, approximation): index and score parameters.
 TRADES = [
     ("LSA: 3 SVD power iterations (vs 4), kept", (replace(IP, svd_iter=4), SP), (IP, SP)),
+    ("LSA: 2 SVD power iterations (vs 3), not kept", (IP, SP), (replace(IP, svd_iter=2), SP)),
     ("LSA scored on 500 lexical candidates (vs 1,000), not kept", (IP, SP),
      (IP, replace(SP, candidates=500))),
 ]  # fmt: skip
