@@ -23,7 +23,7 @@ def abstracts_agree(a: str, b: str) -> bool:
     """True when one side has no abstract or both share most of their words (a revised version).
 
     An empty side agrees only once: the store gives that paper the first abstract that joins it
-    (``papers._replaces``), and from then on two abstracts must share their words."""
+    (``paper_rows._replaces``), and from then on two abstracts must share their words."""
     if not a.strip() or not b.strip():
         return True
     wa, wb = _words(a), _words(b)
