@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from digest.bibtex import make_key
 from digest.models import PaperRecord
 from digest.store.schema import PaperRow
 from digest.text import arxiv_ref, content_hash, normalize_title, paper_arxiv_ref
@@ -144,3 +145,14 @@ def fold(old: PaperRow, new: PaperRow) -> str:
     if not merge(old, new):
         return "unchanged"
     return "retitled" if old.title != title else "merged"
+
+
+def issue_key(row: PaperRow, taken: set[str]) -> str:
+    """The BibTeX key a newly stored paper keeps for good (``bibtex.cite_key`` says why), with a
+    longer id tag when a key already issued to another paper has the short one."""
+    for chars in (4, 8, 40):
+        key = make_key(row.id, row.title, row.authors or (), row.year, chars)
+        if key not in taken:
+            break
+    taken.add(key)
+    return key

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
 from digest.store.identity import Keys, KeyView
-from digest.store.paper_rows import fold, to_row
+from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id
 
@@ -53,6 +53,7 @@ def _absorb(session: Session, keys: Keys, row: PaperRow, counts: UpsertCounts) -
     paper it is the same work as (False), counting what happened."""
     existing_id = keys.find(row, lambda i: session.get(PaperRow, i))
     if existing_id is None:
+        row.cite_key = issue_key(row, keys.cite_keys)
         session.add(row)
         keys.add(KeyView(row))
         counts.added += 1
@@ -89,6 +90,7 @@ def to_paper(row: PaperRow) -> Paper:
         published=row.published,
         ingested_at=row.ingested_at,
         arxiv_id=row.arxiv_id,
+        cite_key=row.cite_key,
         content_hash=row.content_hash,
     )
 
@@ -108,6 +110,7 @@ class PaperRepo:
             PaperRow.content_hash,
             PaperRow.title_key,
             PaperRow.title_derived,
+            PaperRow.cite_key,
             func.length(PaperRow.abstract).label("abstract_len"),
         )
         keys = Keys()
