@@ -7,15 +7,16 @@ queue answers `why`: whether a paper would be sent, and roughly when.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.compose import Digest, compose, diversity_for, with_backlog
+from digest.compose import Digest, compose, diversity_for, rank_new, with_backlog
 from digest.due import overdue_note, upcoming
-from digest.models import Channel
-from digest.rank.engine import Picks
+from digest.models import Channel, Subscription, SubscriptionKind
+from digest.rank.engine import Picks, Ranker
+from digest.rank.profile import Profile
 
 if TYPE_CHECKING:
     from digest.channels import ChannelService
@@ -33,27 +34,75 @@ def already_seen(service: ChannelService, channel: Channel) -> set[str]:
     return seen | set(service.store.channels.feedback_totals(channel.id))
 
 
+@dataclass(frozen=True)
+class Reads:
+    """What ranking papers for a channel needs from the store, each read once per digest."""
+
+    profile: Profile
+    delivered: frozenset[str]
+    voted: frozenset[str]  # a net vote of 0 (one 👍, one 👎) still counts as seen
+
+    @property
+    def seen(self) -> frozenset[str]:
+        """Sent or voted on: never offered again."""
+        return self.delivered | self.voted
+
+
+def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
+    """A channel's profile from its subscriptions and net votes (as ``ChannelService.profile``)."""
+    by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
+    return Profile(
+        topics=by[SubscriptionKind.TOPIC],
+        authors=by[SubscriptionKind.AUTHOR],
+        excludes=by[SubscriptionKind.EXCLUDE],
+        likes=by[SubscriptionKind.LIKE],
+        votes=tuple((pid, 1 if v > 0 else -1) for pid, v in totals.items() if v),
+    )
+
+
+def reads(service: ChannelService, channel: Channel) -> Reads:
+    """The channel's profile, papers sent and papers voted on: one query each."""
+    subs = service.store.channels.subscriptions(channel.id)
+    totals = service.store.channels.feedback_totals(channel.id)
+    delivered = service.store.deliveries.delivered_paper_ids(channel.id)
+    return Reads(profile_of(subs, totals), frozenset(delivered), frozenset(totals))
+
+
+def candidates(
+    service: ChannelService, channel: Channel, seen: frozenset[str], upto: int | None = None
+) -> list[str]:
+    """``ChannelService.candidates`` with ``seen`` already read: papers ingested after those the
+    last digest considered, up to ``upto``, that the channel was never sent nor voted on."""
+    upto = service.store.papers.max_seq() if upto is None else upto
+    after = service.store.deliveries.last_upto(channel.id)
+    return [pid for pid in service.store.papers.ids_between(after, upto) if pid not in seen]
+
+
 def backlog(
-    service: ChannelService, channel: Channel, exclude_ids: Iterable[str], limit: int
+    service: ChannelService,
+    channel: Channel,
+    exclude_ids: Iterable[str],
+    limit: int,
+    known: tuple[Reads, Ranker | None] | None = None,
 ) -> Picks:
     """Up to ``limit`` unposted papers above the threshold, best first (``more`` counts the rest).
 
     Drawn from the ``BACKLOG_POOL`` most recently stored papers the channel was not sent. Empty
-    when the channel turned its backlog off. ``exclude_ids`` are today's new candidates.
+    when the channel turned its backlog off. ``exclude_ids`` are today's new candidates; ``known``
+    is what the caller already read (the channel's reads and the ranker), else it is read here.
     """
-    ranker = service.papers.ranker()
+    state, ranker = known or (reads(service, channel), service.papers.ranker())
     if not channel.backlog or ranker is None:
         return Picks(())
-    skip = already_seen(service, channel) | set(exclude_ids)
+    skip = state.seen | set(exclude_ids)
     recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip))
     ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
-    profile = service.profile(channel)
     return ranker.rank(
-        profile,
+        state.profile,
         ids,
         size=max(limit, 0),
         threshold=channel.threshold,
-        diversity=diversity_for(profile),
+        diversity=diversity_for(state.profile),
     )
 
 
@@ -61,12 +110,13 @@ def compose_digest(
     service: ChannelService, channel: Channel, day: date, upto: int | None = None
 ) -> Digest:
     """The channel's digest for ``day``: new papers (up to sequence ``upto``) first, then the
-    backlog fills free slots."""
-    ids = service.candidates(channel, upto)
-    papers = service.store.papers.get_many(ids)
-    new = compose(channel, service.profile(channel), service.papers.ranker(), ids, day, papers)
-    older = backlog(service, channel, ids, channel.digest_size - len(new.items))
-    return with_backlog(new, older, service.store.papers.get_many(h.paper_id for h in older.hits))
+    backlog fills free slots. Each row it needs is read once (a test counts the statements)."""
+    state, ranker = reads(service, channel), service.papers.ranker()
+    ids = candidates(service, channel, state.seen, upto)
+    new = rank_new(channel, state.profile, ranker, ids)
+    older = backlog(service, channel, ids, channel.digest_size - len(new.hits), (state, ranker))
+    papers = service.store.papers.get_many(h.paper_id for h in new.hits + older.hits)
+    return with_backlog(compose(channel, state.profile, new, day, papers), older, papers)
 
 
 @dataclass(frozen=True)
@@ -78,16 +128,16 @@ class Outlook:
     verdict: str
 
 
-def _queue(service: ChannelService, channel: Channel) -> list[str]:
+def _queue(service: ChannelService, channel: Channel, known: tuple[Reads, Ranker]) -> list[str]:
     """The order papers above the threshold would be sent in (new first, then the backlog)."""
-    ranker = service.papers.ranker()
-    ids = service.candidates(channel)
+    state, ranker = known
+    ids = candidates(service, channel, state.seen)
     cap = channel.digest_size * HORIZON
-    profile = service.profile(channel)
+    profile = state.profile
     new = ranker.rank(
         profile, ids, size=cap, threshold=channel.threshold, diversity=diversity_for(profile)
     )
-    older = backlog(service, channel, ids, cap - len(new.hits))
+    older = backlog(service, channel, ids, cap - len(new.hits), known)
     return [h.paper_id for h in new.hits + older.hits]
 
 
@@ -121,15 +171,15 @@ def _beside(score: float, threshold: float) -> str:
 
 def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datetime) -> Outlook:
     """Whether and when ``paper_id`` would be sent to ``channel``, with its score and reason."""
-    ranker = service.papers.ranker()
-    picks = ranker.rank(service.profile(channel), [paper_id], size=1, threshold=0.0)
+    state, ranker = reads(service, channel), service.papers.ranker()
+    picks = ranker.rank(state.profile, [paper_id], size=1, threshold=0.0)
     if not picks.hits:
         return Outlook(None, "", "It is excluded by this channel's `exclude` terms.")
     hit = picks.hits[0]
     head = f"Score {_beside(hit.score, channel.threshold)}"
-    if paper_id in service.store.deliveries.delivered_paper_ids(channel.id):
+    if paper_id in state.delivered:
         return Outlook(hit.score, hit.why, f"{head}. It was already sent here; never twice.")
-    if paper_id in already_seen(service, channel):
+    if paper_id in state.voted:
         return Outlook(hit.score, hit.why, f"{head}. You voted on it, so digests skip it.")
     if hit.score < channel.threshold:
         verdict = (
@@ -137,7 +187,7 @@ def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datet
         )
         return Outlook(hit.score, hit.why, verdict)
     head += f", above this channel's threshold {channel.threshold:.2f}."
-    queue = _queue(service, channel)
+    queue = _queue(service, channel, (state, ranker))
     if paper_id not in queue:
         tail = (
             "It is not new since the last digest and this channel's backlog is off, so it will not be sent."

@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 
 from digest.models import Paper
 from digest.text import paper_arxiv_ref
@@ -63,17 +64,30 @@ def _title_words(title: str) -> list[str]:
     return [w for w in _ascii_words(title) if w not in _FILLER and not w.isdigit()]
 
 
-def cite_key(p: Paper, tag_chars: int = 4) -> str:
+def make_key(
+    paper_id: str, title: str, authors: Sequence[str], year: int | None, tag_chars: int = 4
+) -> str:
     """``lovelace2026sparse-3f2a``: first author's surname, year, first telling title word, and a
-    short tag of the paper id. The key depends on this paper alone, so it is the same in every
-    export and run; the tag keeps two papers with the same author, year and word apart. Without
-    authors (the NeurIPS list) the headline gives the first part: ``trace2026temporal-…``."""
-    words = _title_words(p.title) or ["paper"]
-    first = _surname(p.authors[0]) if p.authors else ""
+    short tag of the paper id (it keeps two papers with the same author, year and word apart).
+    Without authors (the NeurIPS list) the headline gives the first part: ``trace2026temporal-…``."""
+    words = _title_words(title) or ["paper"]
+    first = _surname(authors[0]) if authors else ""
     if not first:
         first, words = words[0], words[1:] or ["paper"]
-    tag = hashlib.sha1(p.id.encode()).hexdigest()[:tag_chars]
-    return f"{first}{p.year or ''}{words[0]}-{tag}"
+    tag = hashlib.sha1(paper_id.encode()).hexdigest()[:tag_chars]
+    return f"{first}{year or ''}{words[0]}-{tag}"
+
+
+def cite_key(p: Paper, tag_chars: int = 4) -> str:
+    """The paper's key: the one the store issued when it first stored the paper, kept for good.
+
+    A key someone pasted into a .tex file must keep working: \\cite{trace2026temporal-ad3f}
+    breaks the day the key changes. A key made from the title and authors would change when a
+    paper stored with a generated headline (no title yet) later gets its real title, or its
+    authors arrive; so, as Zotero's Better BibTeX does with pinned keys, the first key issued
+    stays, even when its words no longer match the title. A paper the store never numbered
+    (built elsewhere) gets one made from what it has now."""
+    return p.cite_key or make_key(p.id, p.title, p.authors, p.year, tag_chars)
 
 
 def arxiv_id(p: Paper) -> str | None:
@@ -123,5 +137,7 @@ def export(papers: list[Paper]) -> str:
     keys = {p.id: cite_key(p) for p in unique}
     for chars in (8, 40):  # two 4-character tags alike (1 in 65,536): longer tags for those two
         counts = Counter(keys.values())
-        keys |= {p.id: cite_key(p, chars) for p in unique if counts[keys[p.id]] > 1}
+        clash = [p for p in unique if counts[keys[p.id]] > 1]
+        movable = [p for p in clash if not p.cite_key] or clash  # an issued key moves last
+        keys |= {p.id: make_key(p.id, p.title, p.authors, p.year, chars) for p in movable}
     return "\n\n".join(entry(p, keys[p.id]) for p in unique) + ("\n" if unique else "")

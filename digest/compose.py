@@ -84,24 +84,25 @@ def interests(p: Profile) -> tuple[str, ...]:
     return tuple(out)
 
 
-def compose(
-    channel: Channel,
-    profile: Profile,
-    ranker: Ranker | None,
-    candidate_ids: list[str],
-    day: date,
-    papers: Mapping[str, Paper],
-) -> Digest:
-    """Rank ``candidate_ids`` for ``channel`` and keep the top ``digest_size`` above its threshold."""
+def rank_new(
+    channel: Channel, profile: Profile, ranker: Ranker | None, candidate_ids: list[str]
+) -> Picks:
+    """The channel's top ``digest_size`` picks above its threshold among ``candidate_ids``."""
     if ranker is None or not candidate_ids:
-        return Digest(channel, day, interests(profile), (), considered=len(candidate_ids))
-    picks = ranker.rank(
+        return Picks((), considered=len(candidate_ids))
+    return ranker.rank(
         profile,
         candidate_ids,
         size=channel.digest_size,
         threshold=channel.threshold,
         diversity=diversity_for(profile),
     )
+
+
+def compose(
+    channel: Channel, profile: Profile, picks: Picks, day: date, papers: Mapping[str, Paper]
+) -> Digest:
+    """The day's digest of ``picks`` (``papers`` holds at least the picked ones)."""
     items = tuple(
         DigestItem(rank, papers[h.paper_id], h.score, h.why)
         for rank, h in enumerate(picks.hits, 1)

@@ -53,6 +53,7 @@ class Paper(PaperRecord):
     ingested_at: datetime | None = None
     content_hash: str = ""
     arxiv_id: str | None = None  # the store's: from an id that is an arXiv id or an arxiv.org link
+    cite_key: str | None = None  # the BibTeX key issued when the paper was first stored
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from uuid import uuid4
 
 from sqlalchemy import Engine
 
 from digest.store.channels import ChannelRepo
 from digest.store.deliveries import DeliveryRepo
-from digest.store.engine import make_engine, upgrade
+from digest.store.engine import make_engine, sqlite_file, upgrade
 from digest.store.kv import KeyValueRepo
 from digest.store.ledger import LedgerRepo
 from digest.store.papers import PaperRepo, UpsertCounts
@@ -38,9 +40,36 @@ class Store:
 
     def identity(self) -> str:
         """This database's own random id, made on first use and kept in it (never exported):
-        channel ids repeat across databases, so what a platform saw must be keyed by both."""
-        return self.kv.get_or_create("installation_id", lambda: uuid4().hex)
+        channel ids repeat across databases, so what a platform saw must be keyed by both.
+
+        A copied SQLite file carries the id too, so the id is tied to the file it was made in
+        (its path and inode): a copy gets its own, while the same file reopened, or moved
+        (same inode) or restored over itself (same path), keeps it."""
+        ident = self.kv.get_or_create("installation_id", lambda: uuid4().hex)
+        here = _file_mark(self.engine)
+        if here is None:
+            return ident
+        mark = self.kv.get("installation_file")
+        if mark is not None and not set(mark.split("\n")) & set(here.split("\n")):
+            # A copy. Derived, not random: processes opening the copy together agree on it.
+            ident = hashlib.sha256(f"{ident}\n{here}".encode()).hexdigest()[:32]
+            self.kv.set("installation_id", ident)
+        if mark != here:
+            self.kv.set("installation_file", here)
+        return ident
 
     def close(self) -> None:
         """Release pooled connections."""
         self.engine.dispose()
+
+
+def _file_mark(engine: Engine) -> str | None:
+    """A SQLite file's path and device:inode, one a line (None for PostgreSQL, in memory)."""
+    path = sqlite_file(engine)
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{path}\n{st.st_dev}:{st.st_ino}"

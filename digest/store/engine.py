@@ -103,6 +103,14 @@ def _sqlite_folder(folder: Path, url: str, create: bool) -> None:
         )
 
 
+def sqlite_file(engine: Engine) -> Path | None:
+    """The file of a SQLite database, resolved (None for PostgreSQL and in-memory databases)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    return Path(database).expanduser().resolve()
+
+
 def check_connection(engine: Engine) -> None:
     """Fail with one clear line when the database cannot be reached."""
     try:

@@ -23,7 +23,7 @@ def abstracts_agree(a: str, b: str) -> bool:
     """True when one side has no abstract or both share most of their words (a revised version).
 
     An empty side agrees only once: the store gives that paper the first abstract that joins it
-    (``papers._replaces``), and from then on two abstracts must share their words."""
+    (``paper_rows._replaces``), and from then on two abstracts must share their words."""
     if not a.strip() or not b.strip():
         return True
     wa, wb = _words(a), _words(b)
@@ -39,10 +39,13 @@ class Keys:
     by_hash: dict[str, str] = field(default_factory=dict)
     by_title: dict[str, list[str]] = field(default_factory=dict)  # one title, several papers
     ids: set[str] = field(default_factory=set)
+    cite_keys: set[str] = field(default_factory=set)  # BibTeX keys issued: a new one differs
 
     def add(self, row: Any) -> None:
         """Index a stored row (or a ``KeyView`` of a row added in this batch)."""
         self.ids.add(row.id)
+        if getattr(row, "cite_key", None):  # rows read before migration 0008 have none
+            self.cite_keys.add(row.cite_key)
         if row.arxiv_id:
             self.by_arxiv[row.arxiv_id] = row.id
         if row.openreview_id:
@@ -94,3 +97,4 @@ class KeyView:
         self.id, self.arxiv_id, self.openreview_id = row.id, row.arxiv_id, row.openreview_id
         self.content_hash, self.title_key = row.content_hash, row.title_key
         self.title_derived, self.abstract_len = row.title_derived, len(row.abstract)
+        self.cite_key = getattr(row, "cite_key", None)

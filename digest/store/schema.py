@@ -61,6 +61,8 @@ class PaperRow(Base):
     published: Mapped[date | None] = mapped_column(Date)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     content_hash: Mapped[str] = mapped_column(String(64), index=True)
+    # The BibTeX key issued when the paper was first stored; kept when its title or authors change.
+    cite_key: Mapped[str | None] = mapped_column(String(200), index=True)
     # Ingest sequence, assigned under the `counters` row lock so it follows commit order.
     seq: Mapped[int | None] = mapped_column(BigInteger, index=True)
 
