@@ -222,6 +222,8 @@ class Commands:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
             ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
+        elif ctx.ref.channel_id.startswith("@"):  # typed in a DM with the app: the same digest
+            ctx = replace(ctx, personal=True)
         name = ALIASES.get(name, name or "help")
         spec = REGISTRY.get(name)
         if spec is None:
