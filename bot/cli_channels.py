@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot import clock
 from bot.cli import DbOption, app, err, out, wired
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, SubscriptionKind
@@ -56,9 +57,9 @@ def _ref(text: str) -> ChannelRef:
     return ref
 
 
-def _day(text: str | None, tz: str) -> date:
+def _day(text: str | None, tz: str, now: datetime) -> date:
     if text is None:
-        return local_day(datetime.now(UTC), tz)
+        return local_day(now, tz)
     try:
         return date.fromisoformat(text)
     except ValueError:
@@ -91,19 +92,20 @@ def cmd_cmd(
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
-    from bot.commands.core import NO_PERSONAL
+    from bot.commands.core import NO_CHANNEL, NO_PERSONAL
     from digest.channels import no_channel
 
     application = wired(db)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = user or (CONSOLE_USER if ref.platform == "console" else "cli")  # `run`'s console user
-    ctx = Context(ref, user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace), name=name)
+    me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
+    ctx = Context(ref, user, dm=me, now=clock.now(), name=name)
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
-    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one line, as chat says it
+    if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
         raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
@@ -164,25 +166,26 @@ def digest_cmd(
     from digest.due import refuse_day
 
     application = wired(db)
+    now = clock.now()  # read once: the day posted, refused and previewed is one day
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
     adapters = application.adapters(err.file if as_json else out.file)
     if day is not None:
-        _day(day, "UTC")  # a malformed --date is said before anything about the channel
+        _day(day, "UTC", now)  # a malformed --date is said before anything about the channel
     ch = application.channels.find(ref)  # a digest needs a channel someone set up
     if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
         raise DigestError(_no_connection(ref.platform))
-    when = _day(day, ch.timezone)
+    when = _day(day, ch.timezone, now)
     if application.channels.follows_nothing(ch, None if dry_run else when):
         # no digest to post or preview, not an empty one (a delivered day still says so)
         raise DigestError(
             f'{ref} follows nothing, so it gets no digest; `digestbot subscribe {ref} "a topic"` first.'
         )
-    refused = refuse_day(ch, when, datetime.now(UTC), application.channels.catchup_grace)
+    refused = refuse_day(ch, when, now, application.channels.catchup_grace)
     if refused and not dry_run:
         raise DigestError(refused)
     if dry_run:
-        _preview(application, ch, when, as_json)
+        _preview(application, ch, when, as_json, now)
         return
     from bot.runner import BUSY
 
@@ -219,15 +222,16 @@ def digest_exit_code(outcome: Outcome) -> int:
     return codes[outcome.kind]
 
 
-def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
+def _preview(application: App, ch: Channel, day: date, as_json: bool, now: datetime) -> None:
     """`digest --dry-run`: a day's digest; for today, the next one instead (said so) once
     today's has gone out."""
     from bot.adapters.console import render
     from bot.commands.replies import digest_reply
     from digest.delivery import preview_target
 
-    note, now = "", datetime.now(UTC)
-    if day == local_day(now, ch.timezone):
+    note = ""
+    today = local_day(now, ch.timezone)
+    if day == today:
         grace = application.channels.catchup_grace
         day, note = preview_target(application.store, ch, now, grace)
     d = application.channels.preview(ch.ref, day)
@@ -235,7 +239,8 @@ def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
         print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))
         return
-    print(f"{note}\n{render(digest_reply(d))}" if note else render(digest_reply(d)))
+    shown = render(digest_reply(d, upcoming=day > today))
+    print(f"{note}\n{shown}" if note else shown)
 
 
 def _no_connection(platform: str) -> str:
@@ -262,7 +267,7 @@ def channels_cmd(db: DbOption = None) -> None:
     from digest.due import overdue_note
 
     application = wired(db)
-    now = datetime.now(UTC)
+    now = clock.now()
     channels = application.store.channels.all()
     if not channels:
         print(
