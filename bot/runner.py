@@ -37,7 +37,7 @@ class DigestRunner:
         self,
         deliveries: Deliveries,
         adapters: dict[str, Adapter],
-        on_outcome: Callable[[str, str], None] | None = None,
+        on_outcome: Callable[[str, Outcome], None] | None = None,
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
