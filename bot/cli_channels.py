@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot import clock
 from bot.cli import DbOption, app, err, out, wired
+from bot.cli_digest import digest_day, digest_exit_code, preview, print_run
+
+__all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
-from digest.models import Channel, ChannelRef, SubscriptionKind
+from digest.models import ChannelRef, SubscriptionKind
 from digest.schedule import local_day
 
 if TYPE_CHECKING:
     from bot.app import App
     from bot.commands import Context
     from bot.commands.replies import Reply
-    from bot.outcome import Outcome
 
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
@@ -56,15 +57,6 @@ def _ref(text: str) -> ChannelRef:
     return ref
 
 
-def _day(text: str | None, tz: str) -> date:
-    if text is None:
-        return local_day(datetime.now(UTC), tz)
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise DigestError(f"--date must look like 2026-12-01, got {text[:20]!r}.") from None
-
-
 async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> str:
     """Render a reply and carry out what it asks of the runner (post a digest now)."""
     from bot.adapters.console import render
@@ -91,19 +83,20 @@ def cmd_cmd(
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
-    from bot.commands.core import NO_PERSONAL
+    from bot.commands.core import NO_CHANNEL, NO_PERSONAL
     from digest.channels import no_channel
 
     application = wired(db)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = user or (CONSOLE_USER if ref.platform == "console" else "cli")  # `run`'s console user
-    ctx = Context(ref, user, dm=ChannelRef(ref.platform, f"@{user}", ref.workspace), name=name)
+    me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
+    ctx = Context(ref, user, dm=me, now=clock.now(), name=name)
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     reply = application.commands.handle(text, ctx)
-    if reply.error and reply.text in (no_channel(target), NO_PERSONAL):  # one line, as chat says it
+    if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
         raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
     runner = application.runner(application.adapters(out.file))
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
@@ -161,98 +154,17 @@ def digest_cmd(
     db: DbOption = None,
 ) -> None:
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
-    from digest.due import refuse_day
-
     application = wired(db)
+    now = clock.now()  # read once: the day posted, refused and previewed is one day
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
     adapters = application.adapters(err.file if as_json else out.file)
-    if day is not None:
-        _day(day, "UTC")  # a malformed --date is said before anything about the channel
-    ch = application.channels.find(ref)  # a digest needs a channel someone set up
-    if ref.platform not in adapters and not dry_run:  # only then: no connection is the problem
-        raise DigestError(_no_connection(ref.platform))
-    when = _day(day, ch.timezone)
-    if application.channels.follows_nothing(ch, None if dry_run else when):
-        # no digest to post or preview, not an empty one (a delivered day still says so)
-        raise DigestError(
-            f'{ref} follows nothing, so it gets no digest; `digestbot subscribe {ref} "a topic"` first.'
-        )
-    refused = refuse_day(ch, when, datetime.now(UTC), application.channels.catchup_grace)
-    if refused and not dry_run:
-        raise DigestError(refused)
+    ch, when = digest_day(application, ref, day, now, dry_run, set(adapters))
     if dry_run:
-        _preview(application, ch, when, as_json)
+        preview(application, ch, when, as_json, now)
         return
-    from bot.runner import BUSY
-
-    runner = application.runner(adapters)
-    outcome = asyncio.run(runner.run_channel(ch.id, when))
-    busy = digest_exit_code(outcome)
-    if busy == 2:  # not sent (paused, say): one error line, like any digest that cannot be had
-        resume = f'; `digestbot cmd {ref} "/papers resume"` resumes it' if ch.paused else ""
-        raise DigestError(f"{ref} {when}: not sent: {outcome}{resume}")
-    if busy == 3 and not outcome.startswith(BUSY):  # e.g. a state read as the other one finished
-        outcome = f"{BUSY} ({outcome}); `digestbot channels` shows when it is done"
-    if not as_json:
-        print(f"{ref} {when}: {outcome}")
-        raise typer.Exit(busy)
-    delivery = application.store.deliveries.for_day(ch.id, when)
-    items = list(delivery.items) if delivery else []
-    titles = application.store.papers.get_many(i.paper_id for i in items)
-    rows = [
-        (i.paper_id, titles[i.paper_id].title if i.paper_id in titles else "", i.score, i.why)
-        for i in items
-    ]
-    print(_digest_json(ref, when, outcome, rows))
-    raise typer.Exit(busy)
-
-
-def digest_exit_code(outcome: Outcome) -> int:
-    """The exit code of `digestbot digest` for a run's outcome (README, `digest`): 0 settled;
-    3 another process holds it (not an error, not settled by us); 1 our own post failed
-    (retried later or given up); 2 not sent (paused, follows nothing...)."""
-    from bot.outcome import Kind  # here: it loads the store, which `--help` must not
-
-    codes = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
-             Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
-    return codes[outcome.kind]
-
-
-def _preview(application: App, ch: Channel, day: date, as_json: bool) -> None:
-    """`digest --dry-run`: a day's digest; for today, the next one instead (said so) once
-    today's has gone out."""
-    from bot.adapters.console import render
-    from bot.commands.replies import digest_reply
-    from digest.delivery import preview_target
-
-    note, now = "", datetime.now(UTC)
-    if day == local_day(now, ch.timezone):
-        grace = application.channels.catchup_grace
-        day, note = preview_target(application.store, ch, now, grace)
-    d = application.channels.preview(ch.ref, day)
-    if as_json:
-        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
-        print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))
-        return
-    print(f"{note}\n{render(digest_reply(d))}" if note else render(digest_reply(d)))
-
-
-def _no_connection(platform: str) -> str:
-    """Why a platform's channel cannot be posted to from here."""
-    need = {
-        "slack": "DIGESTBOT_SLACK_BOT_TOKEN (or the OAuth settings)",
-        "discord": "DIGESTBOT_DISCORD_TOKEN",
-    }
-    if platform in need:
-        return f"No {platform} connection: set {need[platform]} to post there (or use --dry-run)."
-    return f"Unknown platform {platform!r}; channels look like console:lab, slack:T123/C456 or discord:GUILD/CHANNEL."
-
-
-def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) -> str:
-    papers = [{"id": i, "title": t, "score": s, "why": w} for i, t, s, w in items]
-    return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
-                      ensure_ascii=False)  # fmt: skip
+    outcome = asyncio.run(application.runner(adapters).run_channel(ch.id, when))
+    raise typer.Exit(print_run(application, ref, ch, when, outcome, as_json))
 
 
 @app.command("channels")
@@ -262,7 +174,7 @@ def channels_cmd(db: DbOption = None) -> None:
     from digest.due import overdue_note
 
     application = wired(db)
-    now = datetime.now(UTC)
+    now = clock.now()
     channels = application.store.channels.all()
     if not channels:
         print(

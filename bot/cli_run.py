@@ -6,21 +6,22 @@ import asyncio
 import logging
 import signal
 import sys
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from bot import clock
 from bot.cli import DbOption, app, out, wired
 from bot.cli_channels import CONSOLE_USER, DEMO_CHANNEL, DEMO_TOPICS, apply_reply
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from aiohttp import web
 
     from bot.app import App
     from bot.ports import Adapter
+    from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
 
 log = logging.getLogger(__name__)
@@ -82,8 +83,6 @@ def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
 
 async def _serve(application: App) -> None:
     from bot.adapters.console import repl
-    from bot.commands import Context
-    from digest.schedule import local_day
 
     interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
@@ -97,18 +96,36 @@ async def _serve(application: App) -> None:
     discord_task = await _start_platforms(application, interactive)
     scheduler.start()
     ops_runner = await _start_ops(application, scheduler)
-    # The demo channel's first digest is shown at once (the Quickstart's promise); every other
-    # channel keeps to its schedule, so a later `run` never uses up a day's digest early.
-    demo = application.store.channels.get(DEMO_CHANNEL)
-    if (
-        demo is not None
-        and interactive
-        and application.store.deliveries.last(demo.id) is None
-        and not demo.paused
-    ):
-        await runner.run_channel(demo.id, local_day(datetime.now(UTC), demo.timezone))
+    if interactive:
+        await _demo_first_digest(application, runner)
     for ref, outcome in (await scheduler.catch_up()).items():
         log.info("catch-up %s: %s", ref, outcome)
+    try:
+        if not interactive:
+            await stop.wait()  # a service: platforms and scheduler run until SIGTERM
+        else:
+            print("Type /papers help (or exit). Digests print here when they are due.")
+            await _first_of(repl(_console(application, runner, scheduler)), stop.wait())
+    finally:  # EOF, `exit`, or SIGTERM
+        await _stop_all(application, scheduler, discord_task, ops_runner)
+
+
+async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
+    """The demo channel's first digest, shown at once (the Quickstart's promise); every other
+    channel keeps to its schedule, so a later `run` never uses up a day's digest early."""
+    from digest.schedule import local_day
+
+    demo = application.store.channels.get(DEMO_CHANNEL)
+    if demo is None or demo.paused or application.store.deliveries.last(demo.id) is not None:
+        return
+    await runner.run_channel(demo.id, local_day(clock.now(), demo.timezone))
+
+
+def _console(
+    application: App, runner: DigestRunner, scheduler: DigestScheduler
+) -> Callable[[str], Awaitable[str]]:
+    """What answers a line typed at the console prompt."""
+    from bot.commands import Context
 
     async def handle(line: str) -> str:
         me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
@@ -118,21 +135,24 @@ async def _serve(application: App) -> None:
             scheduler.sync()
         return await apply_reply(application, runner, reply, ctx)
 
-    try:
-        if not interactive:
-            await stop.wait()  # a service: platforms and scheduler run until SIGTERM
-        else:
-            print("Type /papers help (or exit). Digests print here when they are due.")
-            await _first_of(repl(handle), stop.wait())  # EOF, `exit`, or SIGTERM
-    finally:
-        scheduler.shutdown()
-        if application.slack is not None and "slack" not in application.failed:
-            await application.slack.stop()
-        if discord_task is not None:
-            await application.discord.close()
-            discord_task.cancel()
-        if ops_runner is not None:
-            await ops_runner.cleanup()
+    return handle
+
+
+async def _stop_all(
+    application: App,
+    scheduler: DigestScheduler,
+    discord_task: asyncio.Task | None,
+    ops_runner: web.AppRunner | None,
+) -> None:
+    """Stop the scheduler, the platforms and the ops endpoints that were started."""
+    scheduler.shutdown()
+    if application.slack is not None and "slack" not in application.failed:
+        await application.slack.stop()
+    if discord_task is not None:
+        await application.discord.close()
+        discord_task.cancel()
+    if ops_runner is not None:
+        await ops_runner.cleanup()
 
 
 async def _start_platforms(application: App, interactive: bool) -> asyncio.Task | None:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -15,6 +16,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 
 from digest.store import Store
+
+if TYPE_CHECKING:
+    from bot.outcome import Outcome
 
 log = logging.getLogger(__name__)
 LAST_INGEST_KEY = "ops.last_ingest_at"
@@ -40,14 +44,10 @@ class Metrics:
         if store is not None:  # counted from the database at scrape time, so every process agrees
             self.paused.set_function(lambda: sum(c.paused for c in store.channels.all()))
 
-    def digest(self, platform: str, outcome: str) -> None:
-        """Count a delivery outcome (posted, failed, empty, already delivered, ...)."""
-        kind = (
-            outcome.split(" ", 1)[0]
-            if outcome.startswith(("posted", "failed"))
-            else outcome.split(" (")[0]
-        )
-        self.digests.labels(platform, kind).inc()
+    def digest(self, platform: str, outcome: Outcome) -> None:
+        """Count a run's outcome by its typed kind (posted, settled, not_sent, busy, lost,
+        retrying, failed): rewording the text people read never changes a label."""
+        self.digests.labels(platform, outcome.kind.name.lower()).inc()
 
     def command(self, platform: str, seconds: float) -> None:
         """Record how long a command took."""

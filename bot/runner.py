@@ -37,7 +37,7 @@ class DigestRunner:
         self,
         deliveries: Deliveries,
         adapters: dict[str, Adapter],
-        on_outcome: Callable[[str, str], None] | None = None,
+        on_outcome: Callable[[str, Outcome], None] | None = None,
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
@@ -59,16 +59,25 @@ class DigestRunner:
         log.info("digest %s", outcome, extra={"platform": ref.platform if ref else "",
                  "workspace": ref.workspace if ref else "", "channel": ref.channel_id if ref else ""})  # fmt: skip
 
-    async def _run(self, channel: Channel | None, day: date) -> Outcome:
-        if channel is None:
-            return GONE
+    async def skipped(self, channel: Channel, day: date) -> Outcome | None:
+        """Why ``channel`` gets no digest on ``day`` before anything is claimed (paused, no
+        connection, follows nothing), or None. The one place these are checked: every run goes
+        through it, and the scheduler's catch-up sweep asks it first rather than keep its own
+        copy, so a channel that is never sent is not run, logged and counted every minute."""
         if channel.paused:
             return Outcome(channel.pause_state, Kind.NOT_SENT)
-        adapter = self.adapters.get(channel.ref.platform)
-        if adapter is None:
+        if channel.ref.platform not in self.adapters:
             return Outcome(f"no {channel.ref.platform} connection", Kind.NOT_SENT)
         if await asyncio.to_thread(self.deliveries.channels.follows_nothing, channel, day):
             return Outcome(NOTHING_FOLLOWED, Kind.NOT_SENT)
+        return None
+
+    async def _run(self, channel: Channel | None, day: date) -> Outcome:
+        if channel is None:
+            return GONE
+        if (skipped := await self.skipped(channel, day)) is not None:
+            return skipped
+        adapter = self.adapters[channel.ref.platform]
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
         if claim is None:  # say what is true: delivered, retrying (when, why), being sent...

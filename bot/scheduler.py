@@ -125,8 +125,6 @@ class DigestScheduler:
         now = self.clock()
         done = {}
         for channel in await asyncio.to_thread(self.store.channels.all):
-            if channel.paused or channel.ref.platform not in self.runner.adapters:
-                continue
             due = catch_up_due(now, channel, self.grace)  # the rule `why` and `list` show
             if due is None:
                 continue
@@ -134,10 +132,10 @@ class DigestScheduler:
                 self.store.deliveries.for_day, channel.id, due.date()
             ):
                 continue
-            if await asyncio.to_thread(
-                self.runner.deliveries.channels.follows_nothing, channel, due.date()
-            ):
-                continue  # like a paused channel: no digest, and no outcome counted every sweep
+            # paused, unconnected or following nothing: no digest, and no outcome counted every
+            # sweep; the runner's own rule, asked here, not copied (see DigestRunner.skipped)
+            if await self.runner.skipped(channel, due.date()) is not None:
+                continue
             done[str(channel.ref)] = await self.runner.run_channel(channel.id, due.date())
         return done
 

@@ -7,21 +7,19 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from digest.backlog import already_seen, compose_digest
-from digest.compose import Digest, plural
+from digest.channel_settings import ChannelSettings
+from digest.compose import Digest
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.headline import shorten
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 from digest.rank.why import interest_of
-from digest.schedule import parse_time, parse_weekdays
 from digest.service import DigestService
-from digest.text import is_number, numeric_text, typed_value, whole_number
-from digest.topic_text import clean_topic
-from digest.zones import parse_timezone
+from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
+
+__all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
 PERSONAL_WORKSPACE = "dm"  # a personal digest belongs to its person, not to a server
-MAX_SUBSCRIPTIONS = 50
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ def no_channel(ref: ChannelRef) -> str:
     return f"No channel {ref}; subscribe first (that creates it)."
 
 
-class ChannelService:
+class ChannelService(Subscriptions, ChannelSettings):
     """Per-channel use cases over the store and the shared ranker."""
 
     def __init__(
@@ -129,148 +127,6 @@ class ChannelService:
         if day is not None and self.store.deliveries.for_day(channel.id, day) is not None:
             return False
         return self.profile(channel).is_empty()
-
-    def add(
-        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
-    ) -> str:
-        """Add a topic, author, exclusion or liked paper; returns a confirmation."""
-        text = clean_topic(text)
-        channel = self.channel(ref)
-        if kind is SubscriptionKind.LIKE:
-            text = self.papers.paper(text).id
-        subs = self.store.channels.subscriptions(channel.id)
-        if len(subs) >= MAX_SUBSCRIPTIONS:
-            raise DigestError(
-                f"This channel already follows {MAX_SUBSCRIPTIONS} things; unsubscribe some first."
-            )
-        # not followed but kept out of every digest
-        verb = "excluding" if kind is SubscriptionKind.EXCLUDE else "following"
-        same = {s.text.casefold(): s.text for s in subs if s.kind is kind}
-        if text.casefold() in same:  # said as stored: `GRAPH networks` is 'graph networks' here
-            return f"Already {verb} {self._what(kind, same[text.casefold()])}."
-        if not self.store.channels.add_subscription(channel.id, kind, text, user):
-            return f"Already {verb} {self._what(kind, text)}."
-        return f"Now {verb} {self._what(kind, text)}.{self._coverage_note(kind, text)}"
-
-    def _what(self, kind: SubscriptionKind, text: str) -> str:
-        """How a confirmation names a subscription (a liked paper by its title, cut on a word)."""
-        if kind is SubscriptionKind.LIKE:
-            return f"papers like *{shorten(self.papers.paper(text).title, 100)}*"
-        if kind is SubscriptionKind.EXCLUDE:
-            return f"papers that mention {text!r}"
-        return f"{kind.value} {text!r}"
-
-    def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
-        if kind is not SubscriptionKind.TOPIC:
-            return ""
-        result = self.papers.search(text, per_page=1).result
-        if not result.total and result.message.startswith("No paper mentions"):
-            return f" {result.message} Digests will include it when a paper that does arrives."
-        if not result.total:
-            return " No stored paper matches it yet; digests will include it when one arrives."
-        return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."
-
-    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
-        """Remove by number (as in `list`), by exact text, `all` (what is followed; exclusions
-        stay) or `exclusions`."""
-        channel = self.channel(ref)
-        subs = self.store.channels.subscriptions(channel.id)
-        key = " ".join(selector.split()).lower()
-        if key in ("all", "exclusions"):
-            return self._unsubscribe_group(channel, subs, key == "exclusions")
-        if is_number(numeric_text(key)):
-            n = int(numeric_text(key))
-            if not 1 <= n <= len(subs):
-                raise DigestError(
-                    f"There is no subscription number {n}; `list` shows 1 to {len(subs)}."
-                )
-            chosen = [subs[n - 1]]
-        else:
-            chosen = [
-                s
-                for s in subs
-                if s.text.lower() == key or f"{s.kind.value}:{s.text}".lower() == key
-            ]
-            if not chosen:
-                raise DigestError(
-                    f"This channel does not follow {selector.strip()[:60]!r}; `list` shows what it does."
-                )
-        removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
-        if removed == 1:
-            return f"Stopped following {chosen[0].text!r}."
-        return f"Stopped following {plural(removed, 'item')}."
-
-    def _unsubscribe_group(self, channel: Channel, subs: list[Subscription], excl: bool) -> str:
-        """`all`: every followed topic, author and like, keeping exclusions; `exclusions`: those."""
-        chosen = [s for s in subs if (s.kind is SubscriptionKind.EXCLUDE) == excl]
-        removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
-        if excl:
-            return f"Removed {plural(removed, 'exclusion')}." if removed else "No exclusions here."
-        kept = len(subs) - len(chosen)  # exclusions are not followed: they stay until removed
-        one = kept == 1
-        stay = (
-            f" {plural(kept, 'exclusion')} {'stays' if one else 'stay'} "
-            f"(`unsubscribe exclusions` removes {'it' if one else 'them'})."
-            if kept
-            else ""
-        )
-        if not removed:
-            return f"This channel follows nothing.{stay}"
-        what = repr(chosen[0].text) if removed == 1 else plural(removed, "item")
-        return f"Stopped following {what}.{stay}"
-
-    def set_schedule(
-        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
-    ) -> Channel:
-        """Change when digests arrive."""
-        fields = {"digest_time": parse_time(at)}
-        if tz:
-            fields["timezone"] = parse_timezone(tz)
-        if days:
-            fields["weekdays"] = parse_weekdays(days)
-        return self.store.channels.update(self.channel(ref).id, **fields)
-
-    def set_size(self, ref: ChannelRef, text: str) -> Channel:
-        """Papers per digest, 1 to 25."""
-        size = whole_number(text, "Digest size", 1, 25)
-        return self.store.channels.update(self.channel(ref).id, digest_size=size)
-
-    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
-        """Minimum score for a paper to be posted, 0 to 1."""
-        number = numeric_text(text)
-        try:
-            value = float(number) if number.isascii() else -1.0
-        except ValueError:
-            value = -1.0
-        if not 0.0 <= value <= 1.0:
-            raise DigestError(
-                f"Threshold must be a number from 0 to 1 (e.g. 0.3), {typed_value(text.strip(), number)}."
-            )
-        value += 0.0  # -0.0 + 0.0 is 0.0: '-0' must not be stored and shown as -0.00
-        return self.store.channels.update(self.channel(ref).id, threshold=value)
-
-    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
-        """Pause or resume digests; the reason is shown by `list` and `digestbot channels`."""
-        return self.store.channels.update(
-            self.channel(ref).id, paused=paused, paused_reason=reason if paused else None
-        )
-
-    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog (see `help`)."""
-        fields = {
-            "quiet": "quiet_when_empty",
-            "admin-only": "admin_only",
-            "threads": "threaded",
-            "backlog": "backlog",
-        }
-        if name not in fields:
-            raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
-        if name == "admin-only" and ref.channel_id.startswith("@"):  # a DM digest has no admins
-            raise DigestError(
-                "admin-only is for shared channels: your personal digest is already yours alone "
-                "to change."
-            )
-        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
 
     def vote(self, ref: ChannelRef, user: str, paper_id: str, value: int) -> int:
         """Record 👍 (+1) or 👎 (-1); the same vote again withdraws it. Returns the vote in force."""

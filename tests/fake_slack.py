@@ -13,6 +13,9 @@ from bot.adapters.slack.limits import error_code, message_problems, view_problem
 from tests.fake_slack_history import BOT_ID, BOT_USER, SlackMessages
 from tests.httpfake import LocalServer
 
+#: The fake workspace's people at start (tests add more with ``add_user``): id -> handle.
+ROSTER = {"U1": "ann", "U2": "bea", "UADMIN": "boss", BOT_USER: "digestbot"}
+
 
 class FakeSlack(SlackMessages, LocalServer):
     """``fail[(method, channel)]`` is a list of (status, headers, body) answered before success.
@@ -20,9 +23,13 @@ class FakeSlack(SlackMessages, LocalServer):
     Strict like Slack: a payload the shared validator rejects gets ``invalid_blocks`` (or
     ``msg_too_long``), a reply to an unknown thread gets ``thread_not_found``, an archived or
     unknown channel (``gone``) gets ``channel_not_found``. ``messages`` records what arrived.
-    Posting needs a channel Slack knows (``join``, ``known``, ``members``, or a DM: a ``D…`` id or
-    a user id): else ``channel_not_found``; one the bot is not in (not ``joined``) gets
-    ``not_in_channel``.
+    Posting needs a channel Slack knows (``join``, ``known``, ``members``, or a DM): else
+    ``channel_not_found``; one the bot is not in (not ``joined``) gets ``not_in_channel``. As in
+    Slack, a DM is a user of the workspace (``users``: id -> handle, ``add_user``) or an IM that
+    was opened (``conversations.open``, or ``open_im`` for one the user opened by writing to the
+    app): a user id posts into that user's IM (opening it) and the message is recorded there;
+    any other ``U…``/``W…``/``D…`` id gets ``channel_not_found`` (``conversations.open`` and
+    ``users.info``: ``user_not_found``). Every refusal is recorded in ``refusals``.
     History, replies, updates and ephemeral messages follow Slack's rules (see SlackMessages).
     """
 
@@ -39,6 +46,9 @@ class FakeSlack(SlackMessages, LocalServer):
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
         self.latency = 0.0  # seconds added to every answer (to widen crash windows)
         self.injected: dict[str, int] = defaultdict(int)
+        self.users: dict[str, str] = dict(ROSTER)  # the workspace's people: id -> handle
+        self.ims: dict[str, str] = {}  # user id -> the app's IM with them (D…), once opened
+        self.refusals: list[tuple[str, str, str]] = []  # (method, channel or user, error)
         self._init_messages()
         self._lock = threading.Lock()
         fake = self
@@ -102,6 +112,8 @@ class FakeSlack(SlackMessages, LocalServer):
                 return 500, {}, {"ok": False, "error": "internal_error"}
             refused = self._refuse(method, args)
             if refused is not None:
+                where = str(args.get("channel") or args.get("users") or args.get("user") or "")
+                self.refusals.append((method, where, str(refused.get("error"))))
                 return 200, {}, refused
             if fault == "timeout":
                 return 200, {"X-Fake-Delay": "1"}, self._ok(method, args)
@@ -124,6 +136,14 @@ class FakeSlack(SlackMessages, LocalServer):
             parent = args.get("thread_ts")
             if parent and not any(m["ts"] == parent for m in self.messages.get(channel, [])):
                 return {"ok": False, "error": "thread_not_found"}
+        if method in ("conversations.open", "users.info"):
+            who = str(args.get("users") or args.get("user") or "")
+            if who not in self.users:
+                return {"ok": False, "error": "user_not_found"}
+        if method in ("conversations.history", "conversations.replies"):
+            channel = str(args.get("channel", ""))
+            if channel[:1] in ("D", "U", "W") and not self.exists(channel):
+                return {"ok": False, "error": "channel_not_found"}
         if method == "views.publish":
             view = args.get("view")
             view = json.loads(view) if isinstance(view, str) else view or {}
@@ -136,13 +156,15 @@ class FakeSlack(SlackMessages, LocalServer):
         if (answer := self._ok_more(method, args)) is not None:
             return answer
         if method == "chat.postMessage":
-            ts = self.new_ts()
+            ts, channel = self.new_ts(), str(args["channel"])
+            if channel[:1] in ("U", "W"):  # Slack posts into the app's IM with that user
+                channel = self.open_im(channel)
             msg = {
                 "ts": ts, "user": BOT_USER, "bot_id": BOT_ID,
                 **{k: args.get(k) for k in ("text", "blocks", "thread_ts", "metadata")},
             }  # fmt: skip
-            self.messages[args["channel"]].append(msg)
-            return {"ok": True, "channel": args["channel"], "ts": ts, "message": msg}
+            self.messages[channel].append(msg)
+            return {"ok": True, "channel": channel, "ts": ts, "message": msg}
         if method == "chat.update":
             return self.update(args)
         if method == "conversations.history":
@@ -150,13 +172,11 @@ class FakeSlack(SlackMessages, LocalServer):
         if method == "conversations.replies":
             return self.replies(args)
         if method == "conversations.open":
-            return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))}}
+            return {"ok": True, "channel": {"id": self.open_im(str(args["users"]))}}
         if method == "users.info":
             user = args.get("user", "")
-            return {
-                "ok": True,
-                "user": {"id": user, "is_admin": user in self.admins, "is_owner": False},
-            }
+            return {"ok": True, "user": {"id": user, "name": self.users[user],
+                    "is_admin": user in self.admins, "is_owner": False}}  # fmt: skip
         if method == "auth.test":
             return {"ok": True, "team_id": "T1", "user_id": "UBOT", "bot_id": "B1", "team": "Lab"}
         if method == "oauth.v2.access":
@@ -174,10 +194,21 @@ class FakeSlack(SlackMessages, LocalServer):
         self.known.update(channels)
         self.joined.update(channels)
 
+    def add_user(self, user: str, name: str = "") -> None:
+        """``user`` joins the workspace (their handle defaults to the id in lower case)."""
+        self.users[user] = name or user.lower()
+
+    def open_im(self, user: str) -> str:
+        """The app's IM with ``user`` of the workspace, opened now if it was not (its D… id)."""
+        if user not in self.users:
+            raise KeyError(f"{user} is not a user of the fake workspace")
+        return self.ims.setdefault(user, f"D{user}")
+
     def membership_refused(self, channel: str) -> dict | None:
         """Slack's answer to posting where the bot cannot: unknown channel, or not a member."""
-        if channel[:1] in ("U", "W") and channel not in self.gone:  # a user id: the app's DM
-            return None
+        if channel[:1] in ("U", "W"):  # a user id: the app's IM with a user of the workspace
+            ok = channel in self.users and channel not in self.gone
+            return None if ok else {"ok": False, "error": "channel_not_found"}
         if not self.exists(channel):
             return {"ok": False, "error": "channel_not_found"}
         if not channel.startswith("D") and channel not in self.joined:

@@ -34,7 +34,7 @@ def _in_range(ts: str, args: dict) -> bool:
 
 
 class SlackMessages:
-    """Needs ``messages``, ``gone`` and ``members`` from the fake it is mixed into."""
+    """Needs ``messages``, ``gone``, ``members`` and ``ims`` from the fake it is mixed into."""
 
     def _init_messages(self) -> None:
         self._last_ts = 0.0
@@ -51,11 +51,12 @@ class SlackMessages:
             self.messages[channel].append({"ts": self.new_ts(), "user": user, "text": f"chat {i}"})
 
     def exists(self, channel: str) -> bool:
-        """Slack knows the channel: it has messages or members, is declared, or is a DM."""
+        """Slack knows the channel: it has messages or members, is declared, or is an open IM."""
         if channel in self.gone:
             return False
-        known = channel in self.messages or channel in self.members or channel in self.known
-        return known or channel.startswith("D")
+        if channel[:1] in ("D", "U", "W"):  # an IM exists once opened (see FakeSlack.open_im)
+            return channel in self.ims.values()
+        return channel in self.messages or channel in self.members or channel in self.known
 
     def _page(self, found: list[dict], args: dict, default: int) -> dict:
         """One page of ``found`` (already in answer order) from the cursor on."""

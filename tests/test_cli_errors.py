@@ -252,7 +252,7 @@ def test_help_loads_no_heavy_library():
     import sys
 
     code = (
-        "import sys; import bot.cli, bot.cli_channels, bot.cli_ops, bot.cli_run; "
+        "import sys; import bot.cli, bot.cli_channels, bot.cli_ops, bot.cli_papers, bot.cli_run; "
         "heavy = ('sklearn', 'sqlalchemy', 'pydantic', 'apscheduler', 'aiohttp', 'numpy'); "
         "print([m for m in sys.modules if m.split('.')[0] in heavy])"
     )

@@ -96,6 +96,7 @@ def test_like_subscription_needs_a_real_paper(app):
     ],
 )
 def test_bad_input_gets_a_short_ephemeral_error(app, text, message):
+    app.channels.channel(LAB)  # set up, following nothing: the input itself is what is wrong
     reply = say(app, text)
     assert reply.error and reply.ephemeral and message in reply.text
     assert len(reply.text) < 200

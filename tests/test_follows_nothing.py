@@ -14,17 +14,21 @@ from tests.fakes import RecordingAdapter
 THURSDAY = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # an hour after a 09:00 UTC weekday digest
 
 
-def _scheduler(app):
+def _scheduler(app, reported=None):
     adapter = RecordingAdapter()
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    on_outcome = None if reported is None else lambda platform, o: reported.append(str(o))
+    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter}, on_outcome)
     return DigestScheduler(app.store, runner, clock=lambda: THURSDAY), adapter
 
 
 def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app):
-    """Breaks that turn this red: dropping the follows-nothing check in DigestRunner._run (an
-    empty "Following: nothing yet" digest is posted) or in DigestScheduler.catch_up (an outcome
-    for it every sweep, in the log and the metrics); checking only topics (the 👍-only channel
-    below gets nothing, though votes alone rank papers)."""
+    """The rule lives in DigestRunner.skipped; the catch-up sweep asks it (no copy of its own).
+
+    Breaks that turn this red: dropping the follows-nothing check in DigestRunner.skipped (an
+    empty "Following: nothing yet" digest is posted); DigestScheduler.catch_up not asking
+    runner.skipped() (an outcome for it every sweep, in the log and the metrics: `reported`);
+    checking only topics (the 👍-only channel below gets nothing, though votes alone rank
+    papers)."""
     empty, voter = ChannelRef("console", "t1"), ChannelRef("console", "voter")
     app.channels.add(empty, SubscriptionKind.TOPIC, "graph neural networks")
     app.channels.unsubscribe(empty, "all")
@@ -32,9 +36,12 @@ def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app
     app.channels.vote(voter, "u1", "syn-rl-0", 1)  # a vote-only channel still has a profile
     for ref in (empty, voter):
         app.channels.set_schedule(ref, "09:00", "UTC", "daily")
-    sched, adapter = _scheduler(app)
+    reported: list[str] = []
+    sched, adapter = _scheduler(app, reported)
     done = asyncio.run(sched.catch_up())
     assert "console:t1" not in done  # skipped quietly: no outcome logged or counted each sweep
+    assert asyncio.run(sched.catch_up(missing_only=True)) == {}  # the next sweep: nothing
+    assert len(reported) == 1 and reported[0].startswith("posted")  # the voter's, once
     assert done["console:voter"].startswith("posted")
     t1 = app.store.channels.get(empty)
     assert asyncio.run(sched.fire(t1.id)) == NOTHING_FOLLOWED

@@ -39,7 +39,7 @@ async def test_metrics_count_digests_commands_and_paused_channels(app):
         text = (await client.get(f"{base}/metrics")).text
     await server.cleanup()
     assert 'digestbot_digests_total{outcome="posted",platform="console"} 1.0' in text
-    assert 'digestbot_digests_total{outcome="already delivered",platform="console"} 1.0' in text
+    assert 'digestbot_digests_total{outcome="settled",platform="console"} 1.0' in text  # 2nd run
     assert 'digestbot_command_seconds_count{platform="console"} 1.0' in text
     assert "digestbot_paused_channels 1.0" in text
 
@@ -74,3 +74,27 @@ async def test_stale_ingest_is_unhealthy_only_when_sources_are_configured(app):
     ok, _ = await Health(app.store, ingest_configured=True).report()
     assert not ok
     await asyncio.sleep(0)
+
+
+def test_digest_metric_labels_come_from_the_kind_not_the_words():
+    """Labels are the typed kind of an outcome, so rewording what people read cannot move a
+    count to another series. Breaks that turn this red: Metrics.digest() deriving the label from
+    the text again (e.g. its first word: "sent", "delivered", "retrying", "gave")."""
+    from bot.ops import Metrics
+    from bot.outcome import Kind, Outcome
+
+    metrics = Metrics()
+    said = [("posted 5 papers", Kind.POSTED), ("sent 5 papers", Kind.POSTED),
+            ("already delivered", Kind.SETTLED), ("delivered earlier (09:00)", Kind.SETTLED),
+            ("retrying at 10:00 UTC after x", Kind.RETRYING), ("gave up: x", Kind.FAILED),
+            ("paused by Ann", Kind.NOT_SENT), ("taken over by another worker", Kind.LOST)]  # fmt: skip
+    for text, kind in said:
+        metrics.digest("slack", Outcome(text, kind))
+    counts = {
+        s.labels["outcome"]: s.value
+        for m in metrics.registry.collect()
+        for s in m.samples
+        if s.name == "digestbot_digests_total"
+    }
+    assert counts == {"posted": 2.0, "settled": 2.0, "retrying": 1.0, "failed": 1.0,
+                      "not_sent": 1.0, "lost": 1.0}  # fmt: skip

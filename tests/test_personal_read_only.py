@@ -60,3 +60,35 @@ async def test_a_slack_dm_list_answers_without_creating_the_digest(app, slack): 
         await eventually(lambda: len(said(slack, "DU1")) == 1)
     assert "no personal digest yet" in said(slack, "DU1")[0]
     assert app.store.channels.all() == []
+
+
+SHARED = [
+    Context(ChannelRef("console", "lab"), "you", dm=ChannelRef("console", "@you")),
+    Context(
+        ChannelRef("slack", "C9", "T1"), "U1", is_admin=False, dm=ChannelRef("slack", "@U1", "T1")
+    ),
+    Context(ChannelRef("discord", "111", "77"), "42", dm=ChannelRef("discord", "@42", "dm")),
+]
+READS = ["list", "stats", "why syn-rl-0", "digest preview", "digest now", "export bibtex all",
+         "unsubscribe all", "list --public"]  # fmt: skip
+
+
+@pytest.mark.parametrize("ctx", SHARED, ids=lambda c: c.ref.platform)
+@pytest.mark.parametrize("text", READS)
+def test_reading_a_shared_channel_nobody_set_up_creates_nothing(app, ctx, text):
+    """`/papers list` (and every other read) in a channel that was never set up answers that it
+    has no digest yet and creates no channel row (it created one, with default settings, which
+    `digestbot channels` and the Home tab then listed). Breaks that turn this red: the
+    READS_CHANNEL check in Commands._run limited to personal digests again (`@…` refs only)."""
+    reply = app.commands.handle(text, ctx)
+    assert reply.error and "has no digest yet" in reply.text and "subscribe" in reply.text
+    assert reply.deliver_now is None
+    assert app.store.channels.all() == []
+
+
+def test_setting_up_a_shared_channel_still_creates_it(app):
+    """Break that turns this red: refusing settings on an unknown channel too."""
+    ctx = SHARED[0]
+    assert not app.commands.handle("schedule 08:00", ctx).error
+    assert not app.commands.handle("list", ctx).error
+    assert len(app.store.channels.all()) == 1

@@ -10,7 +10,6 @@ from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
 from digest.schedule import local_day
-from tests.cli_proc import digestbot
 from tests.fakes import RecordingAdapter
 
 LAB = ChannelRef("console", "lab")
@@ -41,24 +40,55 @@ def test_chat_preview_after_todays_digest_names_the_next_one(app):
     assert sent.isdisjoint(c.paper_id for c in after.cards)  # never the posted papers again
 
 
-def test_cli_dry_run_after_todays_digest_names_the_next_one(tmp_path):
-    """Break that turns this red: `digest --dry-run` previewing under today's date after today's
-    digest was posted."""
-    corpus = tmp_path / "papers.jsonl"
+def test_cli_dry_run_after_todays_digest_names_the_next_one(env_isolated, monkeypatch, capsys):
+    """Every date here comes from one instant: the test freezes ``bot.clock.now`` and derives
+    "tomorrow" from it, so the test cannot straddle midnight UTC (it ran `digestbot` in
+    subprocesses, each reading the wall clock, and the test read it again afterwards).
+    Breaks that turn this red: `digest --dry-run` previewing under today's date after today's
+    digest was posted; `digest` reading datetime.now() instead of bot.clock.now() (with the
+    clock frozen a day ahead, the post and the preview fall on different days)."""
+    from bot import clock
+    from bot.cli import main
+
+    # a day ahead of the wall clock, just before midnight: a date read from the wall clock is off
+    instant = (datetime.now(UTC) + timedelta(days=1)).replace(hour=23, minute=59, second=59)
+    monkeypatch.setattr(clock, "now", lambda: instant)
+    corpus = env_isolated / "papers.jsonl"
     rows = [{"id": f"p{i}", "title": f"Sparse autoencoders {i}", "abstract": "Sparse features."}
             for i in range(12)]  # fmt: skip
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert digestbot(tmp_path, "ingest", str(corpus)).returncode == 0
-    assert digestbot(tmp_path, "cmd", "console:lab", "/papers subscribe sparse").returncode == 0
-    digestbot(tmp_path, "cmd", "console:lab", "/papers schedule 00:00 UTC daily")
-    posted = digestbot(tmp_path, "digest", "console:lab")
-    assert posted.returncode == 0 and "posted" in posted.stdout, posted.stdout + posted.stderr
-    preview = digestbot(tmp_path, "digest", "console:lab", "--dry-run", "--json")
-    out = json.loads(preview.stdout)
-    tomorrow = local_day(datetime.now(UTC), "UTC") + timedelta(days=1)
+    assert main(["ingest", str(corpus)]) == 0
+    assert main(["cmd", "console:lab", "/papers subscribe sparse"]) == 0
+    assert main(["cmd", "console:lab", "/papers schedule 00:00 UTC daily"]) == 0
+    capsys.readouterr()
+    assert main(["digest", "console:lab"]) == 0
+    assert "posted" in capsys.readouterr().out
+    assert main(["digest", "console:lab", "--dry-run", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    tomorrow = local_day(instant, "UTC") + timedelta(days=1)
     assert out["date"] == tomorrow.isoformat()
     assert out["outcome"].startswith("preview: Today's digest: already delivered at ")
-    text = digestbot(tmp_path, "digest", "console:lab", "--dry-run").stdout
+    assert main(["digest", "console:lab", "--dry-run"]) == 0
+    text = capsys.readouterr().out
     assert (
         text.startswith("Today's digest: already delivered") and f"{tomorrow:%a %d %b %Y}" in text
     )
+
+
+def test_an_empty_next_digest_preview_says_no_paper_matches_yet(app):
+    """Once today's digest went out, an empty preview is of the next digest: it must not say
+    "No new papers matched today" (today's digest is another one). Breaks that turn this red:
+    digest_cmd not passing ``upcoming`` to digest_reply; summary_line() ignoring it."""
+    app.channels.add(LAB, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.set_schedule(LAB, "09:00", "UTC", "daily")
+    app.channels.set_threshold(LAB, "1")  # nothing can match
+    now = datetime.now(UTC)
+    today = local_day(now, "UTC")
+    before = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
+    assert "No new papers matched today" in before.text  # today's own digest, still to come
+    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": RecordingAdapter()})
+    assert asyncio.run(runner.run_channel(app.store.channels.get(LAB).id, today))
+    after = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
+    assert after.text.startswith("Today's digest: already delivered"), after.text
+    assert "No new papers match yet for the next digest (" in after.text
+    assert "matched today" not in after.text

@@ -22,7 +22,9 @@ def slack():
 
 
 async def dm(h: Harness, text: str, user: str = "U1", **extra) -> None:
+    """``user`` writes ``text`` to the app (so their IM with it exists, as in Slack)."""
     h.n += 1
+    h.slack.open_im(user)
     event = {"type": "message", "channel_type": "im", "channel": f"D{user}", "user": user,
              "text": text, "ts": f"{h.n}.0001", "event_ts": f"{h.n}.0001", **extra}  # fmt: skip
     assert (await h.event(event, event_id=f"Ev-dm-{h.n}")).status_code == 200

@@ -176,12 +176,26 @@ def test_a_link_slack_refuses_is_dropped_and_the_digest_still_arrives(app, slack
 
 
 def test_personal_digest_goes_to_the_users_dm(app, slack):
+    slack.add_user("U42")
     ch = channel(app, "@U42")
     asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
     assert ("conversations.open", {"users": "U42"}) in [
         (m, {"users": a.get("users")}) for m, a in slack.calls
     ]
-    assert slack.posts("DU42")
+    assert slack.posts("DU42") and slack.arrived("DU42")
+
+
+def test_a_personal_digest_of_someone_not_in_the_workspace_pauses(app, slack):
+    """Slack cannot open a DM with a user it does not know (``user_not_found``): the digest is
+    paused with that reason, nothing is posted, the day is not counted as delivered. Breaks that
+    turn this red: the fake's conversations.open accepting any id (it would post: "posted 5
+    papers"); ``user_not_found`` dropped from GONE_ERRORS (a retry, not a pause)."""
+    ch = channel(app, "@U404")
+    outcome = asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
+    assert outcome.startswith("failed: Slack error user_not_found") and "paused" in outcome
+    assert ("conversations.open", "U404", "user_not_found") in slack.refusals
+    assert not slack.posts() and app.store.deliveries.last(ch.id) is None
+    assert app.store.channels.by_id(ch.id).paused_reason.startswith("user_not_found")
 
 
 def test_uninstalled_workspace_pauses_its_channel(app, slack):
@@ -226,16 +240,37 @@ def test_a_channel_the_bot_cannot_post_in_is_said_and_not_marked_delivered(
 
 
 def test_the_fake_refuses_what_slack_refuses():
-    """Posting needs a channel Slack knows and the bot is in; a DM (D… or a user id) needs none."""
+    """Posting needs a channel Slack knows and the bot is in. A DM needs no invitation, but as in
+    Slack only a user of the workspace (``U…``/``W…``: posted into their IM with the app, which
+    it opens) or an IM that was opened (``D…``); any other id is ``channel_not_found``, and
+    every refusal is recorded. Breaks that turn this red: membership_refused() accepting any
+    ``U…``/``W…`` id again (U404: ok); exists() accepting any ``D…`` id again (D123: ok); a
+    post to a user id recorded under the user id instead of the IM where it arrived."""
     import httpx
+
+    def post(fake: FakeSlack, channel: str) -> dict:
+        return httpx.post(
+            f"{fake.url}chat.postMessage", json={"channel": channel, "text": "hi"}
+        ).json()
 
     with FakeSlack() as fake:
         fake.join("CIN")
         fake.known.add("COUT")
-        answers = {
-            ch: httpx.post(f"{fake.url}chat.postMessage", json={"channel": ch, "text": "hi"}).json()
-            for ch in ("CIN", "COUT", "CNONE", "D123", "U42")
-        }
+        fake.add_user("U42")
+        fake.add_user("W7")
+        ids = ("CIN", "COUT", "CNONE", "D123", "DU2", "U42", "W7", "U404", "W404")
+        answers = {ch: post(fake, ch) for ch in ids}
+        assert fake.arrived("DU42") and fake.arrived("DW7") and not fake.arrived("U42")
+        assert answers["U42"]["channel"] == "DU42"  # Slack answers with the IM's id
+        fake.open_im("U2")  # U2 wrote to the app: now its IM takes posts
+        assert post(fake, "DU2")["ok"] and fake.arrived("DU2")
+        opened = httpx.post(f"{fake.url}conversations.open", json={"users": "U404"}).json()
+        refusals = list(fake.refusals)
     assert {ch: a.get("error", "ok") for ch, a in answers.items()} == {
-        "CIN": "ok", "COUT": "not_in_channel", "CNONE": "channel_not_found", "D123": "ok", "U42": "ok"
+        "CIN": "ok", "COUT": "not_in_channel", "CNONE": "channel_not_found", "D123": "channel_not_found",
+        "DU2": "channel_not_found", "U42": "ok", "W7": "ok", "U404": "channel_not_found",
+        "W404": "channel_not_found",
     }  # fmt: skip
+    assert opened == {"ok": False, "error": "user_not_found"}
+    assert ("chat.postMessage", "U404", "channel_not_found") in refusals
+    assert ("conversations.open", "U404", "user_not_found") in refusals

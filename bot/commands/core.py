@@ -18,10 +18,11 @@ from digest.text import has_visible
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
-#: Commands that read (or empty) a channel's digest: on a personal digest nobody set up they
-#: answer without creating it, so a look at `me list` never starts a digest (README).
+#: Commands that read (or empty) a channel's digest: on a shared channel or personal digest
+#: nobody set up they answer without creating it, so a look at `list` never starts a digest (README).
 READS_CHANNEL = frozenset({"list", "stats", "why", "digest", "export", "unsubscribe"})
 NO_PERSONAL = "You have no personal digest yet; `/papers me subscribe <topic>` sets it up."
+NO_CHANNEL = "This channel has no digest yet; `/papers subscribe <topic>` sets it up."
 # `--public` shares the answer in the channel (Slack, Discord); the console has no one to share with.
 # Autocorrect turns `--` into an em or en dash, so `—public` and `–public` mean the same.
 PUBLIC = re.compile(r"(?i)(?<!\S)(?:--|\u2014|\u2013)public(?!\S)")
@@ -222,21 +223,19 @@ class Commands:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
             ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
+        elif ctx.ref.channel_id.startswith("@"):  # typed in a DM with the app: the same digest
+            ctx = replace(ctx, personal=True)
         name = ALIASES.get(name, name or "help")
         spec = REGISTRY.get(name)
         if spec is None:
             return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
-        if name in READS_CHANNEL and self._unknown_personal(ctx.ref):
-            return error(NO_PERSONAL)
+        if name in READS_CHANNEL and self.channels.store.channels.get(ctx.ref) is None:
+            return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
         reply = spec.handler(self, ctx, args.without_public())
         shared = public or args.asks_public
         return replace(reply, public=True) if shared and not reply.error else reply
-
-    def _unknown_personal(self, ref: ChannelRef) -> bool:
-        """True for a personal digest (`@user`, from `me` or a DM) that does not exist yet."""
-        return ref.channel_id.startswith("@") and self.channels.store.channels.get(ref) is None
 
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""

@@ -129,7 +129,8 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
             return refused
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
     day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
-    reply = digest_reply(cmds.channels.preview(ctx.ref, day))
+    upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
+    reply = digest_reply(cmds.channels.preview(ctx.ref, day), upcoming)
     return replace(reply, text=f"{note}\n{reply.text}") if note else reply
 
 

@@ -138,11 +138,21 @@ def card(
     )
 
 
-def digest_reply(d: Digest) -> Reply:
-    """A digest as a public reply: header, counts, one card per paper."""
+def summary_line(d: Digest, upcoming: bool = False) -> str:
+    """The counts under a digest's header; an empty preview of a digest still to come (today's
+    went out, or a later day) says no paper matches *yet*, not that none matched today."""
+    if not (upcoming and d.empty):
+        return d.summary()
+    near = f"{d.near_misses} near miss{'es' if d.near_misses != 1 else ''}"
+    return f"No new papers match yet for the next digest ({d.considered} new considered, {near})."
+
+
+def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
+    """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
+    of a digest still to come, see summary_line)."""
     follows = ", ".join(d.interests) or "nothing yet"
     return Reply(
-        text=d.summary(),
+        text=summary_line(d, upcoming),
         title=f"📚 {d.title()}",
         cards=tuple(card(i.paper, i.why, i.rank, i.score, feedback=True) for i in d.items),
         footer=f"Following: {follows}",

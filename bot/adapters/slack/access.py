@@ -21,6 +21,15 @@ async def workspace_admin(client: AsyncWebClient, user: str) -> bool:
     return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 
+async def user_name(client: AsyncWebClient, user: str) -> str:
+    """``user``'s Slack handle (as a slash command's ``user_name``), or "" if Slack will not say."""
+    try:
+        info = (await client.users_info(user=user))["user"]
+    except SlackApiError:  # unknown or deactivated user: the caller falls back to the id
+        return ""
+    return str(info.get("name") or info.get("profile", {}).get("display_name") or "")
+
+
 async def is_member(client: AsyncWebClient, channel_id: str, user: str) -> bool:
     """Whether ``user`` is in the conversation (every page of conversations.members is read)."""
     try:

@@ -7,7 +7,7 @@ import logging
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.adapters.slack.access import manageable, may_act
+from bot.adapters.slack.access import manageable, may_act, user_name
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
@@ -86,7 +86,9 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         await ack()
         channel = await home_target(deps, body, action, client)
         person = body["user"]
-        name = person.get("name") or person.get("username") or person["id"]
+        # who paused, in words: Slack sends the handle with a button press; if not, ask for it
+        name = person.get("username") or person.get("name") or await user_name(client, person["id"])
+        name = name or person["id"]
         reason = f"paused by {name}" if paused else None
         await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
         deps.on_schedule_change()
@@ -126,7 +128,8 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         user, where, team = event["user"], event["channel"], body.get("team_id", "")
         text = (event.get("text") or "").strip().removeprefix("/papers").strip()
         me = ChannelRef("slack", f"@{user}", team)
-        ctx = Context(ref=me, user=user, dm=me, personal=True)
+        # a message event carries no name: ask Slack, so `pause` reads "paused by ann" (not U…)
+        ctx = Context(ref=me, user=user, dm=me, personal=True, name=await user_name(client, user))
         command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
         reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
         if reply.attachment is not None:

@@ -47,6 +47,7 @@ async def answer(args: AsyncArgs, text: str) -> None:
         await args.ack()
     body = args.body or {}
     user = (body.get("user") or {}).get("id") or body.get("user_id")
+    user = user or (body.get("event") or {}).get("user")  # a DM command: only the event names it
     channel = (body.get("channel") or {}).get("id") or body.get("channel_id")
     try:
         if body.get("response_url"):
