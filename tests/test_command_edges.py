@@ -1,0 +1,29 @@
+"""Chat and CLI edges an outside tester found: quotes in why-lines, schedule words, query files."""
+
+from datetime import UTC, datetime
+
+from bot.commands import Context
+from digest.models import ChannelRef
+from digest.rank.why import quote
+
+LAB = ChannelRef("console", "lab")
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+
+
+def say(app, text: str):
+    ctx = Context(ref=LAB, user="ann", is_admin=True, dm=ChannelRef("console", "@ann"), now=NOW)
+    return app.commands.handle(text, ctx)
+
+
+def test_why_line_does_not_double_a_quote_typed_at_the_query_edge(app):
+    """A query typed with a quote at its edge is quoted once: `'x` reads 'x', never ''x'.
+
+    Breaks that turn this red: the edge strip in why.quote removed (the why-line reads
+    ``matches ''OR 1=1 ...``); stripping every quote, also inside words (don't -> dont).
+    """
+    reply = say(app, "search 'OR 1=1; sparse classifier;--")
+    why = reply.cards[0].why
+    assert why.startswith("matches 'OR 1=1; sparse classifier;--': "), why
+    assert quote('"graph neural networks"') == "'graph neural networks'"
+    assert quote("don't stop") == "'don't stop'"
+    assert quote("''") == "''''"  # nothing but quotes: shown as typed, not as ''
