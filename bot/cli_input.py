@@ -49,9 +49,24 @@ _JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "
                list: "a list", dict: "an object"}  # fmt: skip
 
 
+def _not_a_json_value(path: Path, n: int, line: str) -> None:
+    """Refuse a line that is JSON but no object (`["sparse"]`, `"text"`, `42`): searching its raw
+    text, brackets and quotes included, is never what was meant."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return  # plain text: the query itself
+    kind = "text in quotes" if isinstance(value, str) else _JSON_KINDS.get(type(value), "JSON")
+    raise DigestError(
+        f"{path}:{n}: a JSON value ({kind}), not a query: write the words themselves "
+        'or {"query": "..."}.'
+    )
+
+
 def _query_line(path: Path, n: int, line: str) -> str:
     """One line's query: the text itself, or a JSON object's 'query', which must be text."""
     if not line.lstrip().startswith("{"):
+        _not_a_json_value(path, n, line)
         if not has_visible(line):  # zero-width or punctuation only: nothing to search for
             raise DigestError(f"{path}:{n}: no letters or digits to search for.")
         return line
