@@ -49,3 +49,32 @@ def test_queries_file_refuses_a_json_line_that_is_not_an_object(env_isolated, ca
         assert len(err.strip().splitlines()) == 1
     queries.write_text("grokking\nsparse [autoencoders]\n")
     assert main(["search", "--queries-file", str(queries)]) == 0
+
+
+def test_schedule_says_which_parts_it_kept(app):
+    """Omitted time zone or days keep their values, and the reply says so: after `09:30 UTC mon`,
+    `02:30 Europe/Berlin` must not read as if mon had just been chosen.
+
+    Breaks that turn this red: the `unchanged` note dropped from schedule_cmd (the tester's
+    silent carry-over); the note naming a part that was given (`days` when days were typed).
+    """
+    assert say(app, "schedule 09:30 UTC mon").text == "Digests at 09:30 UTC on mon."
+    reply = say(app, "schedule 02:30 Europe/Berlin")
+    assert reply.text == "Digests at 02:30 Europe/Berlin on mon (days unchanged)."
+    reply = say(app, "schedule 8:00")
+    assert reply.text == "Digests at 08:00 Europe/Berlin on mon (time zone and days unchanged)."
+    assert say(app, "schedule 8:00 weekdays").text.endswith("(time zone unchanged).")
+
+
+def test_schedule_refuses_two_days_values(app):
+    """`09:30 UTC daily weekends` is one short error about the days, not "Unknown time zone
+    'UTC weekends'"; the schedule stays as it was.
+
+    Breaks that turn this red: the `len(given) > 1` check removed (the zone error comes back).
+    """
+    say(app, "schedule 09:30 UTC mon")
+    for typed in ("09:30 UTC daily weekends", "09:30 daily weekends", "10:00 UTC mon tue"):
+        reply = say(app, f"schedule {typed}")
+        assert reply.error and reply.text.startswith("One days value only, got "), reply.text
+        assert "time zone" not in reply.text and len(reply.text) < 200
+    assert "Schedule: 09:30 UTC" in say(app, "list").text
