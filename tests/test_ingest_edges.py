@@ -157,3 +157,23 @@ def test_a_fractional_year_is_not_a_year(sqlite_store, tmp_path, year, stored):
     path.write_text(json.dumps({"id": "y", "abstract": "words", "year": year}) + "\n")
     assert ingest(sqlite_store, str(path)).added == 1
     assert sqlite_store.papers.get("y").year == stored
+
+
+def test_cli_subscribe_with_undecodable_bytes_is_one_error_line(env_isolated, capsys):
+    """Bytes that are not UTF-8 on a command line reach Python as lone surrogates: `digestbot
+    subscribe` failed at the database write (`error: UnicodeEncodeError …`). Now one short line.
+
+    The same for a console channel name and for `cmd --user`.
+
+    Breaks that turn this red: the has_surrogates check in topic_text.clean_topic removed;
+    the surrogate range dropped from the console id pattern in cli_channels; the ctx.user
+    check in Commands._dispatch removed ("Something went wrong on our side").
+    """
+    code = main(["subscribe", "console:lab", "bad \udcff topic"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: That text holds a broken character"), err
+    assert main(["subscribe", "console:l\udcffab", "topic"]) == 2
+    assert capsys.readouterr().err.startswith("error: Not a valid channel")
+    assert main(["cmd", "console:lab", "/papers subscribe x", "--user", "u\udcff"]) == 2
+    assert "broken character" in capsys.readouterr().out
+    assert main(["channels"]) == 0 and capsys.readouterr().out.startswith("No channels")

@@ -176,7 +176,7 @@ class Commands:
     def invoke(self, name: str, ctx: Context, args: Args, personal: bool = False) -> Reply:
         """Run one subcommand with already-typed arguments (no text parsing); never raises."""
         typed = [args.raw, *args.words, *args.filters.values(), *map(str, args.options.values())]
-        if any(has_surrogates(v) for v in typed):
+        if any(has_surrogates(v) for v in (*typed, ctx.user or "")):
             return error(BROKEN_TEXT)
         return self._guard(ctx, lambda: self._run(name.lower(), ctx, args, personal))
 
@@ -207,7 +207,7 @@ class Commands:
 
     def _dispatch(self, text: str, ctx: Context) -> Reply:
         text = (text or "").replace("\x00", "").strip()
-        if has_surrogates(text):
+        if has_surrogates(text) or has_surrogates(ctx.user or ""):  # `cmd --user` bytes too
             return error(BROKEN_TEXT)
         if len(text) > MAX_COMMAND_CHARS:
             return error(
