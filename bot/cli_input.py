@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from digest.errors import DigestError
-from digest.text import has_visible, whole_number
+from digest.text import has_surrogates, has_visible, whole_number
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -79,4 +79,6 @@ def _query_line(path: Path, n: int, line: str) -> str:
         raise DigestError(f"{path}:{n}: 'query' must be text in quotes, got {kind}.")
     if not has_visible(query):
         raise DigestError(f"{path}:{n}: 'query' is empty; give a topic or a few words.")
+    if has_surrogates(query):  # a "\ud800" escape: half a character, nothing can encode it
+        raise DigestError(f"{path}:{n}: 'query' holds a lone surrogate (e.g. \\ud800).")
     return query

@@ -78,3 +78,25 @@ def test_schedule_refuses_two_days_values(app):
         assert reply.error and reply.text.startswith("One days value only, got "), reply.text
         assert "time zone" not in reply.text and len(reply.text) < 200
     assert "Schedule: 09:30 UTC" in say(app, "list").text
+
+
+def test_search_with_a_lone_surrogate_is_one_error_line(env_isolated, capsys, tmp_path):
+    """A command-line query with bytes that are not UTF-8 (a lone surrogate to Python) failed in
+    the encoder as `error: TypeError: TextEncodeInput …`; a queries-file `"\\ud800"` escape too.
+
+    Breaks that turn this red: the has_surrogates check in Ranker.search removed (an
+    UnicodeEncodeError or TypeError line); the one in cli_input._query_line removed (no file:line).
+    """
+    from bot.cli import main
+    from digest import BUNDLED_PAPERS
+
+    main(["ingest", str(BUNDLED_PAPERS)])
+    capsys.readouterr()
+    assert main(["search", "attack \udcff", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: The query holds a broken character (not UTF-8); please retype it.\n"
+    queries = tmp_path / "q.txt"
+    queries.write_text('grokking\n{"query": "attack \\ud800"}\n')
+    assert main(["search", "--queries-file", str(queries)]) == 2
+    out, err = capsys.readouterr()
+    assert not out and err.startswith(f"error: {queries}:2: 'query' holds a lone surrogate"), err
