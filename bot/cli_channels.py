@@ -39,7 +39,7 @@ ID_RULES = {
               "Slack ids are uppercase letters and digits, e.g. slack:T123/C456"),
     "discord": (r"[0-9]{1,20}", r"@?[0-9]{1,20}",
                 "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385"),
-    "console": (r"", r"[^\s:\x00-\x1f\x7f]{1,64}", "console channels are a name of at most 64 characters without spaces, e.g. console:lab"),
+    "console": (r"", r"[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,64}", "console channels are a name of at most 64 characters without spaces, e.g. console:lab"),
 }  # fmt: skip
 
 

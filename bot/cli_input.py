@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from digest.errors import DigestError
-from digest.text import has_visible, whole_number
+from digest.text import has_surrogates, has_visible, whole_number
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -49,9 +49,24 @@ _JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "
                list: "a list", dict: "an object"}  # fmt: skip
 
 
+def _not_a_json_value(path: Path, n: int, line: str) -> None:
+    """Refuse a line that is JSON but no object (`["sparse"]`, `"text"`, `42`): searching its raw
+    text, brackets and quotes included, is never what was meant."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return  # plain text: the query itself
+    kind = "text in quotes" if isinstance(value, str) else _JSON_KINDS.get(type(value), "JSON")
+    raise DigestError(
+        f"{path}:{n}: a JSON value ({kind}), not a query: write the words themselves "
+        'or {"query": "..."}.'
+    )
+
+
 def _query_line(path: Path, n: int, line: str) -> str:
     """One line's query: the text itself, or a JSON object's 'query', which must be text."""
     if not line.lstrip().startswith("{"):
+        _not_a_json_value(path, n, line)
         if not has_visible(line):  # zero-width or punctuation only: nothing to search for
             raise DigestError(f"{path}:{n}: no letters or digits to search for.")
         return line
@@ -64,4 +79,6 @@ def _query_line(path: Path, n: int, line: str) -> str:
         raise DigestError(f"{path}:{n}: 'query' must be text in quotes, got {kind}.")
     if not has_visible(query):
         raise DigestError(f"{path}:{n}: 'query' is empty; give a topic or a few words.")
+    if has_surrogates(query):  # a "\ud800" escape: half a character, nothing can encode it
+        raise DigestError(f"{path}:{n}: 'query' holds a lone surrogate (e.g. \\ud800).")
     return query

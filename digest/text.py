@@ -110,9 +110,30 @@ def _latex_span(span: str) -> str:
         return span.replace("\\", " ")
 
 
+#: Lone UTF-16 surrogates: half a character (a JSON ``\ud800`` escape, an emoji pair cut in
+#: two). Python strings may hold them, but no UTF-8 text can: a database write would fail.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """True if ``text`` holds a lone surrogate, which cannot be stored or shown."""
+    return _SURROGATE.search(text) is not None
+
+
+def drop_surrogates(text: str) -> str:
+    """``text`` without lone surrogates (each is half of a character, so nothing readable goes)."""
+    return _SURROGATE.sub("", text)
+
+
 def clean_text(raw: str) -> str:
     """Plain, single-spaced text from an abstract or title carrying LaTeX and Markdown."""
-    text = _CONTROL.sub(" ", raw)[: MAX_ABSTRACT_CHARS * 2]
+    return clean_text_cut(raw)[0]
+
+
+def clean_text_cut(raw: str) -> tuple[str, bool]:
+    """``clean_text`` and whether it was cut to ``MAX_ABSTRACT_CHARS`` (ingest warns then)."""
+    cut = len(raw) > MAX_ABSTRACT_CHARS * 2  # the tail goes before cleaning (it is slow)
+    text = _CONTROL.sub(" ", raw[: MAX_ABSTRACT_CHARS * 2])
     text = _MD_CODE.sub(r"\1", text)
     text = _MD_BOLD.sub(r"\2", text)
     text = _MD_EM.sub(r"\1", text)
@@ -120,9 +141,9 @@ def clean_text(raw: str) -> str:
         text = text.replace("$", "\\$")
     text = _LATEX_SPAN.sub(lambda m: _latex_span(m.group(0)), text)
     text = _SPACES.sub(" ", text).strip()
-    if len(text) > MAX_ABSTRACT_CHARS:
-        text = text[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …"
-    return text
+    if len(text) <= MAX_ABSTRACT_CHARS:
+        return text, cut
+    return text[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …", True
 
 
 # The full-width forms block (U+FF01-FF5E) and the ideographic space, as NFKC maps them.

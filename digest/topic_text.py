@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from digest.errors import DigestError
-from digest.text import has_visible
+from digest.text import has_surrogates, has_visible
 
 MAX_TOPIC_CHARS = 200
 
@@ -24,6 +24,8 @@ def clean_topic(text: str) -> str:
         topic = topic[1:-1].strip()  # `subscribe "graph neural networks"` means the words
     if not has_visible(topic):  # e.g. only U+200B: stored, it would list as '' and match nothing
         raise DigestError("Say what to follow, e.g. `subscribe sparse autoencoders`.")
+    if has_surrogates(topic):  # undecodable bytes on a command line, a JSON \ud800: unstorable
+        raise DigestError("That text holds a broken character (not UTF-8); please retype it.")
     bad = next((c for c in topic if unicodedata.category(c) == "Cc" or c in BIDI), None)
     if bad is not None:  # ESC/BEL would reach terminals and logs; bidi marks reorder what is shown
         raise DigestError(

@@ -14,10 +14,15 @@ from bot.commands.replies import Reply, error
 from digest.channels import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
-from digest.text import has_visible
+from digest.text import has_surrogates, has_visible
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
+#: A lone surrogate (a JSON ``\ud800`` from Slack or Discord: half a character) can be neither
+#: stored nor shown; refused before any handler runs, so nothing half-written is kept.
+BROKEN_TEXT = (
+    "That command holds a broken character (half of an emoji or symbol); please retype it."
+)
 #: Commands that read (or empty) a channel's digest: on a shared channel or personal digest
 #: nobody set up they answer without creating it, so a look at `list` never starts a digest (README).
 READS_CHANNEL = frozenset({"list", "stats", "why", "digest", "export", "unsubscribe"})
@@ -171,6 +176,9 @@ class Commands:
 
     def invoke(self, name: str, ctx: Context, args: Args, personal: bool = False) -> Reply:
         """Run one subcommand with already-typed arguments (no text parsing); never raises."""
+        typed = [args.raw, *args.words, *args.filters.values(), *map(str, args.options.values())]
+        if any(has_surrogates(v) for v in (*typed, ctx.user or "")):
+            return error(BROKEN_TEXT)
         return self._guard(ctx, lambda: self._run(name.lower(), ctx, args, personal))
 
     def _guard(self, ctx: Context, work: Callable[[], Reply]) -> Reply:
@@ -200,6 +208,8 @@ class Commands:
 
     def _dispatch(self, text: str, ctx: Context) -> Reply:
         text = (text or "").replace("\x00", "").strip()
+        if has_surrogates(text) or has_surrogates(ctx.user or ""):  # `cmd --user` bytes too
+            return error(BROKEN_TEXT)
         if len(text) > MAX_COMMAND_CHARS:
             return error(
                 f"That command is too long ({len(text):,} characters; the limit is {MAX_COMMAND_CHARS:,})."

@@ -150,7 +150,11 @@ def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
             return parsed
         at, tz, days = parsed
     ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
-    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}.")
+    # What was left out keeps its value: said, so `schedule 02:30 Europe/Berlin` after
+    # `schedule 09:30 UTC mon` does not look as if the days had been set to mon just now.
+    kept = " and ".join(name for name, given in (("time zone", tz), ("days", days)) if not given)
+    note = f" ({kept} unchanged)" if kept else ""
+    return _changed(ctx, f"Digests at {ch.digest_time} {ch.timezone} on {ch.weekdays}{note}.")
 
 
 def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
@@ -158,7 +162,13 @@ def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
-    days = next((w for w in rest if _is_days(w)), None)
+    given = [w for w in rest if _is_days(w)]
+    if len(given) > 1:  # `daily weekends`, `mon tue`: never read as a time zone 'UTC weekends'
+        return error(
+            f"One days value only, got {' and '.join(given)}: daily, weekdays, weekends "
+            "or a list like mon,wed,fri (commas, no spaces)."
+        )
+    days = given[0] if given else None
     zone = [w for w in rest if w is not days]
     if days is None and len(zone) == 2 and "/" in zone[0]:
         days = zone.pop()  # "Europe/Berlin someday": the days parser says what is wrong

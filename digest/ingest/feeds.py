@@ -10,7 +10,7 @@ from xml.sax import SAXException
 import feedparser
 
 from digest.errors import IngestError
-from digest.ingest.parse import Parsed, make_record
+from digest.ingest.parse import Parsed, make_record, warn
 from digest.models import Links, PaperRecord, ParseProblem
 from digest.text import arxiv_base_id
 
@@ -25,6 +25,38 @@ def _entry_date(entry: Any) -> date | None:
     return date(*parsed[:3]) if parsed else None
 
 
+_CHAR_REF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
+
+
+def _drop_surrogate_refs(data: bytes) -> tuple[bytes, list[ParseProblem]]:
+    """``data`` without character references to lone surrogates (``&#xD800;``): half a
+    character, which feedparser would crash on and no UTF-8 text can hold; noted at its line."""
+    found: list[int] = []
+
+    def drop(m: re.Match[bytes]) -> bytes:
+        code = int(m.group(1), 16) if m.group(1) else int(m.group(2))
+        if 0xD800 <= code <= 0xDFFF:
+            found.append(m.start())
+            return b""
+        return m.group(0)
+
+    data = _CHAR_REF.sub(drop, data)
+    problems = (
+        [
+            ParseProblem(
+                line=data[: found[0]].count(b"\n")
+                + 1,  # offsets shift after a drop: the first is exact
+                message=f"{len(found)} reference(s) to a lone surrogate (e.g. &#xD800;, half a "
+                "character): dropped",
+                warning=True,
+            )
+        ]
+        if found
+        else []
+    )
+    return data, problems
+
+
 def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:
     """arXiv export API Atom or daily RSS: one record per entry, ids with their version.
 
@@ -33,13 +65,14 @@ def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:
     who = f"{name} is" if name else "arXiv answered with"
     if _looks_like_html(data):
         raise IngestError(f"{who} an HTML page instead of a feed.")
+    data, dropped = _drop_surrogate_refs(data)
     feed = feedparser.parse(data)
     # A truncated or garbled page still yields partial entries; refuse it rather than half-ingest.
     if feed.bozo and isinstance(feed.bozo_exception, SAXException):
         raise IngestError(f"{name or 'arXiv feed'} is not valid XML: {feed.bozo_exception}")
     if not feed.entries and feed.bozo:
         raise IngestError(f"{who} something that is not a feed: {feed.bozo_exception}")
-    out = Parsed()
+    out = Parsed(problems=dropped)
     for n, entry in enumerate(feed.entries, 1):
         base = arxiv_base_id(entry.get("id") or entry.get("link") or "")
         if entry.get("title", "").strip().lower() == "error" or not base:
@@ -49,14 +82,20 @@ def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:
             continue
         raw_id = entry.get("id") or entry.get("link") or ""
         version = re.search(rf"{re.escape(base)}(v\d+)", raw_id)
+        notes: list[str] = []
         try:  # the id keeps its version (2611.01234v2): the store keeps the newest version's text
-            out.records.append(_arxiv_record(entry, base, version.group(1) if version else ""))
+            tag = version.group(1) if version else ""
+            out.records.append(_arxiv_record(entry, base, tag, notes))
         except ValueError as exc:
             out.problems.append(ParseProblem(n, str(exc)))
+            continue
+        warn(out, n, notes)
     return out
 
 
-def _arxiv_record(entry: Any, base: str, version: str = "") -> PaperRecord:
+def _arxiv_record(
+    entry: Any, base: str, version: str = "", notes: list[str] | None = None
+) -> PaperRecord:
     """One feed entry as a record (Atom and RSS spell authors, links and dates differently)."""
     # The RSS feed prefixes the abstract with "arXiv:ID Announce Type: new Abstract:".
     summary = re.sub(
@@ -79,6 +118,7 @@ def _arxiv_record(entry: Any, base: str, version: str = "") -> PaperRecord:
         ),
         published=published,
         year=published.year if published else None,
+        notes=notes,
     )
 
 
@@ -98,6 +138,7 @@ def parse_openreview_notes(payload: Any, base: str = "https://openreview.net") -
         forum = note.get("forum") or note.get("id")
         pdf = _value(content, "pdf")
         venue = _value(content, "venue")
+        notes: list[str] = []
         try:
             out.records.append(
                 make_record(
@@ -114,8 +155,11 @@ def parse_openreview_notes(payload: Any, base: str = "https://openreview.net") -
                         forum=f"{base}/forum?id={forum}" if forum else None,
                         code=_value(content, "code"),
                     ),
+                    notes=notes,
                 )
             )
         except (ValueError, TypeError) as exc:
             out.problems.append(ParseProblem(n, f"note {note.get('id')!r}: {exc}"))
+            continue
+        warn(out, n, notes)
     return out

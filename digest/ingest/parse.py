@@ -13,8 +13,19 @@ from typing import Any
 
 from digest.errors import IngestError
 from digest.headline import derive_title
+from digest.ingest.fields import (
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_VENUE_CHARS,
+    cut,
+    plain,
+    safe_links,
+    split_list,
+    year_note,
+)
+from digest.ingest.fields import year as year_of
 from digest.models import Links, PaperRecord, ParseProblem
-from digest.text import clean_text, derived_id
+from digest.text import MAX_ABSTRACT_CHARS, clean_text, clean_text_cut, derived_id
 
 MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning
 
@@ -27,11 +38,29 @@ class Parsed:
     problems: list[ParseProblem] = field(default_factory=list)
 
 
+#: How binary files begin: PDF, gzip, zip (also docx/xlsx), PNG, JPEG, GIF, bzip2, xz, 7z, zstd,
+#: ELF, SQLite. A PDF's first block may hold no NUL at all, so the bytes alone would not tell.
+_MAGIC = (b"%PDF-", b"\x1f\x8b", b"PK\x03\x04", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BZh",
+          b"\xfd7zXZ", b"7z\xbc\xaf", b"\x28\xb5\x2f\xfd", b"\x7fELF", b"SQLite format 3")  # fmt: skip
+#: Control bytes text never holds (tab, newlines, form feed and escape excluded).
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b")
+
+
+def _looks_binary(head: bytes) -> bool:
+    """True for a binary file's first block: a known signature, or more than a few control
+    bytes in it (1 in 100; compressed data has about 1 in 10). A stray NUL in a text export
+    is one bad line, not a binary file: the parsers skip or clean that line."""
+    if head.lstrip(b"\xef\xbb\xbf").startswith(_MAGIC):
+        return True
+    odd = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return odd > max(2, len(head) // 100)
+
+
 def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
     """UTF-8 text of ``data``; binary files are refused, stray bad bytes replaced and reported."""
     if not data.strip():
         raise IngestError(f"{name} is empty.")
-    if b"\x00" in data[:8192]:
+    if _looks_binary(data[:8192]):
         raise IngestError(f"{name} looks like a binary file, not text.")
     try:
         return data.decode("utf-8-sig"), []
@@ -40,44 +69,6 @@ def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
         line = data[: exc.start].count(b"\n") + 1
         problem = ParseProblem(line, "not UTF-8 (first bad byte here); read as Latin-1", True)
         return data.decode("latin-1"), [problem]
-
-
-def _split_list(value: Any, name: str) -> tuple[str, ...]:
-    """Authors/keywords given as a list of text or as 'a, b and c' / 'a; b'; numbers fail."""
-    if value is None:
-        return ()
-    if isinstance(value, list | tuple):
-        items = [_plain(v, name).strip() for v in value]
-        return tuple(v for v in items if v)
-    parts = re.split(r";|,|\band\b|\|", _plain(value, name))
-    return tuple(p.strip() for p in parts if p.strip())
-
-
-def _plain(value: Any, name: str) -> str:
-    """A text field: NUL characters go (PostgreSQL refuses them); numbers and objects fail.
-
-    A number where text belongs (`"abstract": 123`) is a broken export, not a paper titled "123".
-    """
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        kind = (
-            "a number" if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
-        raise ValueError(f"{name!r} must be text, got {kind or type(value).__name__}")
-    return value.replace("\x00", "")
-
-
-def _year_note(value: Any) -> str | None:
-    """The warning for a ``year`` given but holding no year (it is stored without one)."""
-    if value is None or value == "" or _year(value) is not None:
-        return None
-    return f"'year' {str(value)[:20]!r} is not a year: stored without it"
-
-
-def _year(value: Any) -> int | None:
-    m = re.search(r"(19|20)\d\d", str(value or ""))
-    return int(m.group(0)) if m else None
 
 
 def make_record(
@@ -92,25 +83,35 @@ def make_record(
     year: Any = None,
     links: Links | None = None,
     published: date | None = None,
+    notes: list[str] | None = None,
 ) -> PaperRecord:
-    """A record with clean text, a derived title when none is given and a stable id."""
-    raw = _plain(abstract, "abstract")[:MAX_TEXT_BYTES]
-    clean = clean_text(raw)
-    real_title = clean_text(_plain(title, "title"))[:500]
+    """A record with clean text, a derived title when none is given and a stable id.
+
+    ``notes`` collects what was changed on the way (a field cut, a broken character dropped).
+    """
+    notes = [] if notes is None else notes
+    full = plain(abstract, "abstract", notes)
+    raw = full[:MAX_TEXT_BYTES]
+    clean, was_cut = clean_text_cut(raw)
+    if was_cut or len(full) > MAX_TEXT_BYTES:
+        notes.append(f"abstract cut to {MAX_ABSTRACT_CHARS:,} characters (it had {len(full):,})")
+    given = plain(title, "title", notes)
+    real_title = cut(clean_text(given), MAX_TITLE_CHARS, "title", notes, len(given))
     if not clean and not real_title:
         raise ValueError("record has neither title nor abstract")
+    given_id = cut(plain(id, "id", notes).strip(), MAX_ID_CHARS, "id", notes)
     return PaperRecord(
-        id=_plain(id, "id").strip()[:128] or derived_id(source, clean or real_title),
+        id=given_id or derived_id(source, clean or real_title),
         source=source,
         title=real_title or derive_title(clean),
         title_derived=not real_title,
         abstract_raw=raw,
         abstract=clean,
-        authors=_split_list(authors, "authors"),
-        keywords=_split_list(keywords, "keywords"),
-        venue=_plain(venue, "venue")[:200] or None,
-        year=_year(year) or _year(venue),
-        links=links or Links(),
+        authors=split_list(authors, "authors", notes),
+        keywords=split_list(keywords, "keywords", notes),
+        venue=cut(plain(venue, "venue", notes), MAX_VENUE_CHARS, "venue", notes) or None,
+        year=year_of(year) or year_of(venue if isinstance(venue, str) else None),
+        links=safe_links(links or Links(), notes),
         published=published,
     )
 
@@ -132,22 +133,27 @@ def parse_neurips_list(text: str, venue: str = "NeurIPS 2026") -> Parsed:
             lines = lines[1:]  # the header is the first line of the file, not a paper
             if not "".join(lines).strip():
                 continue
+        notes: list[str] = []
         try:
             out.records.append(
-                make_record(source="neurips", abstract=" ".join(lines), venue=venue, year=venue)
+                make_record(
+                    source="neurips", abstract=" ".join(lines), venue=venue, year=venue, notes=notes
+                )
             )
         except ValueError as exc:
             out.problems.append(ParseProblem(start, str(exc)))
+            continue
+        warn(out, start, notes)
     return out
 
 
-def _from_mapping(row: dict[str, Any], source: str) -> PaperRecord:
+def _from_mapping(row: dict[str, Any], source: str, notes: list[str]) -> PaperRecord:
     """A record from a JSON object or CSV row with loosely named columns."""
     get = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
-    url = _plain(get.get("url") or get.get("link") or get.get("abs_url"), "url")
-    pdf = _plain(get.get("pdf") or get.get("pdf_url"), "pdf") or None
+    url = plain(get.get("url") or get.get("link") or get.get("abs_url"), "url", notes)
+    pdf = plain(get.get("pdf") or get.get("pdf_url"), "pdf", notes) or None
     forum = url if "openreview.net" in url else None
-    code = _plain(get.get("code"), "code") or None
+    code = plain(get.get("code"), "code", notes) or None
     links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=code)
     return make_record(
         source=source,
@@ -159,15 +165,22 @@ def _from_mapping(row: dict[str, Any], source: str) -> PaperRecord:
         venue=get.get("venue"),
         year=get.get("year"),
         links=links,
+        notes=notes,
     )
+
+
+def warn(out: Parsed, line: int, notes: list[str]) -> None:
+    """Report a stored record's notes under its line, each once."""
+    out.problems.extend(ParseProblem(line, note, True) for note in dict.fromkeys(notes))
 
 
 def _dedupe(out: Parsed, rows: Iterable[tuple[int, dict[str, Any]]], source: str) -> Parsed:
     """Build records from (line, mapping) pairs, reporting bad rows and repeated ids."""
     seen: dict[str, int] = {}
     for line, row in rows:
+        notes: list[str] = []
         try:
-            rec = _from_mapping(row, source)
+            rec = _from_mapping(row, source, notes)
         except (ValueError, TypeError, AttributeError) as exc:
             out.problems.append(ParseProblem(line, f"skipped: {exc}"))
             continue
@@ -180,9 +193,11 @@ def _dedupe(out: Parsed, rows: Iterable[tuple[int, dict[str, Any]]], source: str
             continue
         seen[rec.id] = line
         if not rec.abstract:
-            out.problems.append(ParseProblem(line, "no abstract: stored with its title only", True))
-        if note := _year_note({str(k).strip().lower(): v for k, v in row.items()}.get("year")):
-            out.problems.append(ParseProblem(line, note, True))
+            notes.append("no abstract: stored with its title only")
+        given = {str(k).strip().lower(): v for k, v in row.items()}.get("year")
+        if note := year_note(given, rec.year):
+            notes.append(note)
+        warn(out, line, notes)
         out.records.append(rec)
     return out
 
@@ -194,6 +209,9 @@ def parse_jsonl(text: str, source: str = "jsonl") -> Parsed:
     def rows() -> Iterable[tuple[int, dict[str, Any]]]:
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
+                continue
+            if "\x00" in line:  # raw, not escaped: JSON refuses it; say what it is
+                out.problems.append(ParseProblem(n, "a NUL byte in the line (binary data?)"))
                 continue
             try:
                 obj = json.loads(line)

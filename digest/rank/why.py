@@ -18,9 +18,15 @@ LIKED = 0.5  # similarity above which a pick is said to be like a 👍 paper
 TITLE_CHARS = 60  # a named title stays short: the why-line is one line on every platform
 
 
+#: Quote marks a user may type around (or at one edge of) a query: ours would double them.
+_EDGE_QUOTES = "'\"‘’“”`"
+
+
 def quote(text: str, limit: int = 60) -> str:
-    """'text', shortened with an ellipsis past ``limit`` characters."""
+    """'text', shortened with an ellipsis past ``limit`` characters; quote marks typed at its
+    edges are dropped (`'OR 1=1` reads 'OR 1=1', not ''OR 1=1')."""
     text = " ".join(text.split())
+    text = text.strip(_EDGE_QUOTES).strip() or text  # a query of only quotes stays as typed
     return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
 
 
