@@ -69,6 +69,16 @@ async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> s
     return text
 
 
+def cli_user(user: str | None, ref: ChannelRef) -> str:
+    """Who a command-line action is by: ``--user``, else `run`'s console user on console channels
+    (so `feedback` and `cmd` there are the same person as the prompt), else ``cli``."""
+    if user is None:
+        return CONSOLE_USER if ref.platform == "console" else "cli"
+    if not user.strip():  # an empty name would be a voter no one can be, or silently `you`
+        raise DigestError("--user needs a name, e.g. --user ann.")
+    return user.strip()
+
+
 @app.command("cmd")
 def cmd_cmd(
     channel: str,
@@ -89,7 +99,7 @@ def cmd_cmd(
     application = wired(db)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
-    user = user or (CONSOLE_USER if ref.platform == "console" else "cli")  # `run`'s console user
+    user = cli_user(user, ref)
     me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
     ctx = Context(ref, user, dm=me, now=clock.now(), name=name)
     target, creates = application.commands.target(text, ctx)
@@ -125,14 +135,20 @@ def feedback_cmd(
     channel: str,
     paper_id: str,
     vote: str,
-    user: Annotated[str, typer.Option("--user")] = "cli",
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", help="As this user (default: the console's user on console:, else cli)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Record 👍 (`up`) or 👎 (`down`) on a paper for a channel; the same vote again withdraws it."""
     if vote not in ("up", "down"):
         raise DigestError(f"Vote must be up or down, got {vote[:10]!r}.")
-    application = wired(db)
     ref = _ref(channel)
+    user = cli_user(user, ref)
+    application = wired(db)
     application.channels.find(ref)  # a vote needs a channel someone set up; it creates none
     now = application.channels.vote(ref, user, paper_id, 1 if vote == "up" else -1)
     print({1: "👍 recorded", -1: "👎 recorded", 0: "vote withdrawn"}[now])

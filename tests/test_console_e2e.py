@@ -155,3 +155,23 @@ def test_sigterm_stops_the_console_bot_cleanly(tmp_path):
     assert "Traceback" not in out + err
     channels = digestbot(tmp_path, "channels")
     assert channels.returncode == 0 and "console:lab" in channels.stdout
+
+
+def test_cli_votes_on_a_console_channel_are_the_prompts_user(env_isolated, capsys):
+    """`feedback` on a console channel votes as `run`'s console user, like `cmd` there: the same
+    person voting twice withdraws, never two voters; `--user ""` is refused in one line, by both.
+
+    Breaks that turn this red: `feedback`'s default user back to "cli" (the chat `up` records a
+    second voter instead of withdrawing); `cli_user` returning an empty name (a vote by '' is
+    stored, exit 0); `cmd` keeping its `user or ...` fallback (an empty --user acts as `you`)."""
+    write_jsonl(env_isolated / "p.jsonl", synthetic_records(per_topic=3))
+    assert run(capsys, "ingest", "p.jsonl")[0] == 0
+    assert run(capsys, "subscribe", "console:lab", "graph neural networks")[0] == 0
+    pid = synthetic_records(per_topic=3)[0].id
+    code, out, _ = run(capsys, "feedback", "console:lab", pid, "up")
+    assert code == 0 and "👍 recorded" in out
+    code, out, _ = run(capsys, "cmd", "console:lab", f"/papers up {pid}")
+    assert code == 0 and "withdrawn" in out.lower()
+    for args in (("feedback", "console:lab", pid, "down"), ("cmd", "console:lab", "/papers list")):
+        code, out, err = run(capsys, *args, "--user", " ")
+        assert code == 2 and err.strip() == "error: --user needs a name, e.g. --user ann."
