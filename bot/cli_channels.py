@@ -16,6 +16,7 @@ __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 from digest.schedule import local_day
+from digest.text import has_surrogates
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -76,6 +77,8 @@ def cli_user(user: str | None, ref: ChannelRef) -> str:
         return CONSOLE_USER if ref.platform == "console" else "cli"
     if not user.strip():  # an empty name would be a voter no one can be, or silently `you`
         raise DigestError("--user needs a name, e.g. --user ann.")
+    if has_surrogates(user):  # bytes that are not UTF-8 on the command line: nothing can store them
+        raise DigestError("--user holds bytes that are not UTF-8; retype the name.")
     return user.strip()
 
 
@@ -148,6 +151,8 @@ def feedback_cmd(
         raise DigestError(f"Vote must be up or down, got {vote[:10]!r}.")
     ref = _ref(channel)
     user = cli_user(user, ref)
+    if has_surrogates(paper_id):
+        raise DigestError("The paper id holds bytes that are not UTF-8; copy it from a digest.")
     application = wired(db)
     application.channels.find(ref)  # a vote needs a channel someone set up; it creates none
     now = application.channels.vote(ref, user, paper_id, 1 if vote == "up" else -1)

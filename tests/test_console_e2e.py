@@ -163,7 +163,8 @@ def test_cli_votes_on_a_console_channel_are_the_prompts_user(env_isolated, capsy
 
     Breaks that turn this red: `feedback`'s default user back to "cli" (the chat `up` records a
     second voter instead of withdrawing); `cli_user` returning an empty name (a vote by '' is
-    stored, exit 0); `cmd` keeping its `user or ...` fallback (an empty --user acts as `you`)."""
+    stored, exit 0); `cmd` keeping its `user or ...` fallback (an empty --user acts as `you`);
+    no surrogate check in `cli_user` or on the paper id (UnicodeEncodeError at the database)."""
     write_jsonl(env_isolated / "p.jsonl", synthetic_records(per_topic=3))
     assert run(capsys, "ingest", "p.jsonl")[0] == 0
     assert run(capsys, "subscribe", "console:lab", "graph neural networks")[0] == 0
@@ -175,3 +176,11 @@ def test_cli_votes_on_a_console_channel_are_the_prompts_user(env_isolated, capsy
     for args in (("feedback", "console:lab", pid, "down"), ("cmd", "console:lab", "/papers list")):
         code, out, err = run(capsys, *args, "--user", " ")
         assert code == 2 and err.strip() == "error: --user needs a name, e.g. --user ann."
+    # Bytes that are not UTF-8 arrive as lone surrogates: one line each, nothing stored.
+    code, _, err = run(capsys, "feedback", "console:lab", pid, "down", "--user", "a\udcff")
+    assert (
+        code == 2
+        and err.strip() == "error: --user holds bytes that are not UTF-8; retype the name."
+    )
+    code, _, err = run(capsys, "feedback", "console:lab", "x\udcff", "down")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "not UTF-8" in err
