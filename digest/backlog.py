@@ -49,7 +49,7 @@ class Reads:
 
 
 def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
-    """A channel's profile from its subscriptions and net votes (as ``ChannelService.profile``)."""
+    """A channel's profile from its subscriptions and net votes (``ChannelService.profile`` too)."""
     by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
     return Profile(
         topics=by[SubscriptionKind.TOPIC],

@@ -6,12 +6,13 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from digest.backlog import already_seen, compose_digest
+from digest.backlog import already_seen, compose_digest, profile_of
+from digest.backlog import candidates as backlog_candidates
 from digest.channel_settings import ChannelSettings
 from digest.compose import Digest
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
+from digest.models import Channel, ChannelRef, Subscription
 from digest.rank.profile import Profile
 from digest.rank.why import interest_of
 from digest.service import DigestService
@@ -104,19 +105,7 @@ class ChannelService(Subscriptions, ChannelSettings):
     def profile(self, channel: Channel) -> Profile:
         """Everything the ranker needs to know about a channel's interests and votes."""
         subs = self.store.channels.subscriptions(channel.id)
-        by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
-        votes = tuple(
-            (pid, 1 if v > 0 else -1)
-            for pid, v in self.store.channels.feedback_totals(channel.id).items()
-            if v
-        )
-        return Profile(
-            topics=by[SubscriptionKind.TOPIC],
-            authors=by[SubscriptionKind.AUTHOR],
-            excludes=by[SubscriptionKind.EXCLUDE],
-            likes=by[SubscriptionKind.LIKE],
-            votes=votes,
-        )
+        return profile_of(subs, self.store.channels.feedback_totals(channel.id))
 
     def follows_nothing(self, channel: Channel, day: date | None = None) -> bool:
         """True when nothing would rank a paper here (no topic, author or like, and no 👍), so no
@@ -153,11 +142,7 @@ class ChannelService(Subscriptions, ChannelSettings):
     def candidates(self, channel: Channel, upto: int | None = None) -> list[str]:
         """Papers ingested after those the channel's last digest considered (by ingest sequence,
         never by clock), up to ``upto``; never one it was already sent or voted on."""
-        upto = self.store.papers.max_seq() if upto is None else upto
-        after = self.store.deliveries.last_upto(channel.id)
-        fresh = self.store.papers.ids_between(after, upto)
-        seen = already_seen(self, channel)
-        return [pid for pid in fresh if pid not in seen]
+        return backlog_candidates(self, channel, already_seen(self, channel), upto)
 
     def preview(self, ref: ChannelRef, day: date) -> Digest:
         """The digest the channel would get now, without claiming or sending anything."""
