@@ -64,6 +64,9 @@ def _title_words(title: str) -> list[str]:
     return [w for w in _ascii_words(title) if w not in _FILLER and not w.isdigit()]
 
 
+MAX_KEY_WORD = 40  # letters kept of the surname and of the title word
+
+
 def make_key(
     paper_id: str, title: str, authors: Sequence[str], year: int | None, tag_chars: int = 4
 ) -> str:
@@ -75,7 +78,9 @@ def make_key(
     if not first:
         first, words = words[0], words[1:] or ["paper"]
     tag = hashlib.sha1(paper_id.encode()).hexdigest()[:tag_chars]
-    return f"{first}{year or ''}{words[0]}-{tag}"
+    # Each word part is cut, so a key always fits its 200-character column (a 240-letter DNA
+    # string as a title stopped a PostgreSQL ingest and migration 0008) and stays typeable.
+    return f"{first[:MAX_KEY_WORD]}{year or ''}{words[0][:MAX_KEY_WORD]}-{tag}"
 
 
 def cite_key(p: Paper, tag_chars: int = 4) -> str:

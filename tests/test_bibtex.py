@@ -170,3 +170,21 @@ def test_plain_ids_that_look_like_old_arxiv_ids_are_not_arxiv_preprints(store):
     merged = store.papers.get("j1")
     assert (merged.links.abs, merged.arxiv_id) == (links.abs, "2611.04321")
     assert "eprint = {2611.04321}" in _entries(export([merged]))[0]
+
+
+def test_a_key_from_a_very_long_word_fits_its_column(store) -> None:
+    """A title word or surname hundreds of letters long made a key longer than `papers.cite_key`
+    (200 characters): PostgreSQL refused the insert and the whole ingest (and migration 0008)
+    stopped. Checked on each backend (SQLite does not enforce the length, PostgreSQL does).
+
+    Breaks that turn this red: `make_key` without the `[:MAX_KEY_WORD]` cuts (PostgreSQL:
+    StringDataRightTruncation; SQLite: the length assertion).
+    """
+    from digest.ingest.parse import make_record
+
+    dna = "acgt" * 60
+    rec = make_record(source="jsonl", id="long2", title=f"{dna} sequence analysis",
+                      abstract="A normal abstract.", authors=("Ada " + "Lovelace" * 40,))  # fmt: skip
+    store.papers.upsert([rec])
+    key = cite_key(store.papers.get("long2"))
+    assert len(key) <= 200 and key.startswith("lovelace")

@@ -116,6 +116,26 @@ def test_a_stray_nul_skips_its_line_but_real_binary_files_are_refused(env_isolat
             decode(blob, "f.jsonl")
 
 
+def test_text_that_begins_like_a_signature_or_holds_a_few_nuls_is_text() -> None:
+    """A paper list whose first abstract begins "GIF8K: a benchmark" or "BZh…", or a short file
+    with a few stray NULs, was refused whole as binary (a review of the first fix). Real bzip2
+    and GIF files still are.
+
+    Breaks that turn this red: the short `b"GIF8"` / `b"BZh"` signatures back in `_MAGIC`; the
+    control-byte floor back at 2 (three NULs in a short file -> binary). (`_BZIP2` is a second
+    guard: compressed data is also binary by its control bytes, so dropping it stays green.)
+    """
+    import bz2
+
+    for text in (b"GIF8K: a benchmark of eight thousand GIFs.\n", b"BZh is a toy language.\n",
+                 b'{"id":"a","abstract":"x \x00 y \x00 z \x00"}\n'):  # fmt: skip
+        assert decode(text, "f.txt")[0].startswith(text.decode()[:3])
+    gif = b"GIF89a" + bytes([1, 0, 1, 0, 0x80, 0, 0]) + b"\xff" * 40
+    for blob in (bz2.compress(GOOD.encode() * 50), gif):
+        with pytest.raises(IngestError, match="binary"):
+            decode(blob, "f.jsonl")
+
+
 def test_long_fields_are_cut_with_a_warning(env_isolated, capsys):
     """A 100,000-character title and a 1 MB abstract were cut silently (to 500 and 20,000).
     Each cut is now a `file:line: warning: … cut to N characters` line; README names the limits.
@@ -140,14 +160,19 @@ def test_long_fields_are_cut_with_a_warning(env_isolated, capsys):
 
 @pytest.mark.parametrize(
     ("year", "stored"),
-    [(2026.5, None), (2026.0, 2026), (2026, 2026), ("2026", 2026), ("12026", None), (True, None)],
-)
+    [(2026.5, None), (2026.0, 2026), (2026, 2026), ("2026", 2026), ("12026", None), (True, None),
+     ("2026.5", None), ("2026.05.01", 2026), ("2026-05-01", 2026)],
+)  # fmt: skip
 def test_a_fractional_year_is_not_a_year(sqlite_store, tmp_path, year, stored):
     """`"year": 2026.5` was truncated to 2026 silently, while `true` or `-5` were refused with a
     warning; now it is refused the same way (2026.0 is 2026).
 
-    Breaks that turn this red: the `(?!\\d|\\.\\d*[1-9])` lookahead dropped from fields._YEAR
-    (2026.5 stored as 2026, no warning); the `(?<![\\d.])` lookbehind dropped (12026 -> 2026).
+    A dotted date (2026.05.01) keeps its year: only a value that is a decimal number is read
+    as one (a review of the first fix found the dotted date losing its year).
+
+    Breaks that turn this red: `fields.year` without its decimal-number branch (2026.5 stored as
+    2026, no warning); the `(?<!\\d)` lookbehind dropped from `_YEAR` (12026 -> 2026); the
+    decimal test made a search instead of a full match (2026.05.01 -> no year).
     """
     parsed = parse_jsonl(json.dumps({"id": "y", "abstract": "words", "year": year}) + "\n")
     assert parsed.records[0].year == stored
@@ -175,5 +200,8 @@ def test_cli_subscribe_with_undecodable_bytes_is_one_error_line(env_isolated, ca
     assert main(["subscribe", "console:l\udcffab", "topic"]) == 2
     assert capsys.readouterr().err.startswith("error: Not a valid channel")
     assert main(["cmd", "console:lab", "/papers subscribe x", "--user", "u\udcff"]) == 2
-    assert "broken character" in capsys.readouterr().out
+    assert (
+        capsys.readouterr().err
+        == "error: --user holds bytes that are not UTF-8; retype the name.\n"
+    )
     assert main(["channels"]) == 0 and capsys.readouterr().out.startswith("No channels")

@@ -74,15 +74,22 @@ def safe_links(links: Links, notes: list[str]) -> Links:
     return replace(links, **clean)
 
 
-# A year on its own: not inside a longer number (12026) nor with a fraction (2026.5; 2026.0 is
-# 2026), so a broken value is "not a year" rather than silently truncated.
-_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d*[1-9])")
+# A year on its own: not inside a longer number (12026). A value that is a decimal number with a
+# fraction (2026.5) is not a year either (2026.0 is 2026), so a broken value is "not a year"
+# rather than silently truncated; a dotted date (2026.05.01) still gives its year.
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_DECIMAL = re.compile(r"\s*\d+\.\d*\s*")
 
 
 def year(value: Any) -> int | None:
     """The year in a ``year`` field or a venue name (`NeurIPS 2026`), None if it holds none."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, float) or _DECIMAL.fullmatch(str(value)):
+        number = float(value)
+        if not number.is_integer():  # 2026.5, NaN, inf
+            return None
+        value = int(number)
     m = _YEAR.search(str(value if value is not None else ""))
     return int(m.group(1)) if m else None
 

@@ -40,8 +40,11 @@ class Parsed:
 
 #: How binary files begin: PDF, gzip, zip (also docx/xlsx), PNG, JPEG, GIF, bzip2, xz, 7z, zstd,
 #: ELF, SQLite. A PDF's first block may hold no NUL at all, so the bytes alone would not tell.
-_MAGIC = (b"%PDF-", b"\x1f\x8b", b"PK\x03\x04", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BZh",
-          b"\xfd7zXZ", b"7z\xbc\xaf", b"\x28\xb5\x2f\xfd", b"\x7fELF", b"SQLite format 3")  # fmt: skip
+#: The signatures that are plain letters are matched in full (GIF87a, BZh91AY&SY), so a text that
+#: happens to begin with "GIF8K: a benchmark" or "BZh…" is still read.
+_MAGIC = (b"%PDF-", b"\x1f\x8b", b"PK\x03\x04", b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a",
+          b"\xfd7zXZ", b"7z\xbc\xaf", b"\x28\xb5\x2f\xfd", b"\x7fELF", b"SQLite format 3\x00")  # fmt: skip
+_BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
 #: Control bytes text never holds (tab, newlines, form feed and escape excluded).
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b")
 
@@ -50,10 +53,12 @@ def _looks_binary(head: bytes) -> bool:
     """True for a binary file's first block: a known signature, or more than a few control
     bytes in it (1 in 100; compressed data has about 1 in 10). A stray NUL in a text export
     is one bad line, not a binary file: the parsers skip or clean that line."""
-    if head.lstrip(b"\xef\xbb\xbf").startswith(_MAGIC):
+    head = head.lstrip(b"\xef\xbb\xbf")
+    if head.startswith(_MAGIC) or _BZIP2.match(head):
         return True
     odd = len(head) - len(head.translate(None, _CONTROL_BYTES))
-    return odd > max(2, len(head) // 100)
+    # A short file has few bytes to judge by: a handful of stray NULs is still text.
+    return odd > max(8, len(head) // 100)
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
