@@ -96,9 +96,9 @@ def test_versioned_ids_become_one_paper_and_keep_their_votes_and_deliveries(db_u
     """Breaks that turn this red: no 0007 (or an empty upgrade): the versioned rows stay;
     fold left out (v1's text stays on 2611.00002, C keeps its old text); the later-stored row
     taken as the stored one (the paper gets v2's ingest number 2, not 1); the older vote kept
-    instead of the newer (_move newest=False); the second delivery's item kept instead of the
-    first; `like:` subscriptions or ledger messages not repointed; rows deleted before their
-    references move (the ON DELETE CASCADE drops the votes)."""
+    instead of the newer (_newest_vote ranking the other way); the second delivery's item kept
+    instead of the first; `like:` subscriptions or ledger messages not repointed; rows deleted
+    before their references move (_repoint skipped: the ON DELETE CASCADE drops the votes)."""
     engine = _legacy_database(db_url)
     store = Store(engine)
     upgrade(engine)
@@ -153,4 +153,21 @@ def test_after_0007_ingest_sees_the_migrated_paper_as_the_one_it_would_have_stor
     assert _rows(engine, f"SELECT {cols} FROM papers {where}") == _rows(
         fresh.engine, f"SELECT {cols} FROM papers {where}"
     )
+    engine.dispose()
+
+
+def test_a_revote_kept_in_its_old_row_is_still_the_newer_vote(db_url):
+    """A vote changed in place (set_feedback keeps the row id, renews created_at) beats a later
+    row cast before it: ann's +1 on v1 (row 1, re-cast on day 5) wins over her -1 on v2 (row 2,
+    day 1). Breaks that turn this red: _newest_vote ranking by row id alone (the -1 stays);
+    _repoint skipped (the votes cascade away with the removed rows)."""
+    engine = _legacy_database(db_url)
+    feedback = sa.Table("feedback", sa.MetaData(), autoload_with=engine)
+    with engine.begin() as conn:
+        for vid, day in ((1, 5), (2, 1)):
+            when = datetime(2026, 11, day, 12, tzinfo=UTC)
+            conn.execute(feedback.update().where(feedback.c.id == vid).values(created_at=when))
+    upgrade(engine)
+    votes = _rows(engine, 'SELECT "user", paper_id, value FROM feedback ORDER BY "user"')
+    assert votes == [("ann", "2611.00002", 1), ("bob", "2611.00005", 1)]
     engine.dispose()

@@ -13,7 +13,7 @@ is the same work as absorbs it as ingest would (``paper_rows.fold``: the earlier
 stored one, the later the arriving record, so a later version's text wins and an older never
 does), else it is renamed to the base id. Votes, delivered papers, ledger messages and ``like:``
 subscriptions that named a removed row are pointed at the paper that stays first (a vote by the
-same person on both keeps the newer vote; a paper sent to a channel under both keeps its first
+same person on both keeps the one cast last; a paper sent to a channel under both keeps its first
 delivery: a channel has a paper once). Downgrade leaves the rows as they are: merged papers
 cannot be told apart again.
 
@@ -51,19 +51,17 @@ def _target(row: Any) -> tuple[str, int | None] | None:
 
 
 class _Papers:
-    """The papers table as ingest sees it: rows by id, the identity keys, where removed ids went."""
+    """The papers table as ingest sees it: the identity keys, and where removed ids went.
+
+    Rows are read from the table when needed, not cached, so legacy abstracts are not all held
+    in memory; removed rows stay in the table until their references have moved (``gone``)."""
 
     def __init__(self, conn: sa.Connection, legacy: set[str]) -> None:
         self.conn = conn
         self.table = sa.Table("papers", sa.MetaData(), autoload_with=conn)
-        self.cache: dict[str, SimpleNamespace] = {}
         self.moved: dict[str, str] = {}
+        self.gone: set[str] = set()
         self.keys = Keys()
-        meta = sa.MetaData()
-        self.refs = {
-            name: sa.Table(name, meta, autoload_with=conn)
-            for name in ("feedback", "delivery_items", "subscriptions", "delivery_messages")
-        }
         c = self.table.c
         cols = (c.id, c.arxiv_id, c.openreview_id, c.content_hash, c.title_key, c.title_derived)
         length = sa.func.length(c.abstract).label("abstract_len")
@@ -73,35 +71,35 @@ class _Papers:
 
     def load(self, paper_id: str) -> SimpleNamespace:
         """A row (all columns) by id, following ids that were merged away."""
-        while paper_id in self.moved:
-            paper_id = self.moved[paper_id]
-        if paper_id not in self.cache:
-            stmt = sa.select(self.table).where(self.table.c.id == paper_id)
-            self.cache[paper_id] = SimpleNamespace(**self.conn.execute(stmt).one()._asdict())
-        return self.cache[paper_id]
+        paper_id = self.final(paper_id)
+        stmt = sa.select(self.table).where(self.table.c.id == paper_id)
+        return SimpleNamespace(**self.conn.execute(stmt).one()._asdict())
 
-    def exists(self, paper_id: str) -> bool:
-        stmt = sa.select(self.table.c.id).where(self.table.c.id == paper_id)
-        return self.conn.execute(stmt).first() is not None
+    def final(self, paper_id: str) -> str:
+        """The id that ``paper_id`` now lives under."""
+        seen = set()
+        while paper_id in self.moved and paper_id not in seen:
+            seen.add(paper_id)
+            paper_id = self.moved[paper_id]
+        return paper_id
 
     def settle(self, keep: SimpleNamespace, gone: list[str]) -> None:
-        """Store ``keep`` under its id, point ``gone`` ids' references at it, delete those rows."""
+        """Store ``keep`` under its id; ``gone`` ids now mean it (their rows are removed later)."""
         values = dict(vars(keep))
-        if self.exists(keep.id):
+        found = sa.select(self.table.c.id).where(self.table.c.id == keep.id)
+        if self.conn.execute(found).first() is not None:
             stmt = self.table.update().where(self.table.c.id == keep.id)
             self.conn.execute(stmt.values({k: v for k, v in values.items() if k != "id"}))
         else:
             self.conn.execute(self.table.insert().values(values))
-        self.cache[keep.id] = keep
+        self.gone.discard(keep.id)
+        self.moved.pop(keep.id, None)
         self.keys.add(KeyView(keep))
         for old in gone:
-            if old == keep.id:
-                continue
-            _repoint(self.conn, self.refs, old, keep.id)
-            self.conn.execute(self.table.delete().where(self.table.c.id == old))
-            self.cache.pop(old, None)
-            self.keys.ids.discard(old)
-            self.moved[old] = keep.id
+            if old != keep.id:
+                self.keys.ids.discard(old)
+                self.moved[old] = keep.id
+                self.gone.add(old)
 
 
 def _order(row: SimpleNamespace) -> tuple:
@@ -111,7 +109,8 @@ def _order(row: SimpleNamespace) -> tuple:
 
 def _absorb(papers: _Papers, legacy_id: str, base: str, version: int | None) -> None:
     """Replay one legacy row as ingest would store it today."""
-    row = SimpleNamespace(**vars(papers.load(legacy_id)))
+    stored = papers.load(legacy_id)
+    row = SimpleNamespace(**vars(stored))
     row.id, row.arxiv_id = base, base
     row.arxiv_version = version or row.arxiv_version
     found = papers.keys.find(row, papers.load)
@@ -119,44 +118,81 @@ def _absorb(papers: _Papers, legacy_id: str, base: str, version: int | None) -> 
         papers.settle(row, [legacy_id])
         return
     other = papers.load(found)
-    old, new = (other, row) if _order(other) <= _order(papers.load(legacy_id)) else (row, other)
+    old, new = (other, row) if _order(other) <= _order(stored) else (row, other)
     old = SimpleNamespace(**vars(old))
     fold(old, new)  # the earlier-stored row takes the later one in, exactly as ingest does
     papers.settle(old, [legacy_id, other.id])
 
 
-def _repoint(conn: sa.Connection, refs: dict[str, sa.Table], old: str, new: str) -> None:
-    """Every reference to paper ``old`` now names ``new`` (no channel gets a paper twice)."""
-    _move(conn, refs["feedback"], ("channel_id", "user"), old, new, newest=True)
-    _move(conn, refs["delivery_items"], ("channel_id",), old, new, newest=False)
-    subs, messages = refs["subscriptions"], refs["delivery_messages"]
-    like = subs.c.kind == "like"
-    for sub in conn.execute(sa.select(subs).where(like, subs.c.text == old)).all():
-        same = sa.select(subs.c.id).where(like, subs.c.channel_id == sub.channel_id)
-        if conn.execute(same.where(subs.c.text == new)).first() is not None:
-            conn.execute(subs.delete().where(subs.c.id == sub.id))
-        else:
-            conn.execute(subs.update().where(subs.c.id == sub.id).values(text=new))
+def _repoint(conn: sa.Connection, moved: dict[str, str]) -> None:
+    """Every reference to a removed paper names the paper it went to, one pass a table."""
+    meta = sa.MetaData()
+    refs = {
+        name: sa.Table(name, meta, autoload_with=conn)
+        for name in ("feedback", "delivery_items", "subscriptions", "delivery_messages")
+    }
+    _move(conn, refs["feedback"], moved, ("channel_id", "user"), _newest_vote)
+    _move(conn, refs["delivery_items"], moved, ("channel_id",), _first_delivery)
+    subs = refs["subscriptions"]
+    _move(conn, subs, moved, ("channel_id",), _first_like, "text", subs.c.kind == "like")
+    messages = refs["delivery_messages"]
+    changed = []
     for msg in conn.execute(sa.select(messages.c.id, messages.c.paper_ids)).all():
-        if old in (msg.paper_ids or []):
-            ids = list(dict.fromkeys(new if p == old else p for p in msg.paper_ids))
-            conn.execute(messages.update().where(messages.c.id == msg.id).values(paper_ids=ids))
+        ids = msg.paper_ids or []
+        if any(p in moved for p in ids):
+            new = list(dict.fromkeys(moved.get(p, p) for p in ids))
+            changed.append({"mid": msg.id, "ids": new})
+    if changed:
+        ids = sa.bindparam("ids", type_=messages.c.paper_ids.type)
+        stmt = messages.update().where(messages.c.id == sa.bindparam("mid")).values(paper_ids=ids)
+        conn.execute(stmt, changed)
+
+
+def _newest_vote(row: Any) -> tuple:
+    """A person's vote in force: the last cast (a re-vote keeps its row id but renews
+    created_at), then the later row."""
+    return (row.created_at is not None, row.created_at or 0, row.id)
+
+
+def _first_delivery(row: Any) -> tuple:
+    """A channel has a paper once: its first delivery (the lowest row id) stays."""
+    return (-row.id,)
+
+
+def _first_like(row: Any) -> tuple:
+    """A ``like:`` already naming the paper stays, else the first one."""
+    return (0 if row.moving else 1, -row.id)
 
 
 def _move(
-    conn: sa.Connection, table: sa.Table, scope: tuple[str, ...], old: str, new: str, newest: bool
+    conn: sa.Connection,
+    table: sa.Table,
+    moved: dict[str, str],
+    scope: tuple[str, ...],
+    rank: Any,
+    col: str = "paper_id",
+    where: Any = None,
 ) -> None:
-    """Point ``table``'s rows at ``new``; where ``scope`` already has ``new``, one row stays: the
-    newest (a person's latest vote) or the first (a paper's first delivery), by row id."""
-    for row in conn.execute(sa.select(table).where(table.c.paper_id == old)).all():
-        where = [table.c[k] == getattr(row, k) for k in scope]
-        twin = conn.execute(sa.select(table.c.id).where(*where, table.c.paper_id == new)).first()
-        if twin is not None and (row.id > twin.id) != newest:
-            conn.execute(table.delete().where(table.c.id == row.id))
-            continue
-        if twin is not None:
-            conn.execute(table.delete().where(table.c.id == twin.id))
-        conn.execute(table.update().where(table.c.id == row.id).values(paper_id=new))
+    """Point ``table``'s ``col`` at the ids in ``moved``; where ``scope`` then holds one paper
+    more than once, only the row ranked highest stays."""
+    targets = set(moved) | set(moved.values())
+    groups: dict[tuple, list[SimpleNamespace]] = {}
+    for row in conn.execute(sa.select(table).where(sa.true() if where is None else where)):
+        if (ref := getattr(row, col)) in targets:
+            item = SimpleNamespace(**row._asdict(), moving=ref in moved)
+            key = (*(getattr(row, k) for k in scope), moved.get(ref, ref))
+            groups.setdefault(key, []).append(item)
+    drop, point = [], []
+    for key, rows in groups.items():
+        keep = max(rows, key=rank)
+        drop += [r.id for r in rows if r is not keep]
+        if keep.moving:
+            point.append({"rid": keep.id, "to": key[-1]})
+    for i in range(0, len(drop), 500):  # deleted first: the unique (scope, paper) keys are free
+        conn.execute(table.delete().where(table.c.id.in_(drop[i : i + 500])))
+    if point:
+        stmt = table.update().where(table.c.id == sa.bindparam("rid"))
+        conn.execute(stmt.values({col: sa.bindparam("to")}), point)
 
 
 def upgrade() -> None:
@@ -171,6 +207,11 @@ def upgrade() -> None:
     todo.sort(key=lambda t: (t[0].id != t[1][0], _order(SimpleNamespace(**t[0]._asdict()))))
     for row, (base, version) in todo:
         _absorb(papers, row.id, base, version)
+    moved = {old: papers.final(old) for old in papers.gone}
+    _repoint(conn, moved)  # before the rows go: their ON DELETE CASCADE would drop the votes
+    gone = sorted(papers.gone)
+    for i in range(0, len(gone), 500):
+        conn.execute(table.delete().where(table.c.id.in_(gone[i : i + 500])))
 
 
 def downgrade() -> None:
