@@ -1,7 +1,7 @@
 """Papers stored under a versioned arXiv id (a JSONL ``2301.01234v2``) become one paper per arXiv id.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-30
 
 Before 0006 a record whose id is an arXiv id kept that id as given (``2301.01234v2``,
@@ -14,8 +14,9 @@ stored one, the later the arriving record, so a later version's text wins and an
 does), else it is renamed to the base id. Votes, delivered papers, ledger messages and ``like:``
 subscriptions that named a removed row are pointed at the paper that stays first (a vote by the
 same person on both keeps the one cast last; a paper sent to a channel under both keeps its first
-delivery: a channel has a paper once). Downgrade leaves the rows as they are: merged papers
-cannot be told apart again.
+delivery: a channel has a paper once). A renamed row keeps the BibTeX key 0007 issued under its
+old id (the key pasted from its exports); of rows folded together, the earlier-stored one's key
+stays. Downgrade leaves the rows as they are: merged papers cannot be told apart again.
 
 It calls ingest's live rules on purpose, so a migrated database holds what today's ingest would
 have stored; rows are plain namespaces of this revision's columns, so should those rules one day
@@ -34,8 +35,8 @@ from digest.store.identity import Keys, KeyView
 from digest.store.paper_rows import fold
 from digest.text import arxiv_ref
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
