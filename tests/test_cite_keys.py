@@ -61,12 +61,12 @@ def test_a_key_issued_once_is_never_issued_to_another_paper():
     assert issued != short and issued.startswith(short) and issued in taken
 
 
-def test_migration_0008_gives_stored_papers_the_key_exports_gave_them(db_url):
-    """Papers stored before 0008 keep the key their last export showed (made from their data then).
-    Breaks that turn this red: 0008 adding the column without filling it (exports then keep
+def test_migration_0007_gives_stored_papers_the_key_exports_gave_them(db_url):
+    """Papers stored before 0007 keep the key their last export showed (made from their data then).
+    Breaks that turn this red: 0007 adding the column without filling it (exports then keep
     making keys from the title, which changes); the backfill using another key recipe."""
     engine = make_engine(db_url)
-    upgrade(engine, "0007")
+    upgrade(engine, "0006")
     papers = sa.Table("papers", sa.MetaData(), autoload_with=engine)
     title = "Graph transformers for traffic"
     row = dict(id="lab-9", source="jsonl", title=title, title_derived=False, abstract=ABSTRACT)

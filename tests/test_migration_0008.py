@@ -1,4 +1,4 @@
-"""Migration 0007: papers stored under versioned arXiv ids before 0006 become one paper per id.
+"""Migration 0008: papers stored under versioned arXiv ids before 0006 become one paper per id.
 
 Rows are written as the code before 0006 stored them (a JSONL id kept as given, no arxiv_id),
 on a database migrated to 0006 with alembic, then the database is upgraded to the head.
@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 
 import sqlalchemy as sa
 
+from digest.bibtex import export, make_key
 from digest.ingest.pipeline import ingest
 from digest.store import Store
 from digest.store.engine import make_engine, upgrade
@@ -93,12 +94,12 @@ def _rows(engine: sa.Engine, sql: str) -> list[tuple]:
 
 
 def test_versioned_ids_become_one_paper_and_keep_their_votes_and_deliveries(db_url, tmp_path):
-    """Breaks that turn this red: no 0007 (or an empty upgrade): the versioned rows stay;
+    """Breaks that turn this red: no 0008 (or an empty upgrade): the versioned rows stay;
     fold left out (v1's text stays on 2611.00002, C keeps its old text); the later-stored row
     taken as the stored one (the paper gets v2's ingest number 2, not 1); the older vote kept
-    instead of the newer (_move newest=False); the second delivery's item kept instead of the
-    first; `like:` subscriptions or ledger messages not repointed; rows deleted before their
-    references move (the ON DELETE CASCADE drops the votes)."""
+    instead of the newer (_newest_vote ranking the other way); the second delivery's item kept
+    instead of the first; `like:` subscriptions or ledger messages not repointed; rows deleted
+    before their references move (_repoint skipped: the ON DELETE CASCADE drops the votes)."""
     engine = _legacy_database(db_url)
     store = Store(engine)
     upgrade(engine)
@@ -123,13 +124,13 @@ def test_versioned_ids_become_one_paper_and_keep_their_votes_and_deliveries(db_u
     engine.dispose()
 
 
-def test_after_0007_ingest_sees_the_migrated_paper_as_the_one_it_would_have_stored(
+def test_after_0008_ingest_sees_the_migrated_paper_as_the_one_it_would_have_stored(
     db_url, tmp_path
 ):
     """The JSONL lines of those rows, read again, add nothing; read into an empty database by
     today's code they give the same paper the migration made (id, title, text, version).
     Breaks that turn this red: arxiv_id left empty on a renamed row (the arxiv.org link line
-    below is stored as a second paper); no 0007 (every line is added again)."""
+    below is stored as a second paper); no 0008 (every line is added again)."""
     engine = _legacy_database(db_url)
     upgrade(engine)
     lines = [
@@ -153,4 +154,42 @@ def test_after_0007_ingest_sees_the_migrated_paper_as_the_one_it_would_have_stor
     assert _rows(engine, f"SELECT {cols} FROM papers {where}") == _rows(
         fresh.engine, f"SELECT {cols} FROM papers {where}"
     )
+    engine.dispose()
+
+
+def test_a_revote_kept_in_its_old_row_is_still_the_newer_vote(db_url):
+    """A vote changed in place (set_feedback keeps the row id, renews created_at) beats a later
+    row cast before it: ann's +1 on v1 (row 1, re-cast on day 5) wins over her -1 on v2 (row 2,
+    day 1). Breaks that turn this red: _newest_vote ranking by row id alone (the -1 stays);
+    _repoint skipped (the votes cascade away with the removed rows)."""
+    engine = _legacy_database(db_url)
+    feedback = sa.Table("feedback", sa.MetaData(), autoload_with=engine)
+    with engine.begin() as conn:
+        for vid, day in ((1, 5), (2, 1)):
+            when = datetime(2026, 11, day, 12, tzinfo=UTC)
+            conn.execute(feedback.update().where(feedback.c.id == vid).values(created_at=when))
+    upgrade(engine)
+    votes = _rows(engine, 'SELECT "user", paper_id, value FROM feedback ORDER BY "user"')
+    assert votes == [("ann", "2611.00002", 1), ("bob", "2611.00005", 1)]
+    engine.dispose()
+
+
+def test_a_renamed_paper_keeps_the_cite_key_its_export_showed(db_url):
+    """Before the migrations an export keyed each paper by its stored id (``2611.00009v2``); after
+    them the renamed paper ``2611.00009`` exports that same key, and two versions folded into one
+    paper keep the earlier-stored version's key. Breaks that turn this red: the cite-key
+    backfill running after the renames (it hashes the new id: another key); settle dropping
+    the cite_key column when it stores a renamed row (the export makes a key afresh)."""
+    engine = _legacy_database(db_url)
+    shown = {
+        p["id"]: make_key(p["id"], p["title"], p["authors"], None)
+        for p in PAPERS
+        if p["id"] in ("2611.00009v2", "2611.00002v1")
+    }
+    upgrade(engine)
+    papers = Store(engine).papers
+    wool, sheep = papers.get("2611.00009"), papers.get("2611.00002")
+    assert shown["2611.00009v2"] != make_key(wool.id, wool.title, wool.authors, None)
+    assert f"{{{shown['2611.00009v2']}," in export([wool])
+    assert f"{{{shown['2611.00002v1']}," in export([sheep])
     engine.dispose()

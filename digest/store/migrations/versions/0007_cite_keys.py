@@ -1,11 +1,13 @@
 """Each paper keeps the BibTeX key first issued for it (a real title arriving later changes nothing).
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-30
 
 Stored papers get the key exports gave them until now (from their current title and authors),
 issued in storage order so that, should two share a short tag, the earlier paper keeps it.
+It runs before 0008 renames papers stored under versioned arXiv ids (``2611.00002v2``), so
+their keys are made from the ids the exports showed, and a renamed paper keeps its key.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from alembic import op
 
 from digest.store.paper_rows import issue_key
 
-revision = "0008"
-down_revision = "0007"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
