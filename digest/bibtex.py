@@ -79,7 +79,7 @@ def make_key(
         first, words = words[0], words[1:] or ["paper"]
     tag = hashlib.sha1(paper_id.encode()).hexdigest()[:tag_chars]
     # Each word part is cut, so a key always fits its 200-character column (a 240-letter DNA
-    # string as a title stopped a PostgreSQL ingest and migration 0008) and stays typeable.
+    # string as a title stopped a PostgreSQL ingest and the cite-key migration) and stays typeable.
     return f"{first[:MAX_KEY_WORD]}{year or ''}{words[0][:MAX_KEY_WORD]}-{tag}"
 
 

@@ -174,7 +174,7 @@ def test_plain_ids_that_look_like_old_arxiv_ids_are_not_arxiv_preprints(store):
 
 def test_a_key_from_a_very_long_word_fits_its_column(store) -> None:
     """A title word or surname hundreds of letters long made a key longer than `papers.cite_key`
-    (200 characters): PostgreSQL refused the insert and the whole ingest (and migration 0008)
+    (200 characters): PostgreSQL refused the insert and the whole ingest (and the cite-key migration)
     stopped. Checked on each backend (SQLite does not enforce the length, PostgreSQL does).
 
     Breaks that turn this red: `make_key` without the `[:MAX_KEY_WORD]` cuts (PostgreSQL:

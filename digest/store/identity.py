@@ -44,7 +44,7 @@ class Keys:
     def add(self, row: Any) -> None:
         """Index a stored row (or a ``KeyView`` of a row added in this batch)."""
         self.ids.add(row.id)
-        if getattr(row, "cite_key", None):  # rows read before migration 0008 have none
+        if getattr(row, "cite_key", None):  # rows read before migration 0007 (cite keys) have none
             self.cite_keys.add(row.cite_key)
         if row.arxiv_id:
             self.by_arxiv[row.arxiv_id] = row.id
