@@ -5,7 +5,7 @@ import logging
 
 from bot.commands import Context
 from bot.logs import JsonFormatter, redact
-from digest.models import ChannelRef
+from digest.models import ChannelRef, SubscriptionKind
 
 
 def test_json_lines_carry_chat_ids_and_redact_tokens():
@@ -25,6 +25,8 @@ def test_a_failing_command_logs_where_but_not_what_was_typed(app, caplog, monkey
     def boom(*a, **k):
         raise RuntimeError("bug")
 
+    # A channel someone set up: `list` in one nobody did answers before reading anything.
+    app.channels.add(ChannelRef("slack", "C1", "T1"), SubscriptionKind.TOPIC, "graphs")
     monkeypatch.setattr(app.commands.channels, "subscriptions", boom)
     secret_text = "subscribe my secret research plan"
     with caplog.at_level(logging.ERROR):
