@@ -144,7 +144,7 @@ def search_cmd(
     db: DbOption = None,
 ) -> None:
     """Search every stored paper with the same ranker the digests use."""
-    from digest.text import has_visible
+    from digest.text import has_surrogates, has_visible
 
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")
@@ -152,6 +152,8 @@ def search_cmd(
         raise DigestError(
             'Type a topic or a few words to search for, e.g. digestbot search "graph neural networks".'
         )
+    if query is not None and has_surrogates(query):  # bytes on the command line that are not UTF-8
+        raise DigestError("The query holds a broken character (not UTF-8); please retype it.")
     from digest.rank.engine import Filters
 
     service = wired(db).service

@@ -28,12 +28,6 @@ HORIZON = 10
 BACKLOG_POOL = 2000
 
 
-def already_seen(service: ChannelService, channel: Channel) -> set[str]:
-    """Papers the channel was sent or voted on; digests never offer them again."""
-    seen = service.store.deliveries.delivered_paper_ids(channel.id)
-    return seen | set(service.store.channels.feedback_totals(channel.id))
-
-
 @dataclass(frozen=True)
 class Reads:
     """What ranking papers for a channel needs from the store, each read once per digest."""
@@ -71,8 +65,8 @@ def reads(service: ChannelService, channel: Channel) -> Reads:
 def candidates(
     service: ChannelService, channel: Channel, seen: frozenset[str], upto: int | None = None
 ) -> list[str]:
-    """``ChannelService.candidates`` with ``seen`` already read: papers ingested after those the
-    last digest considered, up to ``upto``, that the channel was never sent nor voted on."""
+    """Papers ingested after those the channel's last digest considered (by ingest sequence,
+    never by clock), up to ``upto``, that are not in ``seen`` (sent or voted on: ``Reads.seen``)."""
     upto = service.store.papers.max_seq() if upto is None else upto
     after = service.store.deliveries.last_upto(channel.id)
     return [pid for pid in service.store.papers.ids_between(after, upto) if pid not in seen]

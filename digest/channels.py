@@ -6,8 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from digest.backlog import already_seen, compose_digest, profile_of
-from digest.backlog import candidates as backlog_candidates
+from digest.backlog import compose_digest, profile_of
 from digest.channel_settings import ChannelSettings
 from digest.compose import Digest
 from digest.due import GRACE
@@ -138,11 +137,6 @@ class ChannelService(Subscriptions, ChannelSettings):
             v.value for v in self.store.channels.feedback(channel.id) if v.paper_id == paper_id
         ]
         return votes.count(1), votes.count(-1)
-
-    def candidates(self, channel: Channel, upto: int | None = None) -> list[str]:
-        """Papers ingested after those the channel's last digest considered (by ingest sequence,
-        never by clock), up to ``upto``; never one it was already sent or voted on."""
-        return backlog_candidates(self, channel, already_seen(self, channel), upto)
 
     def preview(self, ref: ChannelRef, day: date) -> Digest:
         """The digest the channel would get now, without claiming or sending anything."""

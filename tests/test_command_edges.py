@@ -84,7 +84,7 @@ def test_search_with_a_lone_surrogate_is_one_error_line(env_isolated, capsys, tm
     """A command-line query with bytes that are not UTF-8 (a lone surrogate to Python) failed in
     the encoder as `error: TypeError: TextEncodeInput …`; a queries-file `"\\ud800"` escape too.
 
-    Breaks that turn this red: the has_surrogates check in Ranker.search removed (an
+    Breaks that turn this red: the has_surrogates check in cli_papers.search_cmd removed (an
     UnicodeEncodeError or TypeError line); the one in cli_input._query_line removed (no file:line).
     """
     from bot.cli import main

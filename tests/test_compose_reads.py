@@ -24,9 +24,9 @@ MOST = 9
 
 
 def test_one_digest_reads_each_thing_once(app):
-    """Breaks that turn this red: compose_digest calling service.candidates and service.profile
+    """Breaks that turn this red: compose_digest reading the seen papers and service.profile
     again (votes and sent papers read twice); backlog() reading the ranker, profile or
-    already_seen itself again; loading every candidate's row (get_many(ids)) before ranking."""
+    seen papers itself again; loading every candidate's row (get_many(ids)) before ranking."""
     ref = ChannelRef("console", "lab")
     app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
     channel = app.channels.channel(ref)

@@ -30,7 +30,8 @@ def slack():
 async def test_pausing_in_the_dm_names_the_person(app, slack):
     """Breaks that turn this red: the DM listener building its Context without
     ``name=await user_name(...)`` ("paused by U1"); user_name() reading another field than the
-    handle; the fake's users.info without ``name``."""
+    handle; the fake's users.info without ``name``; the name asked for on every DM command
+    (three users.info calls, not one)."""
     async with Harness(app, slack) as h:
         await dm(h, "subscribe diffusion models")
         await eventually(lambda: len(said(slack, "DU1")) == 1)
@@ -39,6 +40,8 @@ async def test_pausing_in_the_dm_names_the_person(app, slack):
         await dm(h, "list")
         await eventually(lambda: len(said(slack, "DU1")) == 3)
     assert app.store.channels.get(ME).paused_reason == "paused by ann"
+    # Slack is asked for the name once, for the pause: not for every DM command.
+    assert [m for m, _ in slack.calls if m == "users.info"] == ["users.info"]
     listing = said(slack, "DU1")[2]
     assert "paused by ann" in listing and "U1" not in listing.replace("DU1", "")
 

@@ -41,20 +41,13 @@ def _drop_surrogate_refs(data: bytes) -> tuple[bytes, list[ParseProblem]]:
         return m.group(0)
 
     data = _CHAR_REF.sub(drop, data)
-    problems = (
-        [
-            ParseProblem(
-                line=data[: found[0]].count(b"\n")
-                + 1,  # offsets shift after a drop: the first is exact
-                message=f"{len(found)} reference(s) to a lone surrogate (e.g. &#xD800;, half a "
-                "character): dropped",
-                warning=True,
-            )
-        ]
-        if found
-        else []
+    if not found:
+        return data, []
+    line = data[: found[0]].count(b"\n") + 1  # offsets shift after a drop: the first is exact
+    note = (
+        f"{len(found)} reference(s) to a lone surrogate (e.g. &#xD800;, half a character): dropped"
     )
-    return data, problems
+    return data, [ParseProblem(line, note, warning=True)]
 
 
 def parse_arxiv_feed(data: bytes, name: str | None = None) -> Parsed:

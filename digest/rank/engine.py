@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from digest.errors import DigestError
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
 from digest.rank.diversity import mmr
@@ -26,7 +25,6 @@ from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
 from digest.rank.why import page_why, profile_why
 from digest.rank.why import quote as _quote
-from digest.text import has_surrogates
 
 if TYPE_CHECKING:
     from digest.embeddings import Encoder
@@ -122,8 +120,6 @@ class Ranker:
             return SearchResult(
                 text, (), 0, page, per_page, "Type a topic or a few words to search for."
             )
-        if has_surrogates(text):  # undecodable bytes on a command line: the encoder would fail
-            raise DigestError("The query holds a broken character (not UTF-8); please retype it.")
         weak = check(self.index, text)
         if weak.blocked:  # 'diffusion models' where no paper says 'diffusion': 'models' is no match
             return SearchResult(text, (), 0, page, per_page, self._weak_note(weak))

@@ -128,9 +128,12 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         user, where, team = event["user"], event["channel"], body.get("team_id", "")
         text = (event.get("text") or "").strip().removeprefix("/papers").strip()
         me = ChannelRef("slack", f"@{user}", team)
-        # a message event carries no name: ask Slack, so `pause` reads "paused by ann" (not U…)
-        ctx = Context(ref=me, user=user, dm=me, personal=True, name=await user_name(client, user))
         command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
+        # A message event carries no name, and only a pause reason shows one ("paused by ann",
+        # not U…): Slack is asked for it then, not on every message.
+        pauses = "pause" in command.lower().split()[:2]
+        name = await user_name(client, user) if pauses else ""
+        ctx = Context(ref=me, user=user, dm=me, personal=True, name=name)
         reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
         if reply.attachment is not None:
             reply = await send_file(client, reply, where, user)
