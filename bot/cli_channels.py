@@ -211,11 +211,17 @@ def channels_cmd(db: DbOption = None) -> None:
         )
         if not ch.paused and application.channels.follows_nothing(ch):  # the digests to come
             state = "no digest: follows nothing"
-        last_text = (
-            f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
-            if last and last.posted_at
-            else "no digest delivered yet"
-        ) + f"; today: {today_state(application.store, ch, now)}"
+        if last and last.posted_at:
+            last_text = (
+                f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
+            )
+        elif last and any(
+            m.status == "confirmed" for m in application.store.ledger.messages(last.id)
+        ):
+            last_text = f"last {last.digest_date} (partly delivered)"  # not "nothing delivered"
+        else:
+            last_text = "no digest delivered yet"
+        last_text += f"; today: {today_state(application.store, ch, now)}"
         topics = len(application.store.channels.subscriptions(ch.id))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"

@@ -92,8 +92,8 @@ async def _serve(application: App) -> None:
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     application.connect(runner, scheduler)
-    await runner.recover()
     discord_task = await _start_platforms(application, interactive)
+    await _recover(runner)  # after the logins: a platform's claims resume once it is connected
     scheduler.start()
     ops_runner = await _start_ops(application, scheduler)
     if interactive:
@@ -108,6 +108,15 @@ async def _serve(application: App) -> None:
             await _first_of(repl(_console(application, runner, scheduler)), stop.wait())
     finally:  # EOF, `exit`, or SIGTERM
         await _stop_all(application, scheduler, discord_task, ops_runner)
+
+
+async def _recover(runner: DigestRunner) -> None:
+    """Resume crash leftovers and due retries; a failure here is logged, never fatal (the
+    scheduler's sweep tries again every minute)."""
+    try:
+        await runner.recover()
+    except Exception:  # noqa: BLE001 - e.g. the database still starting: start-up goes on
+        log.exception("resuming unfinished digests failed; the next sweep tries again")
 
 
 async def _demo_first_digest(application: App, runner: DigestRunner) -> None:

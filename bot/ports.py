@@ -62,10 +62,12 @@ class Adapter(Protocol):
         ...
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
         """The message posted under ``key``; None if surely not there; PostError if unsure.
 
-        ``since``: when the digest was claimed (database clock); no part was posted before it.
+        ``since``: a message reference the platform gave earlier (this digest's previous
+        message, or an earlier digest's last): the part was posted after it, by the platform's
+        own clock; a time only for a channel's first message (no message to go by).
         """
         ...
 

@@ -7,8 +7,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import date
+from datetime import date, timedelta
 
+from sqlalchemy.exc import DBAPIError
+
+from bot import stored_reply
 from bot.commands.replies import Reply, digest_reply
 from bot.outcome import Kind, Outcome, state_kind
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
@@ -22,12 +25,20 @@ LOST = Outcome("taken over by another worker", Kind.LOST)
 GONE = Outcome("gone", Kind.NOT_SENT)
 #: A channel that follows nothing (and has no 👍 to rank by) gets no digest at all, not an empty one.
 NOTHING_FOLLOWED = "follows nothing, so no digest"
+#: How far before its claim a channel's first message is looked for (no earlier message to
+#: bound the lookup by the platform's clock; the database's may be the host's, minutes off).
+FIRST_LOOKBACK = timedelta(hours=1)
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
 
 class LeaseLost(Exception):
     """Another worker holds the digest now: stop without posting or recording anything."""
+
+
+class PlanMismatch(Exception):
+    """A stored plan the digest can no longer be rendered to (planned before plans kept their
+    rendering, and the channel's settings changed since): sending it would lose papers."""
 
 
 class DigestRunner:
@@ -77,6 +88,8 @@ class DigestRunner:
             return GONE
         if (skipped := await self.skipped(channel, day)) is not None:
             return skipped
+        if not self.connected(channel.ref.platform):
+            return Outcome(f"not connected to {channel.ref.platform} yet", Kind.NOT_SENT)
         adapter = self.adapters[channel.ref.platform]
         async with self.lock:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
@@ -99,21 +112,56 @@ class DigestRunner:
         channel = await asyncio.to_thread(self.store.channels.get, ref)
         return await self.run_channel(channel.id, day) if channel else GONE
 
+    def connected(self, platform: str) -> bool:
+        """The platform's adapter can post now (Discord: logged in); adapters without a
+        ``ready`` are always ready."""
+        ready = getattr(self.adapters.get(platform), "ready", None)
+        return ready() if callable(ready) else platform in self.adapters
+
     async def send(self, claim: Claim, adapter: Adapter) -> Outcome:
-        """Post every unconfirmed message of a claimed digest, in order, then record it posted."""
+        """Post every unconfirmed message of a claimed digest, in order, then record it posted.
+
+        Never raises for one digest's sake: an error that is not the platform's fails this
+        digest with a reason its channel's people can read (`list`, `digestbot channels`).
+        """
+        try:
+            return await self._send(claim, adapter)
+        except DBAPIError:  # the database, not this digest: its lease lapses, a sweep resumes it
+            log.exception("digest %s interrupted by a database error", claim.key)
+            return Outcome("interrupted by a database error; resumed by the next sweep", Kind.LOST)
+        except Exception as exc:  # noqa: BLE001 - one digest's bug must not stop the others
+            log.exception("digest %s failed", claim.key)
+            reason = f"not sent because of an internal error ({type(exc).__name__}: {exc})"[:300]
+            if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
+                return LOST
+            return Outcome(f"failed: {reason}", Kind.FAILED)
+
+    async def _send(self, claim: Claim, adapter: Adapter) -> Outcome:
         if claim.delivery.status == EMPTY:
             return Outcome("empty (quiet)", Kind.SETTLED)
-        reply = digest_reply(claim.digest)
-        plan = await asyncio.to_thread(self.deliveries.plan, claim, adapter.plan(reply))
+        channel = await asyncio.to_thread(self.store.channels.by_id, claim.delivery.channel_id)
+        if channel is None or channel.paused:  # paused while it waited for its retry
+            reason = channel.pause_state if channel else "the channel was removed"
+            if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
+                return LOST
+            return Outcome(reason, Kind.NOT_SENT)
+        fresh = digest_reply(claim.digest)
+        plan = await asyncio.to_thread(
+            self.deliveries.plan, claim, adapter.plan(fresh), stored_reply.dumps(fresh)
+        )
         try:
             if plan is None:
                 raise LeaseLost
+            reply = await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
             async with self._renewing(claim) as lost:
                 parent = plan[0].message_ref if plan[0].status == CONFIRMED else None
+                last = None  # the platform's reference of the last message known to be there
                 for m in plan:
+                    ref = m.message_ref
                     if m.status != CONFIRMED:
-                        ref = await self._deliver(claim, adapter, reply, m, parent, lost)
-                        parent = ref if m.position == 0 else parent
+                        ref = await self._deliver(claim, adapter, reply, m, parent, lost, last)
+                    parent = ref if m.position == 0 else parent
+                    last = ref or last
             if not await asyncio.to_thread(self.deliveries.finish, claim):
                 raise LeaseLost
         except LeaseLost:
@@ -122,13 +170,26 @@ class DigestRunner:
             return await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
         return Outcome(f"posted {len(claim.digest.items)} papers", Kind.POSTED)
 
+    def _replayed(self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage],
+                  fresh: Reply) -> Reply:  # fmt: skip
+        """The reply the plan was made from, so a retry sends exactly the planned messages."""
+        rendered = self.deliveries.rendered(claim)
+        reply = stored_reply.loads(rendered) if rendered else fresh
+        if [tuple(ids) for ids in adapter.plan(reply)] != [m.paper_ids for m in plan]:
+            raise PlanMismatch("the stored plan no longer matches this digest's messages")
+        return reply
+
     async def _deliver(self, claim: Claim, adapter: Adapter, reply: Reply, m: PlannedMessage,
-                       parent: str | None, lost: asyncio.Event) -> str:  # fmt: skip
+                       parent: str | None, lost: asyncio.Event, last: str | None) -> str:  # fmt: skip
         """One message, exactly once: one that may have gone out is looked up before re-posting."""
         where, key = claim.digest.channel.ref, claim.part_key(m.position)
         posted = None
         if m.status == SENDING:  # an earlier attempt may have reached the platform
-            since = claim.delivery.claimed_at  # the database's clock: nothing was posted before
+            # Bounded by the platform's own time: the message before this one (the plan's, else
+            # an earlier digest's last) was stored before it was sent. Only a channel's very
+            # first message has none: then the claim time less an hour (clocks drift minutes).
+            since = last or await asyncio.to_thread(self.deliveries.earlier_ref, claim)
+            since = since or claim.delivery.claimed_at - FIRST_LOOKBACK
             posted = await adapter.find_part(where, reply, m.position, key, parent, since=since)
         if posted is None:
             if lost.is_set() or not await asyncio.to_thread(
@@ -186,9 +247,14 @@ class DigestRunner:
         return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
 
     async def recover(self) -> list[Outcome]:
-        """Resume digests whose lease lapsed: crash leftovers and retries now due, exactly once."""
+        """Resume digests whose lease lapsed: crash leftovers and retries now due, exactly once.
+
+        Only for platforms connected now (a Discord claim waits for the login); each digest on
+        its own, so one that cannot be sent never holds up the others.
+        """
         outcomes = []
-        for claim in await asyncio.to_thread(self.deliveries.take_over, set(self.adapters)):
+        platforms = {p for p in self.adapters if self.connected(p)}
+        for claim in await asyncio.to_thread(self.deliveries.take_over, platforms):
             outcome = await self.send(claim, self.adapters[claim.digest.channel.ref.platform])
             self._report(claim.digest.channel, outcome)
             outcomes.append(outcome)

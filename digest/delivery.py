@@ -9,6 +9,7 @@ message that was being sent.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import socket
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from digest.store import Store
 from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
+log = logging.getLogger(__name__)
 #: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
 BACKOFF = (60.0, 300.0, 900.0, 3600.0)
 
@@ -66,7 +68,8 @@ class Deliveries:
 
     def claim(self, channel: Channel, day: date) -> Claim | None:
         """Compose and reserve the day's digest; None if another worker (or an earlier run) has it."""
-        if self.store.deliveries.for_day(channel.id, day) is not None:
+        existing = self.store.deliveries.for_day(channel.id, day)
+        if existing is not None and not self.store.deliveries.reopen(channel.id, day):
             return None
         upto = self.store.papers.max_seq()  # read first: everything up to here is committed
         digest = compose_digest(self.channels, channel, day, upto)  # new papers, then the backlog
@@ -82,8 +85,14 @@ class Deliveries:
         out = []
         for delivery_id in self.store.deliveries.expired(platforms):
             lease = self.store.deliveries.take_over(delivery_id, self.worker, self.lease_s)
-            if lease is not None and (fresh := self.store.deliveries.get(delivery_id)) is not None:
+            if lease is None or (fresh := self.store.deliveries.get(delivery_id)) is None:
+                continue
+            try:
                 out.append(Claim(fresh, self.rebuild(fresh), lease))
+            except Exception as exc:  # noqa: BLE001 - one broken claim must not hold up the others
+                log.exception("digest %s cannot be resumed", delivery_id)
+                why = f"not sent because of an internal error ({type(exc).__name__}: {exc})"
+                self.store.ledger.fail(lease, why[:300])
         return out
 
     def rebuild(self, d: Delivery) -> Digest:
@@ -98,11 +107,21 @@ class Deliveries:
         profile = self.channels.profile(channel)
         return Digest(channel, d.digest_date, interests(profile), items, near_misses=d.near_misses)
 
-    def plan(self, claim: Claim, parts: list[tuple[str, ...]]) -> list[PlannedMessage] | None:
-        """The stored plan (made from ``parts`` the first time); None if the lease is lost."""
-        if not self.store.ledger.plan(claim.lease, parts, self.lease_s):
+    def plan(self, claim: Claim, parts: list[tuple[str, ...]],
+             rendered: str | None = None) -> list[PlannedMessage] | None:  # fmt: skip
+        """The stored plan (made from ``parts`` and ``rendered`` the first time); None if the
+        lease is lost."""
+        if not self.store.ledger.plan(claim.lease, parts, self.lease_s, rendered):
             return None
         return self.store.ledger.messages(claim.delivery.id)
+
+    def rendered(self, claim: Claim) -> str | None:
+        """What the plan was made from: a retry renders exactly this, not today's settings."""
+        return self.store.ledger.rendered(claim.delivery.id)
+
+    def earlier_ref(self, claim: Claim) -> str | None:
+        """A message the platform stored before this digest began (an earlier digest's last)."""
+        return self.store.ledger.earlier_ref(claim.delivery.channel_id, claim.delivery.id)
 
     def renew(self, claim: Claim) -> bool:
         """Keep the lease while a post is in flight; False once another worker holds it."""
@@ -145,6 +164,8 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
         return "already delivered"
     if d.status == EMPTY:
         return "nothing new (quiet day)"
+    if d.status == FAILED and not d.items:
+        return f"not delivered: {d.last_error}"
     if d.status == FAILED:
         return f"partly delivered, then stopped: {d.last_error}"
     if d.retry_at is not None and d.last_error:

@@ -45,7 +45,8 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
 
     Strict like Discord: a body the shared validator rejects gets 400 / 50035; a message into a
     forum channel 400 / 50008; a thread where the channel forbids one 400 / 50024, and a second
-    thread on one message 400 / 160004; a channel not in ``channels`` (or in ``gone``) 404 /
+    thread on one message 400 / 160004 (every refusal is in ``thread_refusals``), a thread
+    where the bot lacks Create Public Threads (``no_thread_permission``) 403 / 50013; a channel not in ``channels`` (or in ``gone``) 404 /
     10003. A thread's id is its starter message's id, as on Discord; ids are clock snowflakes
     and history pages like Discord's (see DiscordChannels). ``messages`` records what arrived.
     """
@@ -56,9 +57,11 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         self.fail: dict[str, list[tuple[int, dict, dict]]] = defaultdict(list)
         self.forums: set[str] = set()  # channels where messages cannot be sent (forum/media)
         self.no_threads: set[str] = set()  # channels where threads cannot be started
+        self.no_thread_permission: set[str] = set()  # the bot lacks Create Public Threads here
         self.gone: set[str] = set()
         self.threads: dict[str, str] = {}  # thread id -> parent channel
         self.rejected: list[tuple[str, list[str]]] = []
+        self.thread_refusals: list[tuple[str, int]] = []  # (message id, Discord's code)
         self.hang = 0.0  # seconds a "hang" fault stalls before answering
         self._init_channels()
         self._init_interactions()
@@ -154,6 +157,7 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                 return 200, ({"X-Fake-Drop": "1"} if fault == "drop" else {}), msg
             if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
                 if refused := self._refuse_thread(m.group(1), m.group(2)):
+                    self.thread_refusals.append((m.group(2), refused[2]["code"]))
                     return refused
                 tid = m.group(2)
                 self.threads[tid] = m.group(1)
@@ -202,6 +206,8 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     def _refuse_thread(self, channel: str, message_id: str) -> tuple[int, dict, dict] | None:
         if channel in self.gone or not self.known(channel):
             return UNKNOWN_CHANNEL
+        if channel in self.no_thread_permission:
+            return 403, {}, {"message": "Missing Permissions", "code": 50013}
         if channel in self.no_threads or channel in self.threads:
             return 400, {}, {"message": "Cannot execute action on this channel type", "code": 50024}
         if message_id in self.threads:

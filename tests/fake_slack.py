@@ -29,7 +29,10 @@ class FakeSlack(SlackMessages, LocalServer):
     was opened (``conversations.open``, or ``open_im`` for one the user opened by writing to the
     app): a user id posts into that user's IM (opening it) and the message is recorded there;
     any other ``U…``/``W…``/``D…`` id gets ``channel_not_found`` (``conversations.open`` and
-    ``users.info``: ``user_not_found``). Every refusal is recorded in ``refusals``.
+    ``users.info``: ``user_not_found``). Every refusal is recorded in ``refusals``. A ``public``
+    channel takes posts without the bot in it (chat:write.public) but refuses it its history.
+    ``chaos`` faults: "429", "500" (not stored), "500-stored" (stored, then 500), "timeout",
+    "drop" (stored, no answer).
     History, replies, updates and ephemeral messages follow Slack's rules (see SlackMessages).
     """
 
@@ -40,6 +43,9 @@ class FakeSlack(SlackMessages, LocalServer):
         self.admins: set[str] = set()
         self.gone: set[str] = set()
         self.joined: set[str] = set()  # channels the bot is a member of (see join())
+        # public channels: chat:write.public lets the app post without joining, but reading
+        # history or replies still needs membership (not_in_channel)
+        self.public: set[str] = set()
         self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
         self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
         self.rejected: list[tuple[str, list[str]]] = []
@@ -110,6 +116,11 @@ class FakeSlack(SlackMessages, LocalServer):
                 return 429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
             if fault == "500":
                 return 500, {}, {"ok": False, "error": "internal_error"}
+            if fault == "500-stored":  # Slack stored the message, then failed to answer
+                refused = self._refuse(method, args)
+                if refused is None:
+                    self._ok(method, args)
+                return 500, {}, {"ok": False, "error": "internal_error"}
             refused = self._refuse(method, args)
             if refused is not None:
                 where = str(args.get("channel") or args.get("users") or args.get("user") or "")
@@ -144,6 +155,8 @@ class FakeSlack(SlackMessages, LocalServer):
             channel = str(args.get("channel", ""))
             if channel[:1] in ("D", "U", "W") and not self.exists(channel):
                 return {"ok": False, "error": "channel_not_found"}
+            if channel in self.public and channel not in self.joined:  # reading needs membership
+                return {"ok": False, "error": "not_in_channel"}
         if method == "views.publish":
             view = args.get("view")
             view = json.loads(view) if isinstance(view, str) else view or {}
@@ -211,7 +224,7 @@ class FakeSlack(SlackMessages, LocalServer):
             return None if ok else {"ok": False, "error": "channel_not_found"}
         if not self.exists(channel):
             return {"ok": False, "error": "channel_not_found"}
-        if not channel.startswith("D") and channel not in self.joined:
+        if not channel.startswith("D") and channel not in self.joined | self.public:
             return {"ok": False, "error": "not_in_channel"}
         return None
 

@@ -38,11 +38,12 @@ class SlackMessages:
 
     def _init_messages(self) -> None:
         self._last_ts = 0.0
+        self.clock_skew = 0.0  # seconds Slack's clock is ahead of the host's (negative: behind)
         self.known: set[str] = set()  # channels that exist besides those with messages
 
     def new_ts(self) -> str:
         """A message timestamp from the clock, unique and increasing, as Slack makes them."""
-        self._last_ts = max(time.time(), self._last_ts + 0.000001)
+        self._last_ts = max(time.time() + self.clock_skew, self._last_ts + 0.000001)
         return f"{self._last_ts:.6f}"
 
     def chatter(self, channel: str, n: int, user: str = "U2") -> None:

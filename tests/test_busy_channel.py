@@ -96,8 +96,8 @@ def test_discord_unsure_when_the_scan_cap_is_reached(app, fake, monkeypatch):
 
     async def scenario(p):
         _, _, crashed = dp.crash_midway(app, p, ch, sent=1, confirmed=0)
-        fake.chatter("111", 150)  # before our part: the cap is spent on them
         await crashed
+        fake.chatter("111", 150)  # after our part (read newest first): the cap is spent on them
         fake.nonce_window = 0
         return await dp.runner(app, p, "host-2").recover()
 

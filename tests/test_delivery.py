@@ -177,7 +177,8 @@ def test_a_rejected_digest_pauses_the_channel_and_frees_its_papers(app):
     assert "channel paused" in asyncio.run(r.run_channel(ch.id, DAY))
     ch = app.store.channels.by_id(ch.id)
     assert ch.paused and ch.paused_reason == "invalid_blocks"
-    assert app.store.deliveries.for_day(ch.id, DAY) is None
+    kept = app.store.deliveries.for_day(ch.id, DAY)  # the record and its reason stay (issue 26)
+    assert kept.status == "failed" and kept.last_error == "Console error invalid_blocks"
     assert app.store.deliveries.delivered_paper_ids(ch.id) == set()
     other = channel_with_topic(app, "other")
     assert asyncio.run(r.run_channel(other.id, DAY)).startswith("posted")  # others unaffected
@@ -253,7 +254,10 @@ def test_retries_stop_at_the_end_of_the_grace_window_and_free_the_papers(app):
     r = DigestRunner(d, {"console": adapter})
     outcome = asyncio.run(r.run_channel(ch.id, DAY))
     assert outcome == "failed: gave up after Console error internal_error (grace window over)"
-    assert app.store.deliveries.for_day(ch.id, DAY) is None  # nothing reached the channel
+    kept = app.store.deliveries.for_day(ch.id, DAY)  # nothing reached the channel; it says why
+    assert (
+        kept.status == "failed" and kept.last_error == "gave up after Console error internal_error"
+    )
     assert app.store.deliveries.delivered_paper_ids(ch.id) == set()
 
 

@@ -8,13 +8,14 @@ state not BUSY; Outcome.unsettled_by_another without LOST; post_failed without R
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 import pytest
 
 from bot.outcome import Kind, Outcome, state_kind
 from digest.delivery import describe
-from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, SENDING, Delivery
+from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, SENDING, Delivery, ItemClaim
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
 
@@ -30,7 +31,12 @@ def delivery(status: str, retry: bool = False, error: str | None = None) -> Deli
         (None, "not delivered yet", Kind.NOT_SENT),
         (delivery(POSTED), "already delivered", Kind.SETTLED),
         (delivery(EMPTY), "nothing new (quiet day)", Kind.SETTLED),
-        (delivery(FAILED, error="x"), "partly delivered, then stopped", Kind.FAILED),
+        (delivery(FAILED, error="x"), "not delivered: x", Kind.FAILED),  # nothing arrived
+        (
+            replace(delivery(FAILED, error="x"), items=(ItemClaim("p", 1, 1.0, ""),)),
+            "partly delivered, then stopped",
+            Kind.FAILED,
+        ),  # fmt: skip
         (delivery(CLAIMED, True, "Slack error 500"), "retrying at 09:00 UTC", Kind.RETRYING),
         (delivery(CLAIMED), "being prepared", Kind.BUSY),
         (delivery(SENDING), "being sent", Kind.BUSY),

@@ -84,13 +84,21 @@ def test_threaded_digest_posts_a_header_and_one_reply_per_paper(app, slack):
 
 def test_rate_limit_and_server_error_are_retried_without_double_posting(app, slack):
     ch = channel(app)
+    """Each attempt is one request: the delivery ledger retries (after looking the message up),
+    never the Slack client by itself (issue 26: it re-sent messages Slack had stored)."""
     slack.fail[("chat.postMessage", "C1")] = [
-        (429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}),
+        (429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}),
         (500, {}, {"ok": False, "error": "internal_error"}),
     ]
-    assert asyncio.run(runner(app, slack).run_channel(ch.id, DAY)) == "posted 5 papers"
-    attempts = [a for m, a in slack.calls if m == "chat.postMessage"]
-    assert len(attempts) == 3 and len(slack.posts("C1")) == 3 and len(slack.messages["C1"]) == 1
+    r = runner(app, slack, backoff=(0.2,))
+    assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
+    assert len(slack.posts("C1")) == 1
+    asyncio.run(asyncio.sleep(0.3))
+    assert asyncio.run(r.recover())[0].startswith("retrying at ")
+    assert len(slack.posts("C1")) == 2
+    asyncio.run(asyncio.sleep(0.3))
+    assert asyncio.run(r.recover()) == ["posted 5 papers"]
+    assert len(slack.posts("C1")) == 3 and len(slack.messages["C1"]) == 1
 
 
 @pytest.mark.parametrize(
@@ -109,7 +117,7 @@ def test_permanent_errors_pause_only_that_channel(app, slack, error):
 
 def test_transient_failure_then_a_retry_posts_once(app, slack):
     ch = channel(app)
-    slack.fail[("chat.postMessage", "C1")] = [(500, {}, {"ok": False, "error": "fatal_error"})] * 5
+    slack.fail[("chat.postMessage", "C1")] = [(500, {}, {"ok": False, "error": "fatal_error"})]
     first = runner(app, slack, "host-1", backoff=(0.2,))
     assert "after Slack error fatal_error" in asyncio.run(first.run_channel(ch.id, DAY))
     asyncio.run(asyncio.sleep(0.3))
@@ -194,7 +202,7 @@ def test_a_personal_digest_of_someone_not_in_the_workspace_pauses(app, slack):
     outcome = asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
     assert outcome.startswith("failed: Slack error user_not_found") and "paused" in outcome
     assert ("conversations.open", "U404", "user_not_found") in slack.refusals
-    assert not slack.posts() and app.store.deliveries.last(ch.id) is None
+    assert not slack.posts() and app.store.deliveries.last(ch.id).posted_at is None
     assert app.store.channels.by_id(ch.id).paused_reason.startswith("user_not_found")
 
 
@@ -231,8 +239,8 @@ def test_a_channel_the_bot_cannot_post_in_is_said_and_not_marked_delivered(
     outcome = asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
     assert outcome.startswith(f"failed: Slack error {error} (") and hint in outcome, outcome
     assert outcome.endswith("(channel paused)") and slack.arrived(where) == []
-    assert app.store.deliveries.for_day(ch.id, DAY) is None  # nothing arrived: as if unclaimed
-    assert app.store.deliveries.last(ch.id) is None  # so never shown as delivered
+    kept = app.store.deliveries.for_day(ch.id, DAY)  # nothing arrived: failed, with the reason
+    assert kept.status == "failed" and not kept.items and kept.posted_at is None
     listing = app.commands.handle("list", _ctx(ch.ref)).text
     assert f"⏸ paused: {error} (" in listing and hint in listing
     assert asyncio.run(runner(app, slack).run_channel(ch.id, DAY)).startswith("paused: ")

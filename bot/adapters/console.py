@@ -81,7 +81,7 @@ class ConsoleAdapter:
         return f"console:{key}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
         """A digest counts as posted if the transcript has its key."""
         if self.transcript and self.transcript.exists():
             lines = self.transcript.read_text(encoding="utf-8").splitlines()

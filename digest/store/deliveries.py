@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import Engine, func, literal, select, update
+from sqlalchemy import Engine, delete, exists, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryRow
+from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
 CLAIMED, SENDING, POSTED, EMPTY, FAILED = "claimed", "sending", "posted", "empty", "failed"
 UNFINISHED = (CLAIMED, SENDING)
@@ -151,6 +151,26 @@ class DeliveryRepo:
                 session.rollback()
                 return None
         return self.get(delivery_id)
+
+    def reopen(self, channel_id: int, day: date) -> bool:
+        """Clear a failed digest that delivered nothing, so the day can be claimed again (a run
+        after the channel was fixed and resumed); one that reached the channel stays."""
+        undelivered = (
+            (DeliveryRow.channel_id == channel_id)
+            & (DeliveryRow.digest_date == day)
+            & (DeliveryRow.status == FAILED)
+            & ~exists().where(DeliveryItemRow.delivery_id == DeliveryRow.id)
+        )
+        with Session(self.engine) as session:
+            found = session.scalar(select(DeliveryRow.id).where(undelivered))
+            if found is None:
+                return False
+            session.execute(
+                delete(DeliveryMessageRow).where(DeliveryMessageRow.delivery_id == found)
+            )
+            done = session.execute(delete(DeliveryRow).where(DeliveryRow.id == found, undelivered))
+            session.commit()
+            return done.rowcount == 1
 
     def get(self, delivery_id: int) -> Delivery | None:
         """A delivery with its items."""

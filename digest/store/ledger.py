@@ -47,8 +47,10 @@ class LedgerRepo:
                 for r in session.scalars(stmt)
             ]
 
-    def plan(self, lease: Lease, parts: list[tuple[str, ...]], lease_s: float) -> bool:
-        """Store the plan once (an existing plan is kept); False if the lease is lost."""
+    def plan(self, lease: Lease, parts: list[tuple[str, ...]], lease_s: float,
+             rendered: str | None = None) -> bool:  # fmt: skip
+        """Store the plan once, with ``rendered`` (what it takes to render its messages again
+        identically); an existing plan is kept as it is. False if the lease is lost."""
         with Session(self.engine) as session:
             if not self.deliveries.hold(session, lease, lease_s):
                 return False
@@ -56,6 +58,11 @@ class LedgerRepo:
                 select(exists().where(DeliveryMessageRow.delivery_id == lease.delivery_id))
             ):
                 return True
+            session.execute(
+                update(DeliveryRow)
+                .where(DeliveryRow.id == lease.delivery_id)
+                .values(rendered=rendered)
+            )
             for n, ids in enumerate(parts):
                 session.add(
                     DeliveryMessageRow(
@@ -72,6 +79,29 @@ class LedgerRepo:
                 )
             session.commit()
             return True
+
+    def rendered(self, delivery_id: int) -> str | None:
+        """The digest as it was planned (None: planned before plans kept it, or not planned)."""
+        with Session(self.engine) as session:
+            return session.scalar(select(DeliveryRow.rendered).where(DeliveryRow.id == delivery_id))
+
+    def earlier_ref(self, channel_id: int, delivery_id: int) -> str | None:
+        """The platform's reference of the last message confirmed in this channel by an earlier
+        digest: a point in the platform's own time before anything of this digest was sent."""
+        stmt = (
+            select(DeliveryMessageRow.message_ref)
+            .join(DeliveryRow, DeliveryRow.id == DeliveryMessageRow.delivery_id)
+            .where(
+                DeliveryRow.channel_id == channel_id,
+                DeliveryRow.id < delivery_id,
+                DeliveryMessageRow.status == CONFIRMED,
+                DeliveryMessageRow.message_ref.is_not(None),
+            )
+            .order_by(DeliveryRow.id.desc(), DeliveryMessageRow.position.desc())
+            .limit(1)
+        )
+        with Session(self.engine) as session:
+            return session.scalar(stmt)
 
     def mark(self, lease: Lease, position: int, status: str, lease_s: float,
              message_ref: str | None = None) -> bool:  # fmt: skip
@@ -125,7 +155,11 @@ class LedgerRepo:
             return done
 
     def fail(self, lease: Lease, reason: str) -> bool:
-        """Give a digest up: papers of unconfirmed messages go back to the channel's next digest."""
+        """Give a digest up: papers of unconfirmed messages go back to the channel's next digest.
+
+        The record stays (failed, with ``reason``), so `channels` and `list` say why the day's
+        digest did not arrive; its window is reopened so the released papers are candidates again.
+        """
         with Session(self.engine) as session:
             if not self.deliveries.hold(session, lease, 0):
                 return False
@@ -141,14 +175,8 @@ class LedgerRepo:
                 )
             )
             row = session.get(DeliveryRow, lease.delivery_id)
-            if not kept:  # nothing reached the channel: as if never claimed
-                session.delete(row)
-            else:  # reopen the window so the released papers are candidates again
-                row.status, row.last_error, row.upto_seq = (
-                    FAILED,
-                    reason,
-                    self._before(session, row),
-                )
+            row.status, row.last_error, row.retry_at = FAILED, reason, None
+            row.upto_seq = self._before(session, row)
             session.commit()
             return True
 

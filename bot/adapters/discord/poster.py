@@ -7,7 +7,7 @@ import hashlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import aiohttp
 import discord
@@ -22,9 +22,11 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 THREAD_EXISTS, UNKNOWN_MESSAGE = 160004, 10008
-#: History is read back to the claim time minus SKEW (the database's and Discord's clocks may
-#: disagree a little), at most MAX_SCAN messages (100 a request).
-MAX_SCAN, SKEW = 5000, timedelta(minutes=10)
+#: Thread starts refused for the channel, not the message: 50013 Missing Permissions (Create
+#: Public Threads), 50024 (no threads in this channel type). The papers then go inline.
+NO_THREADS = (50013, 50024)
+#: History is read newest first, at most MAX_SCAN messages (100 a request).
+MAX_SCAN = 5000
 
 
 def view_for(msg: DiscordMessage) -> discord.ui.View | None:
@@ -60,13 +62,14 @@ UNSENDABLE = {
 
 def classify(exc: discord.HTTPException) -> PostError:
     """gone: channel or access lost; rejected: this payload (400); transient: 429, 5xx, others."""
-    detail = f"{exc.status}/{exc.code}: {exc.text or type(exc).__name__}"[:200]
+    # One line: discord.py spreads a form error over several, and a pause reason is one line.
+    detail = " ".join(f"{exc.status}/{exc.code}: {exc.text or type(exc).__name__}".split())[:200]
     if exc.code == 50008:  # no degraded digest turns a forum into a text channel: pause now
         return PostError(UNSENDABLE[exc.code], GONE)
     if exc.code == 50024:  # degrading drops the thread: the digest is posted inline instead
         return PostError(UNSENDABLE[exc.code], REJECTED)
     if isinstance(exc, discord.Forbidden):  # 50001 Missing Access, 50013, 50007 closed DMs
-        return PostError(f"missing access: {exc.text or 'forbidden'}", GONE)
+        return PostError(" ".join(f"missing access: {exc.text or 'forbidden'}".split()), GONE)
     if exc.code == UNKNOWN_MESSAGE:  # the header was deleted: no thread; degrading posts inline
         return PostError("the digest's first message was deleted (Discord 10008)", REJECTED)
     if isinstance(exc, discord.NotFound):  # 10003 Unknown Channel
@@ -74,7 +77,7 @@ def classify(exc: discord.HTTPException) -> PostError:
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
     retry_after = getattr(exc, "retry_after", None)
-    return PostError(f"Discord error {detail}", TRANSIENT, retry_after)
+    return PostError(detail, TRANSIENT, retry_after)  # the runner says "Discord error" once
 
 
 @contextmanager
@@ -115,6 +118,8 @@ class DiscordPoster:
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client
+        # header reference -> its thread is there (True) or cannot be (False): one start each
+        self._threads: dict[str, bool] = {}
 
     async def _target(self, ref: ChannelRef) -> discord.abc.Messageable:
         if ref.channel_id.startswith("@"):  # a personal digest: the user's DMs
@@ -137,6 +142,10 @@ class DiscordPoster:
             kwargs["view"] = view
         return await where.send(**kwargs)
 
+    def ready(self) -> bool:
+        """Logged in (discord.py's HTTP client has its token and the bot's user): posts can go."""
+        return self.client.user is not None and not self.client.is_closed()
+
     def plan(self, reply: Reply) -> list[tuple[str, ...]]:
         """The messages of a digest: header (with papers when short), then five papers a message."""
         return [m.paper_ids for m in self._messages(reply)]
@@ -146,7 +155,11 @@ class DiscordPoster:
 
     async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
                         parent: str | None, degrade: bool = False) -> str:  # fmt: skip
-        """One planned message, its key at the end of its last footer (and as nonce); validated."""
+        """One planned message, its key at the end of its last footer (and as nonce); validated.
+
+        In a threaded digest the papers go in the header's thread, started once; where the bot
+        may not start one (50013, or no threads in this channel: 50024) they go inline instead.
+        """
         msg = self._messages(reply)[position]
         msg = stamp(degraded(msg) if degrade else msg, key)
         if problems := message_problems(payload(msg, nonce(key))):
@@ -154,30 +167,42 @@ class DiscordPoster:
         with posting_errors():
             where = await self._target(ref)
             if reply.threaded and position > 0 and parent and not degrade:
-                where = await self._thread(parent, reply.title or "Digest")
+                where = await self._thread(parent, reply.title or "Digest") or where
             sent = await self._send(where, msg, nonce=nonce(key))
         return f"{sent.channel.id}:{sent.id}"
 
-    async def _thread(self, parent: str, title: str) -> discord.abc.Messageable:
-        """The thread under the header (its id is the header's id), started if not there yet."""
+    async def _thread(self, parent: str, title: str) -> discord.abc.Messageable | None:
+        """The thread under the header (its id is the header's id), started the first time only;
+        None when threads cannot be started here (the papers then go inline)."""
         channel_id, message_id = parent.split(":", 1)
-        try:
-            await self.client.http.start_thread_with_message(
-                int(channel_id), int(message_id), name=title[:100], auto_archive_duration=1440
-            )
-        except discord.HTTPException as exc:
-            if exc.code != THREAD_EXISTS:  # 50024/50008: no threads here; degrading posts inline
-                raise
+        if parent not in self._threads:
+            try:
+                await self.client.http.start_thread_with_message(
+                    int(channel_id), int(message_id), name=title[:100], auto_archive_duration=1440
+                )
+            except discord.HTTPException as exc:
+                if exc.code in NO_THREADS:
+                    log.warning("no thread under %s (Discord %s); posting inline", parent, exc.code)
+                    self._threads[parent] = False
+                elif exc.code != THREAD_EXISTS:  # 10008: the header was deleted (see classify)
+                    raise
+            self._threads.setdefault(parent, True)
+        if not self._threads[parent]:
+            return None
         return self.client.get_partial_messageable(int(message_id))
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
         """Our message whose last footer ends with ``key``: in the header's thread or the channel.
 
-        Reads forward from ``since`` (the claim time, from the database) minus a margin for
-        clock skew; unsure (a transient PostError) when the scan cap is reached first.
+        Reads newest first back to ``since`` (a message Discord stored before this one: its
+        snowflake is Discord's own clock, never the bot host's; a time only for a channel's
+        first message); unsure (a transient PostError) when the scan cap is reached first.
         """
-        after = since - SKEW if since else None
+        if isinstance(since, datetime):
+            after = discord.utils.time_snowflake(since)
+        else:
+            after = int(since.split(":", 1)[1]) if since else None
         with posting_errors("could not read history: "):
             places = [await self._target(ref)]
             if reply.threaded and position > 0 and parent:  # the thread first; degraded: inline
@@ -191,11 +216,13 @@ class DiscordPoster:
         return None
 
     async def _scan(
-        self, where: discord.abc.Messageable, key: str, after: datetime | None
+        self, where: discord.abc.Messageable, key: str, after: int | None
     ) -> str | None:
-        """Page through ``where`` (100 a request, discord.py pages by snowflake) for ``key``."""
+        """Page through ``where`` newest first (100 a request) for ``key``, down to ``after``."""
         seen = 0
-        async for m in where.history(limit=MAX_SCAN, after=after):
+        async for m in where.history(limit=MAX_SCAN):
+            if after is not None and m.id <= after:
+                return None  # older than a message stored before ours: it is not there
             seen += 1
             footer = m.embeds[-1].footer.text if m.embeds else None
             if m.author.id == self.client.user.id and (footer or "").endswith(key):

@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -40,6 +40,31 @@ GONE_ERRORS = {
     "restricted_action",
     "cannot_dm_bot",
     "user_not_found",
+    # Permissions and channel rules: nothing changes until someone acts (issue 26).
+    "missing_scope",
+    "no_permission",
+    "access_denied",
+    "not_allowed_token_type",
+    "token_expired",
+    "team_access_not_granted",
+    "ekm_access_denied",
+    "org_login_required",
+    "enterprise_is_restricted",
+    "restricted_action_read_only_channel",
+    "restricted_action_thread_only_channel",
+    "restricted_action_non_threadable_channel",
+    "channel_is_archived",
+    "team_not_found",
+}
+#: Errors Slack documents as passing (its side, or too fast): the only ones retried later.
+TRANSIENT_ERRORS = {
+    "ratelimited",
+    "rate_limited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+    "team_added_to_org",
 }
 #: Errors that refuse this payload (another payload may pass): degrade it, then pause.
 REJECTED_ERRORS = {
@@ -63,9 +88,8 @@ HINTS = {
     "in it (invite it, then `/papers resume`)",
 }
 METADATA_EVENT = "digestbot_digest"
-#: History is read in pages of PAGE, at most MAX_PAGES, back to the claim time minus SKEW
-#: (the database's and Slack's clocks may disagree a little).
-PAGE, MAX_PAGES, SKEW = 200, 25, timedelta(minutes=10)
+#: History is read in pages of PAGE, at most MAX_PAGES, back to a message Slack stored earlier.
+PAGE, MAX_PAGES = 200, 25
 TRANSPORT = (aiohttp.ClientError, asyncio.TimeoutError)
 
 TokenLookup = Callable[[str], Awaitable[str | None]]
@@ -78,21 +102,18 @@ def make_client(
     backoff: float = 0.5,
     timeout: int = 30,
 ) -> AsyncWebClient:
-    """A Web API client that retries 429s (honouring Retry-After) and 5xx answers.
-
-    Dropped connections and timeouts are not retried here: Slack may have posted the message
-    already, and the delivery recovery looks it up instead of posting it a second time.
+    """A Web API client that retries 429s (honouring Retry-After) and 5xx answers; with
+    ``retries=0`` one that never sends a request twice (not even after a dropped connection,
+    which slack_sdk retries by default): what digests are posted with (see SlackPoster.client).
     """
     kwargs = {"base_url": base_url} if base_url else {}
     interval = BackoffRetryIntervalCalculator(backoff_factor=backoff)
+    handlers = [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
+        AsyncServerErrorRetryHandler(max_retry_count=retries, interval_calculator=interval),
+    ]
     return AsyncWebClient(
-        token=token,
-        timeout=timeout,
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
-            AsyncServerErrorRetryHandler(max_retry_count=retries, interval_calculator=interval),
-        ],
-        **kwargs,
+        token=token, timeout=timeout, retry_handlers=handlers if retries else [], **kwargs
     )
 
 
@@ -117,11 +138,13 @@ class SlackPoster:
         self._last: dict[str, float] = {}
 
     async def client(self, team: str) -> AsyncWebClient:
-        """A client with the workspace's bot token (a revoked install has none)."""
+        """A client with the workspace's bot token (a revoked install has none) that sends each
+        request once: Slack may have stored a message it answered 5xx for (or whose answer was
+        lost), so only the delivery ledger retries, after looking the message up (issue 26)."""
         token = await self.tokens(team)
         if not token:
             raise PostError("no Slack installation for this workspace", GONE)
-        return make_client(token, self.base_url, backoff=self.backoff, timeout=self.timeout)
+        return make_client(token, self.base_url, retries=0, timeout=self.timeout)
 
     async def _channel(self, client: AsyncWebClient, ref: ChannelRef) -> str:
         """The conversation id; `@U123` (a personal digest) opens the user's DM with the app."""
@@ -178,13 +201,15 @@ class SlackPoster:
         return f"{channel}:{ts}"
 
     async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: datetime | None = None) -> str | None:  # fmt: skip
+                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
         """The message carrying ``key`` in its metadata: in the channel, or in the header's thread.
 
-        Pages back to ``since`` (the claim time, from the database) minus a margin for clock
-        skew; unsure (a transient PostError) when the scan cap is reached before that.
+        Pages back, newest first, to ``since`` (a message Slack stored before this one: its ts
+        is Slack's own clock, so the bot host's clock cannot hide a message; a time only for a
+        channel's first message); unsure (a transient PostError) when the scan cap is reached
+        before that.
         """
-        oldest = f"{(since - SKEW).timestamp():.6f}" if since else None
+        oldest = _oldest(since)
         with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -193,9 +218,19 @@ class SlackPoster:
             if parent and position > 0:  # in the thread, or in the channel when sent degraded
                 pages.insert(0, lambda cursor: _replies(
                     client, channel, parent.split(":", 1)[1], cursor, oldest))  # fmt: skip
-            for read in pages:
-                if (ts := await _scan(read, key)) is not None:
-                    return f"{channel}:{ts}"
+            try:
+                for read in pages:
+                    if (ts := await _scan(read, key)) is not None:
+                        return f"{channel}:{ts}"
+            except SlackApiError as exc:
+                if exc.response.get("error") != "not_in_channel":
+                    raise
+                # A public channel posted to through chat:write.public: the app may post but not
+                # read. Unknown is not "gone": post again rather than pause a working channel
+                # (invite the app for an exact lookup).
+                log.warning(
+                    "cannot read %s to look for %s (not a member); posting it", channel, key
+                )
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -205,6 +240,13 @@ class SlackPoster:
             channel = await self._channel(client, ref)
             for msg in render(reply):
                 await self._post(client, channel, msg)
+
+
+def _oldest(since: str | datetime | None) -> str | None:
+    """Slack's ``oldest`` for a message reference ("channel:ts") or a time."""
+    if isinstance(since, datetime):
+        return f"{since.timestamp():.6f}"
+    return since.split(":", 1)[1] if since else None
 
 
 async def _replies(client: AsyncWebClient, channel: str, ts: str, cursor: str | None,
@@ -252,16 +294,21 @@ def posting_errors(prefix: str = "") -> Iterator[None]:
 
 
 def classify(exc: SlackApiError, prefix: str = "") -> PostError:
-    """gone: channel/install unusable; rejected: this payload; transient: anything else."""
-    error = str(exc.response.get("error") or exc.response.status_code)
+    """gone: channel/install unusable; transient: Slack's passing errors (429, 5xx and those it
+    documents so); rejected: this payload, and any error Slack has not documented as passing
+    (retrying it all day changes nothing; the channel is paused with the reason instead)."""
+    status = exc.response.status_code
+    error = str(exc.response.get("error") or status)
     retry_after = exc.response.headers.get("Retry-After") if exc.response.headers else None
     if error in GONE_ERRORS:
         kind = GONE
-    elif error in REJECTED_ERRORS or exc.response.status_code == 400:
-        kind = REJECTED
-    else:
+    elif error in TRANSIENT_ERRORS or status == 429 or status >= 500:
         kind = TRANSIENT
+    else:
+        kind = REJECTED
     reason = f"{error} ({HINTS[error]})" if error in HINTS else error
+    if error == "missing_scope" and exc.response.get("needed"):  # the app's manifest lacks it
+        reason = f"missing_scope: the app needs {exc.response.get('needed')} (reinstall it)"
     return PostError(prefix + reason, kind, float(retry_after) if retry_after else None)
 
 
