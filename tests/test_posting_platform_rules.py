@@ -140,3 +140,16 @@ def test_a_discord_error_is_named_once_and_on_one_line(app, fake):
     assert outcome.startswith("retrying at ") and outcome.count("Discord error") == 1
     assert "\n" not in outcome and "upstream busy" in outcome
     assert fake.arrived("111") == []
+
+
+def test_a_discord_pause_reason_is_one_line(app, fake):
+    """Issue 26 item 8: a Discord error text over several lines became a pause reason with a
+    newline (`list` and `channels` print it as one line). Breaks that turn this red: classify()
+    keeping the Forbidden text as Discord sent it."""
+    ref = ChannelRef("discord", "111", "77")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    ch = app.store.channels.get(ref)
+    fake.fail["111"] = [(403, {}, {"message": "Missing Access\nto this channel", "code": 50001})]
+    assert "channel paused" in run_discord(app, ch)
+    reason = app.store.channels.by_id(ch.id).paused_reason
+    assert reason == "missing access: Missing Access to this channel"

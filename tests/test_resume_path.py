@@ -10,6 +10,7 @@ from datetime import date, timedelta
 import discord
 import pytest
 
+from bot import stored_reply
 from bot.adapters.discord.poster import DiscordPoster
 from bot.adapters.slack.poster import SlackPoster
 from bot.commands import Context
@@ -322,3 +323,44 @@ def test_channels_says_a_partly_delivered_day_is_partly_delivered(app, capsys, m
     assert "partly delivered" in out and "no digest delivered yet" not in out
     assert app.store.deliveries.for_day(ch.id, DAY).status == FAILED
     assert app.store.deliveries.for_day(ch.id, DAY).status != POSTED
+
+
+def test_a_discord_take_over_sends_the_planned_thread_after_threads_is_turned_off(
+    app, fake_discord
+):
+    """Issue 26 item 2 on Discord: a threaded digest cut short (header and one paper sent), then
+    `option threads` off, then a take-over. Breaks that turn this red: DigestRunner._replayed
+    returning the fresh rendering (one inline message planned: PlanMismatch, 4 papers lost)."""
+    from bot.commands.replies import digest_reply
+
+    ref = ChannelRef("discord", "111", "77")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.set_option(ref, "threads", True)
+    ch = app.store.channels.get(ref)
+
+    async def scenario():
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login("fake-token")
+        try:
+            dead, poster = deliveries(app, "host-1"), DiscordPoster(client)
+            claim = dead.claim(ch, DAY)
+            reply = digest_reply(claim.digest)
+            plan = dead.plan(claim, poster.plan(reply), stored_reply.dumps(reply))
+            parent = None
+            for m in plan[:2]:  # the header and the first paper, then the process dies
+                dead.sending(claim, m.position)
+                sent = await poster.post_part(
+                    ch.ref, reply, m.position, claim.part_key(m.position), parent
+                )
+                dead.confirm(claim, m.position, sent)
+                parent = parent or sent
+            app.channels.set_option(ref, "threads", False)
+            await asyncio.sleep(0.45)
+            r = DigestRunner(deliveries(app, "host-2"), {"discord": DiscordPoster(client)})
+            return await r.recover()
+        finally:
+            await client.close()
+
+    assert asyncio.run(scenario()) == ["posted 5 papers"]
+    (header,) = fake_discord.arrived("111")
+    assert len(fake_discord.arrived(header["id"])) == 5  # every paper in the planned thread
