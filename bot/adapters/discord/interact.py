@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import discord
 
-from bot.adapters.discord.embeds import attachment, render, render_one
-from bot.adapters.discord.poster import NO_MENTIONS, view_for
+from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_one
+from bot.adapters.discord.limits import message_problems
+from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from digest.channels import ChannelService
@@ -93,6 +94,7 @@ def _sends(reply: Reply) -> list[dict]:
     paged = any(a.kind == "page" for a in reply.actions)
     out = []
     for n, msg in enumerate([render_one(reply)] if paged else render(reply)):
+        msg = checked(msg)
         kwargs = {"embeds": msg.embeds, "allowed_mentions": NO_MENTIONS}
         if (view := view_for(msg)) is not None:
             kwargs["view"] = view
@@ -100,6 +102,22 @@ def _sends(reply: Reply) -> list[dict]:
             kwargs["file"] = file
         out.append(kwargs)
     return out
+
+
+def checked(msg: DiscordMessage) -> DiscordMessage:
+    """``msg`` if Discord would take it; else degraded as a digest is; else its text alone
+    (a follow-up Discord refuses with 50035 fails the same way on every retry)."""
+    if not (problems := message_problems(payload(msg))):
+        return msg
+    log.warning("a reply breaks Discord's limits (%s); sending it degraded", problems[0],
+                extra={"platform": PLATFORM})  # fmt: skip
+    small = degraded(msg)
+    if not message_problems(payload(small)):
+        return small
+    log.error("a reply breaks Discord's limits even degraded; sending its text only",
+              extra={"platform": PLATFORM})  # fmt: skip
+    text = cut(msg.content or (msg.embeds[0].description if msg.embeds else "") or "", 2000)
+    return DiscordMessage(text or "(empty answer)", [], [], msg.paper_ids)
 
 
 async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
@@ -212,7 +230,7 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
         await answer(i, reply)
         return
     reply = await asyncio.to_thread(with_pager, deps, reply, spec)
-    msg = render_one(reply)
+    msg = checked(render_one(reply))
     await i.edit_original_response(
         embeds=msg.embeds, view=view_for(msg), allowed_mentions=NO_MENTIONS
     )

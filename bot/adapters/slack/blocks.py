@@ -15,6 +15,7 @@ MAX_BUTTON_TEXT = 75
 MAX_ID = 255
 MAX_VALUE = 2000
 MAX_FALLBACK = 3000
+MAX_URL = 3000
 BLOCKS_PER_CARD = 3  # section, context, actions
 
 
@@ -64,6 +65,11 @@ def safe_url(url: str | None) -> str | None:
     return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")
 
 
+def _fits(url: str | None) -> bool:
+    """A link a button can carry (Slack: http(s), at most 3,000 characters)."""
+    return (u := safe_url(url)) is not None and len(u) <= MAX_URL
+
+
 def _text(kind: str, text: str) -> dict:
     return {"type": kind, "text": text or " "}
 
@@ -84,12 +90,13 @@ def card_blocks(c: Card) -> list[dict]:
     """A paper: linked title with authors and venue, snippet, why, then its buttons."""
     title = plain(c.title)
     url = safe_url(c.url)
-    head = f"*<{url}|{title}>*" if url else f"*{title}*"
     rank = f"{c.rank}. " if c.rank is not None else ""
     meta = " · ".join(plain(x) for x in (c.authors, c.venue) if x)
-    body = (
-        f"{rank}{head}\n{meta}\n{plain(c.snippet)}" if meta else f"{rank}{head}\n{plain(c.snippet)}"
-    )
+    tail = f"\n{meta}\n{plain(c.snippet)}" if meta else f"\n{plain(c.snippet)}"
+    body = f"{rank}*<{url}|{title}>*{tail}" if url else ""
+    if len(body) > MAX_SECTION:  # a cut would break the link's markup: this title goes unlinked
+        body = ""
+    body = body or f"{rank}*{title}*{tail}"
     block_id = cut(f"paper:{c.paper_id}", MAX_ID)
     blocks = [
         {"type": "section", "block_id": block_id, "text": _text("mrkdwn", cut(body, MAX_SECTION))}
@@ -103,7 +110,8 @@ def card_blocks(c: Card) -> list[dict]:
                 "elements": [_text("mrkdwn", cut(f"why: {why}{score}", MAX_SECTION))],
             }
         )
-    buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or safe_url(a.url)]
+    # Slack refuses the whole message for one url over 3,000 characters: only this card loses it
+    buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or _fits(a.url)]
     if buttons:
         blocks.append(
             {

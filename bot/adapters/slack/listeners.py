@@ -14,8 +14,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.access import workspace_admin
-from bot.adapters.slack.blocks import SlackMessage, cut, render
+from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, render
 from bot.adapters.slack.guard import guarded
+from bot.adapters.slack.limits import message_problems
+from bot.adapters.slack.poster import degraded
 from bot.commands import Commands, Context, Reply
 from bot.commands.replies import error
 from bot.runner import DigestRunner
@@ -43,8 +45,22 @@ class SlackDeps:
 
 
 def as_messages(reply: Reply) -> list[SlackMessage]:
-    """A reply's messages (an attachment travels separately, as a file: see send_file)."""
-    return render(replace(reply, attachment=None))
+    """A reply's messages (an attachment travels separately, as a file: see send_file), each
+    checked against Slack's limits as digests are: a response URL that refuses a message answers
+    400 and the user sees nothing at all."""
+    return [checked(m) for m in render(replace(reply, attachment=None))]
+
+
+def checked(msg: SlackMessage) -> SlackMessage:
+    """``msg`` if Slack would take it; else degraded as a digest is; else its text alone."""
+    if not (problems := message_problems(msg.blocks, msg.text)):
+        return msg
+    log.warning("a reply breaks Slack's limits (%s); sending it degraded", problems[0])
+    small = degraded(msg)
+    if not message_problems(small.blocks, small.text):
+        return small
+    log.error("a reply breaks Slack's limits even degraded; sending its text only")
+    return SlackMessage(cut(msg.text, MAX_FALLBACK) or "digestbot", [], msg.paper_ids)
 
 
 def channel_ref(team: str, channel: str, user: str) -> ChannelRef:
