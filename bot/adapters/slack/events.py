@@ -11,7 +11,15 @@ from bot.adapters.slack.access import manageable, may_act, user_name
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
-from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages, effects, send_file
+from bot.adapters.slack.listeners import (
+    DOWN,
+    UP,
+    SlackDeps,
+    as_messages,
+    effects,
+    send_file,
+    voting_for,
+)
 from bot.commands import Context
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
@@ -105,6 +113,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         channel = await home_target(deps, body, action, client)
         ctx = Context(ref=channel.ref, user=body["user"]["id"])
         reply = await asyncio.to_thread(deps.commands.handle, "digest preview", ctx)
+        reply = voting_for(reply, channel.id)  # shown in the DM, its votes count for the channel
         for msg in as_messages(reply):  # to the user's DM with the app: nobody else sees it
             await client.chat_postMessage(
                 channel=body["user"]["id"], text=msg.text, blocks=msg.blocks
