@@ -270,6 +270,14 @@ def _split(text: str) -> tuple[str, bool, str]:
     return name.lower(), personal, rest
 
 
+#: Reactions name a message, not a paper: only a message showing one paper can take them.
+REACTIONS = (
+    "👍/👎 buttons vote on the paper they are under; pressing the same one again withdraws the "
+    "vote. A 👍/👎 reaction counts only on a message showing one paper (threaded digests: "
+    "`/papers option threads on`); on a message with several papers, use the buttons."
+)
+
+
 def help_reply() -> Reply:
     """Every subcommand with its usage."""
     lines = [f"`/papers {s.usage}` — {s.help}" for s in REGISTRY.values()]
@@ -280,4 +288,5 @@ def help_reply() -> Reply:
         "`--public` after any command — share the answer in the channel (Slack, Discord); "
         "answers are private otherwise. The console has no one else: there it changes nothing."
     )
+    lines.append(REACTIONS)
     return Reply(text="\n".join(lines), title="digestbot commands")
