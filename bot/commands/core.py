@@ -44,6 +44,7 @@ class Context:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     personal: bool = False
     name: str = ""  # how others read who it was: a display name, or "the command line"
+    place: str = ""  # the channel's name as the platform shows it ("general"), if it says
 
     @property
     def who(self) -> str:
@@ -243,13 +244,17 @@ class Commands:
             return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
+        if not ctx.personal and (spec.changes_channel or ctx.place):
+            self.channels.claim(ctx.ref, ctx.user if spec.changes_channel else None, ctx.place)
         reply = spec.handler(self, ctx, args.without_public())
         shared = public or args.asks_public
         return replace(reply, public=True) if shared and not reply.error else reply
 
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""
-        if ctx.is_admin or not self.channels.channel(ctx.ref).admin_only:
+        channel = self.channels.channel(ctx.ref)
+        # the person who set the digest up (or locked it) keeps control, as the Slack Home says
+        if ctx.is_admin or not channel.admin_only or channel.owner_user == ctx.user:
             return None
         return error(
             "Only channel admins can change this channel's digest here. "

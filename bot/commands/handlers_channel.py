@@ -90,7 +90,9 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     who = (
         "Your personal digest"
         if ctx.personal
-        else f"Channel {channel.name or channel.ref.channel_id}"
+        else f"Channel #{channel.name}"
+        if channel.name
+        else f"Channel {channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
 
@@ -234,8 +236,17 @@ def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if name in OPTIONS:  # the option is right, the value is not: say its own on/off
             return error(f"Use `/papers option {name} on` or `/papers option {name} off`.")
         return error("Use `/papers option quiet on` or `/papers option admin-only off`.")
-    cmds.channels.set_option(ctx.ref, args.words[0].lower(), args.words[1].lower() == "on")
-    return Reply(text=f"Option {args.words[0].lower()} is now {args.words[1].lower()}.")
+    name, on = args.words[0].lower(), args.words[1].lower() == "on"
+    channel = cmds.channels.set_option(ctx.ref, name, on)
+    if name == "admin-only" and on and channel.owner_user != ctx.user and not ctx.personal:
+        # whoever locks a channel must be able to unlock it, admin or not
+        cmds.channels.store.channels.update(channel.id, owner_user=ctx.user)
+    if name == "admin-only" and on:
+        return Reply(
+            text="Option admin-only is now on: only channel admins and you can change this "
+            "digest (`/papers option admin-only off` opens it again)."
+        )
+    return Reply(text=f"Option {name} is now {args.words[1].lower()}.")
 
 
 @command("export", "export bibtex [liked|all]", "BibTeX of 👍 papers or of every paper posted here")

@@ -53,9 +53,12 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     if i.guild_id is None:
         return Context(ref=personal, user=user, dm=personal, personal=True, name=name)
     perms = getattr(i, "permissions", None)
-    ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
+    owner = _owning_channel(deps, i)
+    ref = ChannelRef(PLATFORM, str(owner), str(i.guild_id))
     admin = bool(perms and perms.manage_channels)
-    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name)
+    # titles show #lab, not the id (a thread's own name is not its channel's)
+    place = str(getattr(i.channel, "name", None) or "") if owner == i.channel_id else ""
+    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place)
 
 
 def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:

@@ -132,7 +132,9 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         text = (command.get("text") or "").strip()
         user, channel = command["user_id"], command["channel_id"]
         ctx = await _context(deps, client, command["team_id"], channel, user)
-        ctx = replace(ctx, name=command.get("user_name") or "")  # who paused, in words
+        place = command.get("channel_name") or ""  # Slack's stand-ins are not names
+        place = "" if place in ("directmessage", "privategroup") else place
+        ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None:
