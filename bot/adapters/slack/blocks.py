@@ -33,9 +33,21 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: Direction overrides and isolates (U+202E turns "fdp.exe" into "exe.pdf") and invisible
+#: zero-width characters: in paper text they only hide or disguise what is shown.
+HIDDEN = re.compile("[\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
+
+
 def escape(text: str) -> str:
-    """Slack's control characters as entities: no mention, channel ping or link can be injected."""
+    """Slack's control characters as entities: no mention, channel ping or link can be injected;
+    characters that reorder or hide text are dropped."""
+    text = HIDDEN.sub("", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(text: str) -> str:
+    """What the person typed: Slack sends typed `&`, `<`, `>` as entities (`&amp;` last)."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def plain(text: str) -> str:

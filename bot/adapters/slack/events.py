@@ -8,6 +8,7 @@ import logging
 from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.access import manageable, may_act, user_name
+from bot.adapters.slack.blocks import unescape
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
@@ -25,6 +26,8 @@ from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 
 log = logging.getLogger(__name__)
+#: A pause nobody chose: say how to end it once the app is back (a reinstall resumes nothing).
+RESUME = "once it is reinstalled, `/papers resume` here (or Resume in the app's Home) restarts it"
 FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn",
                  "text": "This page could not be shown. `/papers list` lists your digests."}}]}  # fmt: skip
 
@@ -135,7 +138,7 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
             return  # edits, joins, our own posts and other bots' are not commands
         user, where, team = event["user"], event["channel"], body.get("team_id", "")
-        text = (event.get("text") or "").strip().removeprefix("/papers").strip()
+        text = unescape(event.get("text") or "").strip().removeprefix("/papers").strip()
         me = ChannelRef("slack", f"@{user}", team)
         command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
         # A message event carries no name, and only a pause reason shows one ("paused by ann",
@@ -170,10 +173,10 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
             await deps.on_uninstall(team)
 
     async def revoked(body) -> None:
-        await disable(body.get("team_id", ""), "Slack tokens were revoked")
+        await disable(body.get("team_id", ""), f"Slack tokens were revoked; {RESUME}")
 
     async def uninstalled(body) -> None:
-        await disable(body.get("team_id", ""), "the app was uninstalled from this workspace")
+        await disable(body.get("team_id", ""), f"the app was uninstalled; {RESUME}")
 
     app.event("tokens_revoked")(guarded(revoked))
     app.event("app_uninstalled")(guarded(uninstalled))

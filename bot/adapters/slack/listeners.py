@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -14,9 +15,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.access import is_member, workspace_admin
-from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render
+from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
 from bot.adapters.slack.guard import guarded
-from bot.adapters.slack.limits import message_problems
+from bot.adapters.slack.limits import MAX_VALUE, message_problems
 from bot.adapters.slack.poster import degraded
 from bot.commands import Commands, Context, Reply
 from bot.commands.replies import Action, error
@@ -32,6 +33,7 @@ UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
 #: chat.update answers for a message the bot may not (or can no longer) edit.
 UNEDITABLE = {"message_not_found", "cant_update_message", "edit_window_closed",
               "channel_not_found", "is_archived"}  # fmt: skip
+PAGER_KEY, PAGED = "slack.pager.", "stored:"  # a long search behind a page button
 VOTE_KEPT = "Your vote is recorded; that message can no longer be updated to show it."
 
 
@@ -51,6 +53,20 @@ def as_messages(reply: Reply) -> list[SlackMessage]:
     checked against Slack's limits as digests are: a response URL that refuses a message answers
     400 and the user sees nothing at all."""
     return [checked(m) for m in render(replace(reply, attachment=None))]
+
+
+def stored_pages(deps: SlackDeps, reply: Reply) -> Reply:
+    """Page buttons whose search is longer than a button value holds (2,000 characters) carry a
+    key to it instead, so a long query pages as a short one (blocking: run it in a thread)."""
+
+    def key(a: Action) -> Action:
+        if a.kind != "page" or len(a.value) <= MAX_VALUE:
+            return a
+        digest = hashlib.sha256(a.value.encode()).hexdigest()[:20]
+        deps.channels.store.kv.set(PAGER_KEY + digest, a.value)
+        return replace(a, value=f"{PAGED}{digest}")
+
+    return replace(reply, actions=tuple(key(a) for a in reply.actions))
 
 
 def checked(msg: SlackMessage) -> SlackMessage:
@@ -129,13 +145,14 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
 
     async def papers(ack, command, respond, client) -> None:
         await ack()
-        text = (command.get("text") or "").strip()
+        text = unescape(command.get("text") or "").strip()  # "R&D", not "R&amp;D"
         user, channel = command["user_id"], command["channel_id"]
         ctx = await _context(deps, client, command["team_id"], channel, user)
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None:
             reply = await send_file(client, reply, channel if public else None, user)
@@ -251,7 +268,14 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
         ctx = await _context(
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
+        if text.startswith(PAGED):
+            text = await asyncio.to_thread(
+                deps.channels.store.kv.get, PAGER_KEY + text[len(PAGED) :]
+            )
+            if text is None:
+                raise DigestError("That search is no longer stored; run `/papers search` again.")
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        reply = await asyncio.to_thread(stored_pages, deps, reply)
         await _respond(respond, reply, replace_original=replace_original and not reply.error)
 
     async def more_like(ack, body, action, client, respond) -> None:
