@@ -129,6 +129,12 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if mode == "now":  # it uses up the day's digest: the same rule as any other setting
         if (refused := cmds.refusal(ctx)) is not None:
             return refused
+        if channel.paused:  # the runner would not post it: say so first, not "Posting…"
+            me = "me " if ctx.personal else ""
+            return error(
+                f"Not posted: this digest is {channel.pause_state}. "
+                f"`/papers {me}resume` first, then `/papers {me}digest now`."
+            )
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
     day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
     upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
