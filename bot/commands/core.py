@@ -253,8 +253,12 @@ class Commands:
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""
         channel = self.channels.channel(ctx.ref)
-        # the person who set the digest up (or locked it) keeps control, as the Slack Home says
-        if ctx.is_admin or not channel.admin_only or channel.owner_user == ctx.user:
+        # Where admin-only is opt-in (Slack), whoever set the digest up or locked it keeps
+        # control, as the Slack Home says; where it is the default (Discord), the platform's
+        # permission decides alone.
+        owner = channel.owner_user == ctx.user
+        opt_in = ctx.ref.platform not in self.channels.restricted_platforms
+        if ctx.is_admin or not channel.admin_only or (owner and opt_in):
             return None
         return error(
             "Only channel admins can change this channel's digest here. "

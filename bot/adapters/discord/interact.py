@@ -57,7 +57,8 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     ref = ChannelRef(PLATFORM, str(owner), str(i.guild_id))
     admin = bool(perms and perms.manage_channels)
     # titles show #lab, not the id (a thread's own name is not its channel's)
-    place = str(getattr(i.channel, "name", None) or "") if owner == i.channel_id else ""
+    here = getattr(i, "channel", None)
+    place = str(getattr(here, "name", None) or "") if owner == i.channel_id else ""
     return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place)
 
 
@@ -124,7 +125,13 @@ def checked(msg: DiscordMessage) -> DiscordMessage:
 
 
 async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
-    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise."""
+    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise.
+
+    The first follow-up takes the place of the deferral's "thinking…" message and keeps its
+    visibility, whatever it asks: an error after a public deferral removes that message first,
+    so the error is a new message only its asker sees."""
+    if public and reply.error:
+        await i.delete_original_response()
     for kwargs in _sends(reply):
         await i.followup.send(**kwargs, ephemeral=not public or reply.error)
 
