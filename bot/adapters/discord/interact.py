@@ -164,6 +164,8 @@ async def run(
     public = public or args.asks_public  # `--public` typed into a text option: the core drops it
     await i.response.defer(ephemeral=not public, thinking=True)
     reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
+    if name == "subscribe" and not personal and not reply.error and (gap := cannot_post(i)):
+        reply = replace(reply, text=f"{reply.text}\n⚠ {gap}")
     if search is not None:
         reply = await asyncio.to_thread(with_pager, deps, reply, search)
     await guarded(i, answer(i, reply, public), reply, public and not reply.error)
@@ -175,6 +177,24 @@ async def run(
         sent = i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
         await guarded(i, sent, Reply(text=text))
     return reply
+
+
+def cannot_post(i: discord.Interaction) -> str | None:
+    """Why the bot's digests could not arrive where this command was typed, from the
+    permissions Discord sends with it; None when they can (or in a DM, or when unknown)."""
+    perms = getattr(i, "app_permissions", None)
+    if i.guild_id is None or not isinstance(perms, discord.Permissions):
+        return None
+    thread = isinstance(getattr(i, "channel", None), discord.Thread)
+    send = perms.send_messages_in_threads if thread else perms.send_messages
+    missing = [n for n, ok in (("View Channel", perms.view_channel), ("Send Messages", send),
+                               ("Embed Links", perms.embed_links)) if not ok]  # fmt: skip
+    if not missing:
+        return None
+    return (
+        f"I lack {', '.join(missing)} here, so digests cannot be posted in this channel: a server "
+        "admin can give me those permissions (channel settings → Permissions)."
+    )
 
 
 async def guarded(
