@@ -68,8 +68,9 @@ class Digest:
 
 #: The next step once the bundled papers are used up (the demo runs dry on its third day).
 FEED_HINT = (
-    "To get more, whoever runs digestbot adds a feed: DIGESTBOT_ARXIV_QUERIES='[\"cat:cs.LG\"]' "
-    "(fetched every 6 hours), or once: `digestbot ingest arxiv:cat:cs.LG`."
+    "To get more, whoever runs digestbot adds a feed: "
+    "`DIGESTBOT_ARXIV_QUERIES='[\"cat:cs.LG\"]'` (fetched every 6 hours), "
+    "or once: `digestbot ingest arxiv:cat:cs.LG`."
 )
 
 
