@@ -10,6 +10,7 @@ from rich.console import Console
 from typer.exceptions import Abort, TyperException
 
 from digest.errors import DigestError
+from digest.store.engine import revision_of
 
 # Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
 # use them, so `digestbot --help` and usage errors answer in well under a second.
@@ -70,11 +71,17 @@ def wired(db: str | None = None, strict_model: bool = True) -> App:
 def db_upgrade(db: DbOption = None) -> None:
     """Apply database migrations (also done automatically on start)."""
     application = wired(db)
-    _ = application.store
-    out.print(
-        f"database is up to date: {application.store.engine.url.render_as_string(hide_password=True)}",
-        markup=False,
-    )
+    before = revision_of(application.database_url)
+    store = application.store  # migrates
+    after = revision_of(application.database_url)
+    where = store.engine.url.render_as_string(hide_password=True)
+    if before == after:
+        said = f"database is up to date (revision {after}): {where}"
+    elif before is None:
+        said = f"database created (tables made, revision {after}): {where}"
+    else:
+        said = f"database upgraded from revision {before} to {after}: {where}"
+    out.print(said, markup=False)
 
 
 def fail(message: str) -> int:

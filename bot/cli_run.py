@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import stat
 import sys
 from typing import TYPE_CHECKING
 
@@ -233,9 +235,28 @@ async def _first_of(*work: Awaitable[object]) -> None:
             task.cancel()
 
 
+def _no_input() -> bool:
+    """stdin is /dev/null (a service) or absent: nobody can type at the console.
+
+    A pipe, a file or an in-process stream still drives the console (scripts feed it that way)."""
+    if sys.stdin is None:
+        return True
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):  # a stream without a descriptor: someone supplies the lines
+        return False
+    return stat.S_ISCHR(mode) and not sys.stdin.isatty()
+
+
 @app.command("run")
 def run_cmd(db: DbOption = None) -> None:
     """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
     application = wired(db, strict_model=False)  # the bot logs it and ranks lexically
+    if (application.slack or application.discord) is None and _no_input():
+        # e.g. a service with its tokens missing: exiting 0 would tell systemd all is well
+        raise DigestError(
+            "nothing to run: no Slack or Discord token is set (DIGESTBOT_SLACK_BOT_TOKEN, "
+            "DIGESTBOT_DISCORD_TOKEN) and stdin is not a terminal for the console"
+        )
     _first_run(application)
     asyncio.run(_serve(application))

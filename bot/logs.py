@@ -14,9 +14,14 @@ SECRET = re.compile(
 )
 
 
+# An OAuth redirect's one-time `code` and `state`, as a query string (the access log) or a
+# parsed mapping (Bolt's warnings): whoever reads the log could finish someone else's install.
+OAUTH = re.compile(r"""(\b(?:code|state)=|['"](?:code|state)['"]\s*:\s*\[?\s*['"])[^&\s'"]+""")
+
+
 def redact(text: str) -> str:
-    """The text with anything token-shaped replaced."""
-    return SECRET.sub("[redacted]", text)
+    """The text with anything token-shaped replaced, and OAuth codes and states."""
+    return OAUTH.sub(r"\1[redacted]", SECRET.sub("[redacted]", text))
 
 
 class JsonFormatter(logging.Formatter):

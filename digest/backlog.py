@@ -174,7 +174,11 @@ def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datet
     if paper_id in state.delivered:
         return Outlook(hit.score, hit.why, f"{head}. It was already sent here; never twice.")
     if paper_id in state.voted:
-        return Outlook(hit.score, hit.why, f"{head}. You voted on it, so digests skip it.")
+        net = service.store.channels.feedback_totals(channel.id).get(paper_id, 0)
+        if net < 0:  # its interest match is beside the point: a 👎 keeps it out for good
+            return Outlook(hit.score, "", f"{head}. It got 👎 here, so digests skip it.")
+        mark = "👍" if net > 0 else "👍 and 👎"
+        return Outlook(hit.score, hit.why, f"{head}. It got {mark} here, so digests skip it.")
     if hit.score < channel.threshold:
         verdict = (
             f"{head}, below this channel's threshold {channel.threshold:.2f}: it will not be sent."

@@ -74,6 +74,17 @@ class ChannelService(Subscriptions, ChannelSettings):
             ref, name=name, timezone=self.default_timezone, owner_user=owner, admin_only=restricted
         )
 
+    def claim(self, ref: ChannelRef, user: str | None, name: str = "") -> Channel | None:
+        """The channel, created if ``user`` changes it; the first person to change it is recorded
+        as its owner, and the name the platform shows is kept (titles use it, not the id)."""
+        channel = self.store.channels.get(ref) if user is None else self.channel(ref, name, user)
+        if channel is None:  # only read: nobody set this channel up, and reading creates nothing
+            return None
+        fields = {"name": name} if name and name != channel.name else {}
+        if user and channel.owner_user is None and not ref.channel_id.startswith("@"):
+            fields["owner_user"] = user
+        return self.store.channels.update(channel.id, **fields) if fields else channel
+
     def personal_ref(self, platform: str, user: str) -> ChannelRef:
         """A person's one personal digest on a platform, reachable from every server and the DM.
 

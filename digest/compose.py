@@ -52,7 +52,8 @@ class Digest:
         new = len(self.items) - self.earlier
         if self.empty:
             near = f"{self.near_misses} near miss{'es' if self.near_misses != 1 else ''}"
-            return f"No new papers matched today ({self.considered} new considered, {near})."
+            line = f"No new papers matched today ({self.considered} new considered, {near})."
+            return f"{line} {FEED_HINT}" if not self.considered else line  # ran dry: what next
         parts = [f"{plural(new, 'new paper')} for you"] if new else []
         if self.earlier:
             earlier = f"{plural(self.earlier, 'earlier paper')} you have not seen"
@@ -63,6 +64,14 @@ class Digest:
         elif self.more:
             line += f"; {self.more} more matched (the backlog is off, so they will not be sent)"
         return line + "."
+
+
+#: The next step once the bundled papers are used up (the demo runs dry on its third day).
+FEED_HINT = (
+    "To get more, whoever runs digestbot adds a feed: "
+    "`DIGESTBOT_ARXIV_QUERIES='[\"cat:cs.LG\"]'` (fetched every 6 hours), "
+    "or once: `digestbot ingest arxiv:cat:cs.LG`."
+)
 
 
 def plural(n: int, noun: str) -> str:

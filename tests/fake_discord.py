@@ -85,9 +85,10 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                         True  # processed, but the connection dies before any answer
                     )
                     return
-                out = json.dumps(data).encode()
+                out = b"" if status == 204 else json.dumps(data).encode()
                 self.send_response(status)
-                for k, v in {"Content-Type": "application/json", **headers}.items():
+                kind = {} if status == 204 else {"Content-Type": "application/json"}
+                for k, v in {**kind, **headers}.items():
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
@@ -104,6 +105,9 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
 
             def do_PUT(self) -> None:  # noqa: N802
                 self._do("PUT")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._do("DELETE")
 
             def log_message(self, *a: object) -> None:
                 pass

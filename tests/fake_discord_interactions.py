@@ -23,6 +23,9 @@ EXPIRED_TOKEN = (401, {}, {"message": "Invalid Webhook Token", "code": 50027})
 VALID = {COMMAND: {4, 5, 9}, COMPONENT: {4, 5, 6, 7, 9}, AUTOCOMPLETE: {8}}
 
 
+EPHEMERAL = 64  # message flag
+
+
 def issue(kind: int) -> str:
     """A new interaction's id: a snowflake from the clock, remembered with its type."""
     last = max((int(i) for i in ISSUED), default=0)
@@ -59,6 +62,10 @@ class InteractionEndpoints:
         self.issued_at: dict[str, datetime] = {}  # token -> when its interaction was created
         self.expired: list[str] = []  # tokens used for a follow-up or edit after 15 minutes
         self.clock_offset = timedelta(0)
+        # token -> flags of a deferred answer's "thinking…" message: as in Discord, the first
+        # follow-up replaces it and keeps its visibility, whatever flags the follow-up asks for
+        self.loading: dict[str, int] = {}
+        self.deleted: list[str] = []  # tokens whose original response was deleted
 
     def now(self) -> datetime:
         """The fake's clock: the real one, moved on by ``advance()``."""
@@ -95,6 +102,8 @@ class InteractionEndpoints:
         if m := re.fullmatch(r"/webhooks/\d+/([^/]+)", path):
             return self._followup(m.group(1), body) if method == "POST" else None
         if m := re.fullmatch(r"/webhooks/\d+/([^/]+)/messages/(@original|\d+)", path):
+            if method == "DELETE" and m.group(2) == "@original":
+                return self._delete_original(m.group(1))
             return self._edit(m.group(1), m.group(2), body) if method == "PATCH" else None
         return None
 
@@ -119,6 +128,8 @@ class InteractionEndpoints:
         if body.get("type") == 8 and (problems := choice_problems(data.get("choices") or [])):
             return self._invalid(token, problems)
         self.acks[token].append(body)
+        if body.get("type") == 5:
+            self.loading[token] = int(data.get("flags") or 0) & EPHEMERAL
         if body.get("type") == 7 and token in self.originals:
             self.originals[token].update(
                 {k: v for k, v in data.items() if k in ("embeds", "components", "content")}
@@ -136,9 +147,30 @@ class InteractionEndpoints:
             return self.fail_followups[token].pop(0)
         if problems := message_problems(body):
             return self._invalid(token, problems)
+        if token in self.loading:  # the deferral decided: this message takes its place
+            body = {
+                **body,
+                "flags": (int(body.get("flags") or 0) & ~EPHEMERAL) | self.loading.pop(token),
+            }
         msg = self._reply_message(body)
         self.followups[token].append(msg)
         return 200, {}, msg
+
+    def _delete_original(self, token: str) -> tuple[int, dict, dict]:
+        """The deferred "thinking…" message (or what replaced it) goes; later follow-ups are new
+        messages with their own flags."""
+        if not self.acks[token]:
+            return 404, {}, {"message": "Unknown Webhook", "code": 10015}
+        if self._token_expired(token):
+            return EXPIRED_TOKEN
+        if token in self.loading:
+            del self.loading[token]
+        elif self.followups[token]:  # the first follow-up took the original's place
+            self.followups[token].pop(0)
+        else:
+            return 404, {}, {"message": "Unknown Message", "code": 10008}
+        self.deleted.append(token)
+        return 204, {}, {}
 
     def _edit(self, token: str, which: str, body: dict) -> tuple[int, dict, dict]:
         if not self.acks[token]:

@@ -44,6 +44,7 @@ class Context:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     personal: bool = False
     name: str = ""  # how others read who it was: a display name, or "the command line"
+    place: str = ""  # the channel's name as the platform shows it ("general"), if it says
 
     @property
     def who(self) -> str:
@@ -243,13 +244,21 @@ class Commands:
             return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
+        if not ctx.personal and (spec.changes_channel or ctx.place):
+            self.channels.claim(ctx.ref, ctx.user if spec.changes_channel else None, ctx.place)
         reply = spec.handler(self, ctx, args.without_public())
         shared = public or args.asks_public
         return replace(reply, public=True) if shared and not reply.error else reply
 
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""
-        if ctx.is_admin or not self.channels.channel(ctx.ref).admin_only:
+        channel = self.channels.channel(ctx.ref)
+        # Where admin-only is opt-in (Slack), whoever set the digest up or locked it keeps
+        # control, as the Slack Home says; where it is the default (Discord), the platform's
+        # permission decides alone.
+        owner = channel.owner_user == ctx.user
+        opt_in = ctx.ref.platform not in self.channels.restricted_platforms
+        if ctx.is_admin or not channel.admin_only or (owner and opt_in):
             return None
         return error(
             "Only channel admins can change this channel's digest here. "
@@ -270,6 +279,14 @@ def _split(text: str) -> tuple[str, bool, str]:
     return name.lower(), personal, rest
 
 
+#: Reactions name a message, not a paper: only a message showing one paper can take them.
+REACTIONS = (
+    "👍/👎 buttons vote on the paper they are under; pressing the same one again withdraws the "
+    "vote. A 👍/👎 reaction counts only on a message showing one paper (threaded digests: "
+    "`/papers option threads on`); on a message with several papers, use the buttons."
+)
+
+
 def help_reply() -> Reply:
     """Every subcommand with its usage."""
     lines = [f"`/papers {s.usage}` — {s.help}" for s in REGISTRY.values()]
@@ -280,4 +297,5 @@ def help_reply() -> Reply:
         "`--public` after any command — share the answer in the channel (Slack, Discord); "
         "answers are private otherwise. The console has no one else: there it changes nothing."
     )
+    lines.append(REACTIONS)
     return Reply(text="\n".join(lines), title="digestbot commands")

@@ -90,7 +90,9 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     who = (
         "Your personal digest"
         if ctx.personal
-        else f"Channel {channel.name or channel.ref.channel_id}"
+        else f"Channel #{channel.name}"
+        if channel.name
+        else f"Channel {channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
 
@@ -127,6 +129,12 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if mode == "now":  # it uses up the day's digest: the same rule as any other setting
         if (refused := cmds.refusal(ctx)) is not None:
             return refused
+        if channel.paused:  # the runner would not post it: say so first, not "Posting…"
+            me = "me " if ctx.personal else ""
+            return error(
+                f"Not posted: this digest is {channel.pause_state}. "
+                f"`/papers {me}resume` first, then `/papers {me}digest now`."
+            )
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
     day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
     upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
@@ -234,8 +242,17 @@ def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if name in OPTIONS:  # the option is right, the value is not: say its own on/off
             return error(f"Use `/papers option {name} on` or `/papers option {name} off`.")
         return error("Use `/papers option quiet on` or `/papers option admin-only off`.")
-    cmds.channels.set_option(ctx.ref, args.words[0].lower(), args.words[1].lower() == "on")
-    return Reply(text=f"Option {args.words[0].lower()} is now {args.words[1].lower()}.")
+    name, on = args.words[0].lower(), args.words[1].lower() == "on"
+    channel = cmds.channels.set_option(ctx.ref, name, on)
+    if name == "admin-only" and on and channel.owner_user != ctx.user and not ctx.personal:
+        # whoever locks a channel must be able to unlock it, admin or not
+        cmds.channels.store.channels.update(channel.id, owner_user=ctx.user)
+    if name == "admin-only" and on:
+        return Reply(
+            text="Option admin-only is now on: only channel admins and you can change this "
+            "digest (`/papers option admin-only off` opens it again)."
+        )
+    return Reply(text=f"Option {name} is now {args.words[1].lower()}.")
 
 
 @command("export", "export bibtex [liked|all]", "BibTeX of 👍 papers or of every paper posted here")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from digest.compose import Digest
+from digest.compose import FEED_HINT, Digest
 from digest.headline import contribution_sentences
 from digest.models import ChannelRef, Paper
 
@@ -144,7 +144,8 @@ def summary_line(d: Digest, upcoming: bool = False) -> str:
     if not (upcoming and d.empty):
         return d.summary()
     near = f"{d.near_misses} near miss{'es' if d.near_misses != 1 else ''}"
-    return f"No new papers match yet for the next digest ({d.considered} new considered, {near})."
+    line = f"No new papers match yet for the next digest ({d.considered} new considered, {near})."
+    return f"{line} {FEED_HINT}" if not d.considered else line
 
 
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:

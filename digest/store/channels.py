@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -72,6 +73,11 @@ def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> Feedba
         FeedbackRow.paper_id == paper_id,
     )
     return session.scalars(stmt).first()
+
+
+def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
+    """The dialect's INSERT, which knows ON CONFLICT (both backends we support do)."""
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
 class ChannelRepo:
@@ -190,27 +196,33 @@ class ChannelRepo:
             return n
 
     def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
-        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none)."""
-        with Session(self.engine) as session:
-            row = _vote(session, channel_id, user, paper_id)
-            now = datetime.now(UTC)
-            if row is not None and row.value == value:
-                session.delete(row)
-                value = 0
-            elif row is not None:
-                row.value, row.created_at = value, now
-            else:
-                session.add(
-                    FeedbackRow(
-                        channel_id=channel_id,
-                        user=user,
-                        paper_id=paper_id,
-                        value=value,
-                        created_at=now,
-                    )
-                )
-            session.commit()
-            return value
+        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none).
+
+        Each step is one conditional statement, never a read then a write: two presses at once
+        (a double-click, two processes) are applied one after the other, each answer saying what
+        that press did, instead of the second one failing on the unique key.
+        """
+        mine = (
+            FeedbackRow.channel_id == channel_id,
+            FeedbackRow.user == user,
+            FeedbackRow.paper_id == paper_id,
+        )
+        now = datetime.now(UTC)
+        row = {"channel_id": channel_id, "user": user, "paper_id": paper_id, "value": value}
+        for _ in range(5):  # a round only repeats when another press changed the row in between
+            with self.engine.begin() as conn:
+                same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value)
+                if conn.execute(same).rowcount:
+                    return 0
+                other = update(FeedbackRow).where(*mine, FeedbackRow.value != value)
+                if conn.execute(other.values(value=value, created_at=now)).rowcount:
+                    return value
+                add = _insert(conn)(FeedbackRow).values(**row, created_at=now)
+                add = add.on_conflict_do_nothing(index_elements=["channel_id", "user", "paper_id"])
+                # RETURNING, not rowcount: psycopg reports -1 for an INSERT that may return rows
+                if conn.execute(add.returning(FeedbackRow.id)).first() is not None:
+                    return value
+        raise RuntimeError("vote kept changing under us")  # five concurrent presses in a row
 
     def put_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> None:
         """Set a vote idempotently (0 clears it): safe when a platform retries the same event."""

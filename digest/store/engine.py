@@ -159,6 +159,23 @@ def migration_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def revision_of(url: str) -> str | None:
+    """The migration a database is at; None for one with no tables yet (or no file)."""
+    from alembic.runtime.migration import MigrationContext
+
+    try:
+        engine = make_engine(url)  # a missing folder is not made here: Store.open decides
+    except StoreUnavailableError:
+        return None  # Store.open says why
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except Exception:  # noqa: BLE001 - unreachable or missing: Store.open says why, not this
+        return None
+    finally:
+        engine.dispose()
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Apply migrations up to ``revision``; idempotent and safe when replicas start together."""
     check_connection(engine)

@@ -19,6 +19,7 @@ MAX_EMBEDS = 10
 MAX_TOTAL = 6000
 PAPERS_PER_MESSAGE = 5  # one row of buttons per paper, and a message holds five rows
 MAX_CUSTOM_ID = 100
+MAX_LINK_URL = 512  # a link button's url (an embed's own link may be longer)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def card_row(c: Card) -> list[ButtonSpec]:
     links = [
         ButtonSpec(cut(plain(a.label), 80), url=u)
         for a in c.actions
-        if a.kind == "link" and (u := safe_url(a.url))
+        # Discord refuses a link button over 512 characters (50035): that card goes without it
+        if a.kind == "link" and (u := safe_url(a.url)) and len(u) <= MAX_LINK_URL
     ]
     return (row + links)[:5]
 

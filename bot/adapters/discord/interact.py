@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import discord
 
-from bot.adapters.discord.embeds import attachment, render, render_one
-from bot.adapters.discord.poster import NO_MENTIONS, view_for
+from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_one
+from bot.adapters.discord.limits import message_problems
+from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from digest.channels import ChannelService
@@ -52,9 +53,13 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     if i.guild_id is None:
         return Context(ref=personal, user=user, dm=personal, personal=True, name=name)
     perms = getattr(i, "permissions", None)
-    ref = ChannelRef(PLATFORM, str(_owning_channel(deps, i)), str(i.guild_id))
+    owner = _owning_channel(deps, i)
+    ref = ChannelRef(PLATFORM, str(owner), str(i.guild_id))
     admin = bool(perms and perms.manage_channels)
-    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name)
+    # titles show #lab, not the id (a thread's own name is not its channel's)
+    here = getattr(i, "channel", None)
+    place = str(getattr(here, "name", None) or "") if owner == i.channel_id else ""
+    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place)
 
 
 def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
@@ -93,6 +98,7 @@ def _sends(reply: Reply) -> list[dict]:
     paged = any(a.kind == "page" for a in reply.actions)
     out = []
     for n, msg in enumerate([render_one(reply)] if paged else render(reply)):
+        msg = checked(msg)
         kwargs = {"embeds": msg.embeds, "allowed_mentions": NO_MENTIONS}
         if (view := view_for(msg)) is not None:
             kwargs["view"] = view
@@ -102,8 +108,30 @@ def _sends(reply: Reply) -> list[dict]:
     return out
 
 
+def checked(msg: DiscordMessage) -> DiscordMessage:
+    """``msg`` if Discord would take it; else degraded as a digest is; else its text alone
+    (a follow-up Discord refuses with 50035 fails the same way on every retry)."""
+    if not (problems := message_problems(payload(msg))):
+        return msg
+    log.warning("a reply breaks Discord's limits (%s); sending it degraded", problems[0],
+                extra={"platform": PLATFORM})  # fmt: skip
+    small = degraded(msg)
+    if not message_problems(payload(small)):
+        return small
+    log.error("a reply breaks Discord's limits even degraded; sending its text only",
+              extra={"platform": PLATFORM})  # fmt: skip
+    text = cut(msg.content or (msg.embeds[0].description if msg.embeds else "") or "", 2000)
+    return DiscordMessage(text or "(empty answer)", [], [], msg.paper_ids)
+
+
 async def answer(i: discord.Interaction, reply: Reply, public: bool = False) -> None:
-    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise."""
+    """Send a reply as follow-ups to a deferred interaction; private unless asked otherwise.
+
+    The first follow-up takes the place of the deferral's "thinking…" message and keeps its
+    visibility, whatever it asks: an error after a public deferral removes that message first,
+    so the error is a new message only its asker sees."""
+    if public and reply.error:
+        await i.delete_original_response()
     for kwargs in _sends(reply):
         await i.followup.send(**kwargs, ephemeral=not public or reply.error)
 
@@ -136,6 +164,8 @@ async def run(
     public = public or args.asks_public  # `--public` typed into a text option: the core drops it
     await i.response.defer(ephemeral=not public, thinking=True)
     reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
+    if name == "subscribe" and not personal and not reply.error and (gap := cannot_post(i)):
+        reply = replace(reply, text=f"{reply.text}\n⚠ {gap}")
     if search is not None:
         reply = await asyncio.to_thread(with_pager, deps, reply, search)
     await guarded(i, answer(i, reply, public), reply, public and not reply.error)
@@ -147,6 +177,24 @@ async def run(
         sent = i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
         await guarded(i, sent, Reply(text=text))
     return reply
+
+
+def cannot_post(i: discord.Interaction) -> str | None:
+    """Why the bot's digests could not arrive where this command was typed, from the
+    permissions Discord sends with it; None when they can (or in a DM, or when unknown)."""
+    perms = getattr(i, "app_permissions", None)
+    if i.guild_id is None or not isinstance(perms, discord.Permissions):
+        return None
+    thread = isinstance(getattr(i, "channel", None), discord.Thread)
+    send = perms.send_messages_in_threads if thread else perms.send_messages
+    missing = [n for n, ok in (("View Channel", perms.view_channel), ("Send Messages", send),
+                               ("Embed Links", perms.embed_links)) if not ok]  # fmt: skip
+    if not missing:
+        return None
+    return (
+        f"I lack {', '.join(missing)} here, so digests cannot be posted in this channel: a server "
+        "admin can give me those permissions (channel settings → Permissions)."
+    )
 
 
 async def guarded(
@@ -212,7 +260,7 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
         await answer(i, reply)
         return
     reply = await asyncio.to_thread(with_pager, deps, reply, spec)
-    msg = render_one(reply)
+    msg = checked(render_one(reply))
     await i.edit_original_response(
         embeds=msg.embeds, view=view_for(msg), allowed_mentions=NO_MENTIONS
     )

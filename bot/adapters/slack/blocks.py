@@ -15,6 +15,7 @@ MAX_BUTTON_TEXT = 75
 MAX_ID = 255
 MAX_VALUE = 2000
 MAX_FALLBACK = 3000
+MAX_URL = 3000
 BLOCKS_PER_CARD = 3  # section, context, actions
 
 
@@ -32,9 +33,21 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: Direction overrides and isolates (U+202E turns "fdp.exe" into "exe.pdf") and invisible
+#: zero-width characters: in paper text they only hide or disguise what is shown.
+HIDDEN = re.compile("[\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
+
+
 def escape(text: str) -> str:
-    """Slack's control characters as entities: no mention, channel ping or link can be injected."""
+    """Slack's control characters as entities: no mention, channel ping or link can be injected;
+    characters that reorder or hide text are dropped."""
+    text = HIDDEN.sub("", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(text: str) -> str:
+    """What the person typed: Slack sends typed `&`, `<`, `>` as entities (`&amp;` last)."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def plain(text: str) -> str:
@@ -64,6 +77,11 @@ def safe_url(url: str | None) -> str | None:
     return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")
 
 
+def _fits(url: str | None) -> bool:
+    """A link a button can carry (Slack: http(s), at most 3,000 characters)."""
+    return (u := safe_url(url)) is not None and len(u) <= MAX_URL
+
+
 def _text(kind: str, text: str) -> dict:
     return {"type": kind, "text": text or " "}
 
@@ -84,12 +102,13 @@ def card_blocks(c: Card) -> list[dict]:
     """A paper: linked title with authors and venue, snippet, why, then its buttons."""
     title = plain(c.title)
     url = safe_url(c.url)
-    head = f"*<{url}|{title}>*" if url else f"*{title}*"
     rank = f"{c.rank}. " if c.rank is not None else ""
     meta = " · ".join(plain(x) for x in (c.authors, c.venue) if x)
-    body = (
-        f"{rank}{head}\n{meta}\n{plain(c.snippet)}" if meta else f"{rank}{head}\n{plain(c.snippet)}"
-    )
+    tail = f"\n{meta}\n{plain(c.snippet)}" if meta else f"\n{plain(c.snippet)}"
+    body = f"{rank}*<{url}|{title}>*{tail}" if url else ""
+    if len(body) > MAX_SECTION:  # a cut would break the link's markup: this title goes unlinked
+        body = ""
+    body = body or f"{rank}*{title}*{tail}"
     block_id = cut(f"paper:{c.paper_id}", MAX_ID)
     blocks = [
         {"type": "section", "block_id": block_id, "text": _text("mrkdwn", cut(body, MAX_SECTION))}
@@ -103,7 +122,8 @@ def card_blocks(c: Card) -> list[dict]:
                 "elements": [_text("mrkdwn", cut(f"why: {why}{score}", MAX_SECTION))],
             }
         )
-    buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or safe_url(a.url)]
+    # Slack refuses the whole message for one url over 3,000 characters: only this card loses it
+    buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or _fits(a.url)]
     if buttons:
         blocks.append(
             {

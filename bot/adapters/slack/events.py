@@ -8,15 +8,26 @@ import logging
 from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.access import manageable, may_act, user_name
+from bot.adapters.slack.blocks import unescape
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
-from bot.adapters.slack.listeners import DOWN, UP, SlackDeps, as_messages, effects, send_file
+from bot.adapters.slack.listeners import (
+    DOWN,
+    UP,
+    SlackDeps,
+    as_messages,
+    effects,
+    send_file,
+    voting_for,
+)
 from bot.commands import Context
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 
 log = logging.getLogger(__name__)
+#: A pause nobody chose: say how to end it once the app is back (a reinstall resumes nothing).
+RESUME = "once it is reinstalled, `/papers resume` here (or Resume in the app's Home) restarts it"
 FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn",
                  "text": "This page could not be shown. `/papers list` lists your digests."}}]}  # fmt: skip
 
@@ -105,6 +116,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         channel = await home_target(deps, body, action, client)
         ctx = Context(ref=channel.ref, user=body["user"]["id"])
         reply = await asyncio.to_thread(deps.commands.handle, "digest preview", ctx)
+        reply = voting_for(reply, channel.id)  # shown in the DM, its votes count for the channel
         for msg in as_messages(reply):  # to the user's DM with the app: nobody else sees it
             await client.chat_postMessage(
                 channel=body["user"]["id"], text=msg.text, blocks=msg.blocks
@@ -126,7 +138,7 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
             return  # edits, joins, our own posts and other bots' are not commands
         user, where, team = event["user"], event["channel"], body.get("team_id", "")
-        text = (event.get("text") or "").strip().removeprefix("/papers").strip()
+        text = unescape(event.get("text") or "").strip().removeprefix("/papers").strip()
         me = ChannelRef("slack", f"@{user}", team)
         command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
         # A message event carries no name, and only a pause reason shows one ("paused by ann",
@@ -161,10 +173,10 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
             await deps.on_uninstall(team)
 
     async def revoked(body) -> None:
-        await disable(body.get("team_id", ""), "Slack tokens were revoked")
+        await disable(body.get("team_id", ""), f"Slack tokens were revoked; {RESUME}")
 
     async def uninstalled(body) -> None:
-        await disable(body.get("team_id", ""), "the app was uninstalled from this workspace")
+        await disable(body.get("team_id", ""), f"the app was uninstalled; {RESUME}")
 
     app.event("tokens_revoked")(guarded(revoked))
     app.event("app_uninstalled")(guarded(uninstalled))

@@ -24,7 +24,7 @@ def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
     follows = ", ".join(f"{s.kind.value}: {s.text}" for s in subs[:8]) or "nothing yet"
     state = f"⏸ {ch.pause_state}" if ch.paused else "active"
     lines = [
-        f"*{where}* — {plain(state)}",
+        f"*{where}* — {markup(state)}",  # a reason's `/papers resume` stays copyable
         f"Follows: {plain(follows)}",
         f"Digest at {ch.digest_time} {plain(ch.timezone)} on {ch.weekdays}, up to {ch.digest_size} papers",
         f"Last digest: {last.digest_date} ({last.status})" if last else "No digest yet",

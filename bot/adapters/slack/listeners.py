@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -13,13 +14,17 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.access import workspace_admin
-from bot.adapters.slack.blocks import SlackMessage, cut, render
+from bot.adapters.slack.access import is_member, workspace_admin
+from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
 from bot.adapters.slack.guard import guarded
+from bot.adapters.slack.limits import MAX_VALUE, message_problems
+from bot.adapters.slack.poster import degraded
 from bot.commands import Commands, Context, Reply
-from bot.commands.replies import error
+from bot.commands.replies import Action, error
 from bot.runner import DigestRunner
 from digest.channels import ChannelService
+from digest.errors import DigestError
+from digest.headline import shorten
 from digest.models import ChannelRef
 from digest.schedule import local_day
 
@@ -28,6 +33,7 @@ UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
 #: chat.update answers for a message the bot may not (or can no longer) edit.
 UNEDITABLE = {"message_not_found", "cant_update_message", "edit_window_closed",
               "channel_not_found", "is_archived"}  # fmt: skip
+PAGER_KEY, PAGED = "slack.pager.", "stored:"  # a long search behind a page button
 VOTE_KEPT = "Your vote is recorded; that message can no longer be updated to show it."
 
 
@@ -43,8 +49,36 @@ class SlackDeps:
 
 
 def as_messages(reply: Reply) -> list[SlackMessage]:
-    """A reply's messages (an attachment travels separately, as a file: see send_file)."""
-    return render(replace(reply, attachment=None))
+    """A reply's messages (an attachment travels separately, as a file: see send_file), each
+    checked against Slack's limits as digests are: a response URL that refuses a message answers
+    400 and the user sees nothing at all."""
+    return [checked(m) for m in render(replace(reply, attachment=None))]
+
+
+def stored_pages(deps: SlackDeps, reply: Reply) -> Reply:
+    """Page buttons whose search is longer than a button value holds (2,000 characters) carry a
+    key to it instead, so a long query pages as a short one (blocking: run it in a thread)."""
+
+    def key(a: Action) -> Action:
+        if a.kind != "page" or len(a.value) <= MAX_VALUE:
+            return a
+        digest = hashlib.sha256(a.value.encode()).hexdigest()[:20]
+        deps.channels.store.kv.set(PAGER_KEY + digest, a.value)
+        return replace(a, value=f"{PAGED}{digest}")
+
+    return replace(reply, actions=tuple(key(a) for a in reply.actions))
+
+
+def checked(msg: SlackMessage) -> SlackMessage:
+    """``msg`` if Slack would take it; else degraded as a digest is; else its text alone."""
+    if not (problems := message_problems(msg.blocks, msg.text)):
+        return msg
+    log.warning("a reply breaks Slack's limits (%s); sending it degraded", problems[0])
+    small = degraded(msg)
+    if not message_problems(small.blocks, small.text):
+        return small
+    log.error("a reply breaks Slack's limits even degraded; sending its text only")
+    return SlackMessage(cut(msg.text, MAX_FALLBACK) or "digestbot", [], msg.paper_ids)
 
 
 def channel_ref(team: str, channel: str, user: str) -> ChannelRef:
@@ -111,11 +145,14 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
 
     async def papers(ack, command, respond, client) -> None:
         await ack()
-        text = (command.get("text") or "").strip()
+        text = unescape(command.get("text") or "").strip()  # "R&D", not "R&amp;D"
         user, channel = command["user_id"], command["channel_id"]
         ctx = await _context(deps, client, command["team_id"], channel, user)
-        ctx = replace(ctx, name=command.get("user_name") or "")  # who paused, in words
+        place = command.get("channel_name") or ""  # Slack's stand-ins are not names
+        place = "" if place in ("directmessage", "privategroup") else place
+        ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None:
             reply = await send_file(client, reply, channel if public else None, user)
@@ -141,18 +178,65 @@ def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[
     return out
 
 
+def voting_for(reply: Reply, channel_id: int) -> Reply:
+    """``reply`` with its 👍/👎 buttons naming the digest they vote on: a card shown away from its
+    channel (a Home preview lands in the person's DM) still votes where it came from."""
+
+    def tag(a: Action) -> Action:
+        return replace(a, value=f"{a.value} {channel_id}") if a.kind in ("up", "down") else a
+
+    cards = tuple(replace(c, actions=tuple(tag(a) for a in c.actions)) for c in reply.cards)
+    return replace(reply, cards=cards)
+
+
+async def _vote_ref(deps: SlackDeps, client: AsyncWebClient, body: dict, target: str) -> ChannelRef:
+    """The digest a 👍/👎 votes on: the one the button names (checked), else where it was pressed."""
+    team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
+    if not target:
+        return channel_ref(team, where, user)
+    ch = await asyncio.to_thread(deps.channels.store.channels.by_id, int(target))
+    if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
+        raise DigestError("That digest no longer exists; your vote was not recorded.")
+    personal = ch.ref.channel_id.startswith("@")
+    if ch.ref.channel_id != f"@{user}" and (
+        personal or not await is_member(client, ch.ref.channel_id, user)
+    ):
+        raise DigestError("You can only vote on digests of channels you are a member of.")
+    return ch.ref
+
+
+def said(title: str, now: int, elsewhere: str | None) -> str:
+    """What one press did, in words (a second press of the same vote withdraws it)."""
+    where = f" (for {elsewhere})" if elsewhere else ""
+    title = escape(shorten(title, 100))  # Slack reads the text as mrkdwn: no markup from a title
+    if now == 0:
+        return f"Your vote on “{title}” is withdrawn{where}: pressing the same button again withdraws it."
+    mark = "👍" if now > 0 else "👎"
+    return f"{mark} recorded for “{title}”{where}; future digests learn from it."
+
+
 def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
-    """👍/👎 buttons (a second click withdraws); the message's counts are updated in place."""
+    """👍/👎 buttons (a second click withdraws); the message's counts are updated in place, and a
+    card nobody else sees (an ephemeral answer, a Home preview) is told what the press did."""
 
     async def vote(ack, body, action, client, respond, value: int) -> None:
         await ack()
-        team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
-        ref = channel_ref(team, where, user)
-        paper_id = action["value"]
-        await asyncio.to_thread(deps.channels.vote, ref, user, paper_id, value)
+        where = body["channel"]["id"]
+        paper_id, _, target = action["value"].partition(" ")
+        if target and not target.isdigit():
+            raise DigestError("That button is not a vote any more; nothing was recorded.")
+        ref = await _vote_ref(deps, client, body, target)
+        now = await asyncio.to_thread(deps.channels.vote, ref, body["user"]["id"], paper_id, value)
         up, down = await asyncio.to_thread(deps.channels.vote_counts, ref, paper_id)
         message = body.get("message")
-        if message and not body.get("container", {}).get("is_ephemeral"):
+        private = not message or body.get("container", {}).get("is_ephemeral")
+        if private or target or now == 0:  # counts alone would not say whose vote, or where
+            paper = await asyncio.to_thread(deps.channels.papers.paper, paper_id)
+            mine = ref.channel_id.startswith("@")
+            name = ("your personal digest" if mine else f"<#{ref.channel_id}>") if target else None
+            text = said(paper.title, now, name)
+            await respond(text=text, response_type="ephemeral", replace_original=False)
+        if not private:
             blocks = _with_counts(message.get("blocks", []), paper_id, up, down)
             try:
                 await client.chat_update(
@@ -184,7 +268,14 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
         ctx = await _context(
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
+        if text.startswith(PAGED):
+            text = await asyncio.to_thread(
+                deps.channels.store.kv.get, PAGER_KEY + text[len(PAGED) :]
+            )
+            if text is None:
+                raise DigestError("That search is no longer stored; run `/papers search` again.")
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        reply = await asyncio.to_thread(stored_pages, deps, reply)
         await _respond(respond, reply, replace_original=replace_original and not reply.error)
 
     async def more_like(ack, body, action, client, respond) -> None:

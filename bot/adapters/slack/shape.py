@@ -43,6 +43,12 @@ def action_problem(payload: Mapping[str, Any]) -> str | None:
         return "payload has no type"
     if not _nested_id(payload, "user"):
         return "payload has no user id"
+    if payload["type"] in ("view_submission", "view_closed"):
+        view = payload.get("view")  # Bolt reads view.type and view.callback_id to route it
+        ok = isinstance(view, dict) and all(
+            isinstance(view.get(k), str) for k in ("type", "callback_id")
+        )
+        return None if ok else "payload's view has no type or callback_id"
     if payload["type"] != "block_actions":
         return None  # nothing else is listened to: Bolt answers it as unhandled
     actions = payload.get("actions")
