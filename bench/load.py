@@ -805,6 +805,8 @@ async def run(cfg: Config) -> tuple[list[Result], list[tuple[str, float, float]]
                 results.append(await run_backend(cfg, backend, work / backend))
             except Exception as exc:  # report the other backends all the same
                 results.append(Result(backend, notes=[f"failed: {type(exc).__name__}: {exc}"]))
+            # each backend's tables as soon as it is done: a long run interrupted keeps them
+            print(report(cfg, results[-1:], []), "\n", file=sys.stderr, flush=True)
         cli = cli_costs(cfg, work / "cli") if cfg.cli else []
     finally:
         if cfg.workdir is None:

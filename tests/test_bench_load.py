@@ -2,10 +2,11 @@
 asserts the bench ran end to end against the real bot and that every command it sent was
 acknowledged and answered, as the fakes recorded.
 
-Breaks that turn this red: the Discord gateway fake not sending READY (no interaction is
-dispatched: every Discord command unanswered); a wrong option name in a Discord payload (the
-bot logs "Discord command failed": the ERROR-line check); the Slack signature made with another
-secret (401: no ack); the stream sending nothing (no rows)."""
+Breaks that turn this red: the Slack signature made with another secret (401: no ack, the
+bot never answers `help`); a wrong option name in a Discord payload (the bot logs "Discord
+command failed": the ERROR-line check); the stream sending nothing (no samples, no rows).
+Tried and NOT caught: the gateway fake never sending READY (discord.py handles interactions
+without it)."""
 
 import asyncio
 
@@ -16,7 +17,7 @@ def test_the_load_bench_drives_the_real_bot_on_both_platforms_and_every_command_
     tmp_path,
 ):
     cfg = Config(channels=4, papers=40, ingest=20, rate=4, duration=3, visible_timeout=10,
-                 grace=30, due_phase=False, cli=False, seed=5)  # fmt: skip
+                 grace=30, ready_timeout=120, due_phase=False, cli=False, seed=5)  # fmt: skip
     result = asyncio.run(run_backend(cfg, "sqlite", tmp_path / "sqlite"))
     samples = result.samples
     assert len(samples) == 12
