@@ -560,29 +560,40 @@ def seed_database(cfg: Config, work: Path, db_url: str, result: Result) -> list[
     return papers
 
 
-def set_due(cfg: Config, db_url: str, work: Path, due: datetime) -> float:
-    """Every channel's schedule at ``due`` (UTC, every day), through the command path, while
-    the bot is stopped; returns the seconds it took."""
+def set_due(cfg: Config, db_url: str, work: Path, ready_s: float) -> tuple[datetime, float]:
+    """Every channel's schedule at one minute (UTC, every day), through the command path, while
+    the bot is stopped: (that minute, seconds it took). The minute is chosen after timing the
+    first channels, so that setting the rest and restarting the bot end before it."""
     from bot.app import build
     from bot.commands import Context
     from bot.config import Settings
     from digest.models import ChannelRef
 
+    refs = [ChannelRef(plat, cid, "T1" if plat == "slack" else GUILD)
+            for plat, ids in channel_ids(cfg).items() for cid in ids]  # fmt: skip
     started = time.monotonic()
     app = build(db_url, Settings(index_dir=str(work / "index"), database_url=db_url,
                                  semantic="off"))  # fmt: skip
+
+    def schedule(ref: ChannelRef, at: str) -> None:
+        reply = app.commands.handle(f"schedule {at} UTC daily", Context(ref, "U1"))
+        if reply.error:
+            raise RuntimeError(f"schedule refused for {ref.channel_id}: {reply.text}")
+
     try:
-        for plat, ids in channel_ids(cfg).items():
-            ws = "T1" if plat == "slack" else GUILD
-            for cid in ids:
-                reply = app.commands.handle(
-                    f"schedule {due:%H:%M} UTC daily", Context(ChannelRef(plat, cid, ws), "U1")
-                )
-                if reply.error:
-                    raise RuntimeError(f"schedule refused for {cid}: {reply.text}")
+        probe = refs[: max(20, len(refs) // 100)]
+        t = time.monotonic()
+        for ref in probe:
+            schedule(ref, "23:59")  # provisional: set again below
+        each = (time.monotonic() - t) / len(probe)
+        lead = each * len(refs) * 1.5 + ready_s * 1.5 + 90
+        due = (datetime.now(UTC) + timedelta(seconds=lead)).replace(second=0, microsecond=0)
+        due += timedelta(minutes=1)
+        for ref in refs:
+            schedule(ref, f"{due:%H:%M}")
     finally:
         app.close()
-    return time.monotonic() - started
+    return due, time.monotonic() - started
 
 
 async def run_backend(cfg: Config, backend: str, work: Path) -> Result:
@@ -663,10 +674,7 @@ async def due_minute(
     cfg: Config, pf: Platforms, db_url: str, work: Path, env: dict[str, str], ready_s: float
 ) -> dict:
     """Restart the bot with all channels due in one minute; when did each digest start?"""
-    per_channel = 0.02 if db_url.startswith("sqlite") else 0.03  # schedule command cost, roughly
-    lead = cfg.channels * per_channel * 1.5 + ready_s * 1.5 + 30
-    due = (datetime.now(UTC) + timedelta(seconds=lead + 60)).replace(second=0, microsecond=0)
-    set_s = set_due(cfg, db_url, work, due)
+    due, set_s = set_due(cfg, db_url, work, ready_s)
     pf.set_latency(cfg.latency)
     bot = Bot(env, work / "bot.log")
     try:
