@@ -244,8 +244,8 @@ def digestbot_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "bench.load_bot", *args]
 
 
-def run_cli(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[float, float, str]:
-    """Run `digestbot ARGS` to the end: (wall seconds, CPU seconds, output). Raises on failure."""
+def run_cli(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[float, str]:
+    """Run `digestbot ARGS` to the end: (wall seconds, output). Raises on failure."""
     started = time.monotonic()
     proc = subprocess.Popen(digestbot_cmd(*args), env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
@@ -257,7 +257,7 @@ def run_cli(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[flo
         raise RuntimeError(f"digestbot {' '.join(args)} took over {timeout:.0f} s") from None
     if proc.returncode != 0:
         raise RuntimeError(f"digestbot {' '.join(args)} failed ({proc.returncode}): {out[-2000:]}")
-    return time.monotonic() - started, math.nan, out
+    return time.monotonic() - started, out
 
 
 def cpu_of(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -553,10 +553,10 @@ def seed_database(cfg: Config, work: Path, db_url: str, result: Result) -> list[
     started = time.monotonic()
     doc_path.write_text(json.dumps(export_doc(cfg, work)), encoding="utf-8")
     result.seed_s["channels file"] = time.monotonic() - started
-    result.seed_s["import"], _, _ = run_cli(env, "import", str(doc_path))
+    result.seed_s["import"], _ = run_cli(env, "import", str(doc_path))
     seed_file = work / "seed.jsonl"
     papers = write_papers(seed_file, cfg.papers, "lb-p", cfg.seed)
-    result.seed_s["seed ingest"], _, _ = run_cli(env, "ingest", str(seed_file))
+    result.seed_s["seed ingest"], _ = run_cli(env, "ingest", str(seed_file))
     return papers
 
 
