@@ -4,9 +4,10 @@ The other command-line tests run in-process (tests/cli_proc.py); these few keep 
 process shows: the entry point is installed and importable, exit codes reach the shell, output
 goes through real pipes, and settings are read from a fresh environment.
 
-Breaks that turn this red: `[project.scripts]` entry removed or pointing elsewhere (no script or
-exit 1); `bot/__main__.py` not passing main()'s code to sys.exit (rc 0 on errors); the bundled
-papers path broken (ingest fails); a heavy import in bot/cli.py raising at load (every case).
+Breaks that turn this red: main() printing the `error:` line for a DigestError but returning 0
+(seen red: the bad-setting case exits 0); expected red, not run: the `[project.scripts]` entry
+removed or renamed (no script), a heavy import in bot/cli.py raising at load (every case), the
+bundled papers missing from the install (ingest fails).
 """
 
 import json

@@ -1,9 +1,9 @@
 """The bundled papers and migrations ship inside the package, so a wheel (`pip install .`, the
 Docker image) has them, not only a source checkout.
 
-Breaks that turn this red: `"digest" = ["data/*.txt"]` dropped from package-data (the wheel has
-no papers); BUNDLED_PAPERS pointing back at a top-level data/ folder (outside the package);
-the migrations' package-data entry dropped (no versions in the wheel).
+Breaks that turn this red: `"digest" = ["data/*.txt"]` dropped from package-data (seen red: the
+wheel has no papers); expected red, not run: BUNDLED_PAPERS pointing back at a top-level data/
+folder (outside the package); the migrations' package-data entry dropped.
 """
 
 import shutil
