@@ -24,7 +24,6 @@ from digest.model_hub import ModelUnavailableError, fetch
 log = logging.getLogger(__name__)
 DIM = 384
 MAX_TOKENS = 256  # the model was trained on at most 256 word pieces
-MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,23 @@ def app(tmp_path: Path):
     application = make_app(f"sqlite:///{tmp_path / 'app.db'}", tmp_path)
     yield application
     application.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests/reliability as `reliability`; skip `semantic` tests when the extra is missing.
+
+    The test extra leaves the model out (installing it would switch `digestbot run` to semantic
+    ranking), so a plain test run skips the tests that need it; CI installs the semantic extra.
+    """
+    reliability = Path(__file__).parent / "reliability"
+    missing = None
+    for item in items:
+        if reliability in Path(item.path).parents:
+            item.add_marker(pytest.mark.reliability)
+        if item.get_closest_marker("semantic"):
+            if missing is None:
+                from digest.embeddings import semantic_available
+
+                missing = not semantic_available()
+            if missing:
+                item.add_marker(pytest.mark.skip(reason="semantic extra not installed"))

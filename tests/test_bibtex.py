@@ -8,13 +8,13 @@ for the bundled papers): all four tests; the longer tags for tag collisions remo
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from digest import BUNDLED_PAPERS
 from digest.bibtex import cite_key, export
 from digest.ingest.parse import parse_neurips_list
 from digest.models import Links, Paper
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
+BUNDLED = BUNDLED_PAPERS
 
 
 def paper(pid: str, title: str, *authors: str, year: int | None = 2026) -> Paper:

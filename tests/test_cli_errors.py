@@ -1,4 +1,4 @@
-"""Every CLI error is one `error:` line and exit code 2, through the real `digestbot` entry point.
+"""Every CLI error is one `error:` line and exit code 2, through `bot.cli.main` (in-process, tests/cli_proc.py).
 
 Deliberate breaks seen red: the future-date check removed from `digest`; load_settings()
 bypassed (plain Settings() in the callback). Expected red (not run): engine URLs unredacted. main()'s last-resort handler is not exercised by these (every case here has its

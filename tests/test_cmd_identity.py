@@ -45,7 +45,7 @@ def test_cmd_on_an_unset_personal_digest_says_what_chat_and_readme_say(tmp_path)
 
     from bot.commands.core import NO_PERSONAL
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parent.parent / "docs" / "commands.md").read_text(encoding="utf-8")
     me_row = next(line for line in readme.splitlines() if line.startswith("| `me <command>`"))
     promised = re.search(r'answers "([^"]+)"', me_row).group(1)
     assert NO_PERSONAL.startswith(promised)

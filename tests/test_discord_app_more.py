@@ -212,8 +212,7 @@ async def test_forums_pause_with_the_reason(bot, setup, reason):
 async def test_readme_discord_section_shows_the_real_commands_and_options(bot):
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Discord", 1)[1].split("\n## ", 1)[0]
+    section = (Path(__file__).resolve().parents[1] / "docs" / "discord.md").read_text()
     section = re.sub(r"```.*?```", "", section, flags=re.S)
     (papers,) = await _synced(bot)
     options = {o["name"]: {x["name"] for x in o.get("options", [])} for o in papers["options"]}

@@ -297,7 +297,7 @@ def test_discord_sync_cli_and_composition(app, tmp_path, monkeypatch, capsys):
 def test_readme_invite_permissions_are_exactly_what_the_bot_needs():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "discord.md").read_text()
     needed = discord.Permissions(view_channel=True, send_messages=True, send_messages_in_threads=True,
                                  create_public_threads=True, embed_links=True, attach_files=True,
                                  read_message_history=True)  # fmt: skip

@@ -154,7 +154,7 @@ def test_long_fields_are_cut_with_a_warning(env_isolated, capsys):
     assert f"{path}:2:" not in err  # a record within the limits gets no warning
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "ingest.md").read_text()
     assert "titles 500 characters, abstracts 20,000" in readme
 
 

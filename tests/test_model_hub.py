@@ -23,18 +23,16 @@ import sys
 
 import pytest
 
-from digest.embeddings import ModelConfig, packaged_model, semantic_available
+from digest.embeddings import ModelConfig, packaged_model
 from digest.model_hub import INT8, ModelUnavailableError, candidates, parse
-from tests.cli_proc import clean_env, digestbot, one_error
+from tests.cli_proc import clean_env, digestbot_proc, one_error
 from tests.fake_hub import COMMIT, FakeHub
 
 REPO = "sentence-transformers/all-MiniLM-L6-v2"
 ONNX = ["model.onnx", "model_O1.onnx", "model_O2.onnx", "model_O3.onnx", "model_O4.onnx",
         "model_qint8_arm64.onnx", "model_qint8_avx512.onnx", "model_qint8_avx512_vnni.onnx",
         "model_quint8_avx2.onnx"]  # fmt: skip
-needs_model = pytest.mark.skipif(
-    not semantic_available(ModelConfig()), reason="semantic extra not installed"
-)
+needs_model = pytest.mark.semantic  # skipped without the extra (tests/conftest.py)
 LOAD = (
     "import json; from digest.embeddings import load_encoder; e = load_encoder(); "
     "a, b, c = e.encode(['sparse autoencoders', 'dictionary learning of features', 'tax law']); "
@@ -108,6 +106,7 @@ def test_a_local_folder_wins_over_a_hub_model(tmp_path):
     assert proc.returncode == 0 and json.loads(proc.stdout)["model"] == str(folder / "model.onnx")
 
 
+@needs_model  # the stand-in hub serves the packaged model's files
 @pytest.mark.parametrize(
     ("model", "offline", "said"),
     [
@@ -126,11 +125,14 @@ def test_a_model_that_cannot_be_had_stops_a_cli_command_with_one_line(
         env = {"HF_HOME": str(tmp_path / "hf"), "HF_ENDPOINT": hub.url, "NO_PROXY": "127.0.0.1",
                "DIGESTBOT_EMBEDDING_MODEL": model, "DIGESTBOT_SEMANTIC": "auto",
                "HF_HUB_OFFLINE": offline or "0"}  # fmt: skip
-        proc = digestbot(tmp_path, "search", "graph neural networks", **env)
+        proc = digestbot_proc(
+            tmp_path, "search", "graph neural networks", **env
+        )  # HF_* read at import
     line = one_error(proc)
     assert said in line and (not offline or "HF_HUB_OFFLINE is set" in line)
 
 
+@needs_model
 def test_the_bot_logs_the_line_once_and_ranks_lexically(sqlite_store, tmp_path, caplog):
     from huggingface_hub import constants
 

@@ -15,7 +15,7 @@ from digest.errors import DigestError
 from digest.schedule import parse_time
 from tests.test_commands import say
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).parent.parent / "docs" / "commands.md").read_text(encoding="utf-8")
 ACCEPTED = {"09:30": "09:30", "9:30": "09:30", "9.30": "09:30", "9h30": "09:30", "0930": "09:30",
             "9": "09:00", "21h": "21:00"}  # fmt: skip
 REFUSED = ["9:5", "930"]

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from digest.embeddings import model_files, semantic_available
+from digest.embeddings import model_files
 from digest.index_store import IndexStore
 from digest.ingest.parse import make_record
 from digest.rank.semantic import SemanticParams, query_weight
 from tests.corpus import synthetic_records
 
-needs_model = pytest.mark.skipif(not semantic_available(), reason="semantic extra not installed")
+needs_model = pytest.mark.semantic  # skipped without the extra (tests/conftest.py)
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import pytest
 from digest import embeddings
 from digest.embeddings import ModelConfig, SemanticRequiredError, load_encoder
 from digest.index_store import IndexStore
-from tests.cli_proc import digestbot, one_error
+from tests.cli_proc import digestbot_proc, one_error
 
 
 @pytest.fixture
@@ -45,6 +45,6 @@ def test_cli_says_it_in_one_line(tmp_path):
     shim.mkdir()
     (shim / "onnxruntime.py").write_text("raise ImportError('not installed')\n")
     line = one_error(
-        digestbot(tmp_path, "search", "graphs", DIGESTBOT_SEMANTIC="on", PYTHONPATH=str(shim))
+        digestbot_proc(tmp_path, "search", "graphs", DIGESTBOT_SEMANTIC="on", PYTHONPATH=str(shim))
     )
     assert "DIGESTBOT_SEMANTIC=on needs the semantic extra" in line, line

@@ -1,6 +1,6 @@
 """A 👍 refines a channel's ranking; it must not push the topic's other matches below the threshold.
 
-With the bundled papers (data/neurips2026.txt), one 👍 on a 'sparse autoencoders' paper took
+With the bundled papers (digest/data/neurips2026.txt), one 👍 on a 'sparse autoencoders' paper took
 the other one from 0.75 to 0.27 and emptied the next digest. Breaks tried on purpose (each
 turned at least one test red):
 - `calibrate.scale` returning 1.0 (refined scores uncalibrated: the old collapse);
@@ -13,10 +13,10 @@ turned at least one test red):
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import pytest
 
+from digest import BUNDLED_PAPERS
 from digest.channels import ChannelService
 from digest.models import ChannelRef, SubscriptionKind
 from digest.rank import calibrate
@@ -24,7 +24,7 @@ from digest.rank.engine import Ranker
 from digest.rank.profile import Profile
 from digest.service import DigestService
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "neurips2026.txt"
+DATA = BUNDLED_PAPERS
 TOPICS = ("sparse autoencoders", "LLM alignment", "activation steering", "unlearning")
 THRESHOLD = 0.3
 CLEAR = 2 * THRESHOLD  # a paper scoring twice the threshold matches the topic clearly

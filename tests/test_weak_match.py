@@ -9,17 +9,16 @@ finds nothing).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bot.commands import Context
+from digest import BUNDLED_PAPERS
 from digest.embeddings import semantic_available
 from digest.models import ChannelRef
 from digest.rank.weak import GENERIC_SHARE, check, generic_floor
 from tests.conftest import make_app
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
+BUNDLED = BUNDLED_PAPERS
 LAB = ChannelRef("console", "lab")
 
 
