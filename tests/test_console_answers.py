@@ -12,7 +12,7 @@ from datetime import date
 
 from bot.commands import Context
 from digest.models import ChannelRef, SubscriptionKind
-from tests.cli_proc import digestbot, one_error
+from tests.cli_proc import digestbot, digestbot_proc, one_error
 
 LAB = ChannelRef("console", "lab")
 
@@ -35,7 +35,9 @@ def test_why_on_a_downvoted_paper_names_the_vote(app) -> None:
 
 
 def test_run_with_nothing_to_serve_fails_with_one_line(tmp_path) -> None:
-    proc = digestbot(tmp_path, "run", timeout=120)  # stdin is /dev/null, as under systemd
+    proc = digestbot_proc(
+        tmp_path, "run", timeout=120
+    )  # a real process: stdin is /dev/null, as under systemd
     assert "no Slack or Discord token" in one_error(proc)
 
 
