@@ -97,8 +97,8 @@ def service(store: Store, folder) -> DigestService:
 
 
 def test_two_concurrent_searches_during_a_build_cause_one_fit(db, tmp_path, monkeypatch):
-    """Breaks that turn this red: no single flight (the second search fits too: 2 fits); the
-    waiting search not re-reading what the first built (it fits again)."""
+    """Breaks that turn this red: no single flight (no refresh lock and no fit lock: the second
+    search fits too, 2 fits)."""
     fits = Fits(monkeypatch, hold=True)
     papers = service(db, tmp_path / "ix")
     papers.indexes._flight = arrival = ArrivalLock()
@@ -122,8 +122,8 @@ def test_two_processes_sharing_the_index_folder_fit_once(db, tmp_path, monkeypat
     """Two replicas (separate stores and index stores, as two processes have) on one database
     and one index folder: the file lock lets one fit; the other loads what it saved.
 
-    Breaks that turn this red: no file lock (both fit); the lock holder not re-reading the saved
-    index after waiting (it fits again); a replica ignoring a newer saved index."""
+    Breaks that turn this red: no single flight; no file lock (both fit); the replica that
+    waited for the lock not re-reading the saved index (it fits again)."""
     fits = Fits(monkeypatch, hold=True)
     folder = tmp_path / "shared"
     other = Store.open(db.engine.url.render_as_string(hide_password=False))
@@ -147,9 +147,8 @@ def test_two_processes_sharing_the_index_folder_fit_once(db, tmp_path, monkeypat
 
 
 def test_a_search_during_a_rebuild_answers_from_the_old_index(db, tmp_path, monkeypatch):
-    """Breaks that turn this red: a running bot's search waiting on the refit (current() fitting
-    or taking the fit lock); the refit swapped in before it is complete; the refit never
-    swapped in."""
+    """Breaks that turn this red: a running bot's search waiting on the refit (current() taking
+    the fit lock)."""
     papers = service(db, tmp_path / "ix")
     papers.indexes.serving = True
     papers.indexes.tick()  # the first index
@@ -176,8 +175,8 @@ def test_paper_stored_by_another_process_is_found_after_one_refresh_without_a_re
     digest taking candidates up to its sequence ranks it, with no full fit.
 
     Breaks that turn this red: the delta segment ignored (no papers after the index's ingest
-    sequence appended); refit on every new paper (2 fits); the corpus version read as a count
-    cached in the process; a digest ranking with an index older than its ``upto``."""
+    sequence appended); refit on every new paper (a fit per refresh); a digest ranking with an
+    index older than its ``upto`` (``covering`` ignored)."""
     papers = service(db, tmp_path / "ix")
     papers.indexes.serving = True
     papers.indexes.tick()
@@ -195,9 +194,7 @@ def test_paper_stored_by_another_process_is_found_after_one_refresh_without_a_re
 
 
 def test_a_restart_loads_the_saved_index_and_appends_what_came_since(db, tmp_path, monkeypatch):
-    """Breaks that turn this red: the saved index not used at start (a fit); the saved index
-    without its ingest sequence (everything looks new, or nothing does); papers stored while
-    the bot was down not appended."""
+    """Breaks that turn this red: the saved index not used at start (a fit)."""
     folder = tmp_path / "ix"
     service(db, folder).search("graphs")  # fits and saves
     db.papers.upsert([novel("new-1")])  # stored while no bot ran
