@@ -92,7 +92,7 @@ async def _serve(application: App) -> None:
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
-    application.service.indexes.serve(application.settings.index_refresh_seconds)
+    application.service.indexes.serve()
     application.connect(runner, scheduler)
     await runner.recover()
     discord_task = await _start_platforms(application, interactive)

@@ -79,8 +79,6 @@ class Settings(BaseSettings):
     delivery_lease_seconds: float = Field(120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     # how often due retries and lapsed claims are resumed
     delivery_sweep_seconds: float = Field(60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
-    # how often a running bot looks for papers stored since its index (by any process)
-    index_refresh_seconds: float = Field(10.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     delivery_backoff_seconds: Annotated[
         list[Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]],
         NoDecode,

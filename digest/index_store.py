@@ -41,6 +41,8 @@ from digest.store.papers import CorpusVersion
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 10  # bump when PaperIndex, the analyzer or Snapshot changes shape
+#: Seconds between a running bot's looks for papers stored since its index (by any process).
+REFRESH_SECONDS = 10.0
 
 
 def _suffix(encoder: Encoder | None) -> str:
@@ -267,7 +269,7 @@ class IndexStore:
         except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
             log.exception("index refresh failed; answering from the previous index")
 
-    def serve(self, every: float) -> None:
+    def serve(self, every: float = REFRESH_SECONDS) -> None:
         """From now on answer from the last complete index, refreshed every ``every`` seconds on a
         thread of its own; the first round loads the saved index (or fits one) at once."""
         self.serving = True

@@ -171,7 +171,7 @@ def test_paper_stored_by_another_process_is_found_after_one_refresh_without_a_re
     db, tmp_path, monkeypatch
 ):
     """Another process (its own Store on the same database) stores a paper; one refresher round
-    (driven here, every DIGESTBOT_INDEX_REFRESH_SECONDS in a bot) makes it searchable, and a
+    (driven here, every REFRESH_SECONDS in a bot) makes it searchable, and a
     digest taking candidates up to its sequence ranks it, with no full fit.
 
     Breaks that turn this red: the delta segment ignored (no papers after the index's ingest
