@@ -185,6 +185,8 @@ class IndexStore:
             self.lock_path.parent.mkdir(parents=True, exist_ok=True)
             lock = FileLock(str(self.lock_path), timeout=-1 if timeout is None else timeout)
             lock.acquire()
+        except Timeout:  # held elsewhere and not to be waited for: the caller skips its work
+            raise
         except OSError as exc:  # a read-only folder: no sharing, but search still works
             log.warning("index lock %s not taken: %s", self.lock_path, exc)
             yield

@@ -12,6 +12,7 @@ import threading
 from types import SimpleNamespace
 
 import pytest
+from filelock import FileLock
 
 import digest.index_store as index_store
 from bot.adapters.discord import choices
@@ -233,3 +234,26 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
         assert await asyncio.wait_for(choices.paper_choices(deps, "part 3"), HANG) == []
     finally:
         stuck.set()
+
+
+def test_a_refresh_neither_waits_for_nor_writes_under_another_process_lock(db, tmp_path):
+    """While another process holds the folder's lock (it is fitting), a refresh appends new
+    papers in memory, answers, and leaves the saved index to the lock holder.
+
+    Breaks that turn this red: a refresh waiting for the lock (it hangs); the lock's timeout
+    taken for an unwritable folder (the index saved without the lock)."""
+    papers = service(db, tmp_path / "ix")
+    papers.indexes.serving = True
+    papers.indexes.tick()
+    saved = papers.indexes.path.read_bytes()
+    db.papers.upsert([novel("new-1")])
+    holder = FileLock(str(papers.indexes.lock_path))
+    holder.acquire()
+    try:
+        refresh, _ = in_thread(papers.indexes.refresh)
+        refresh.join(HANG)
+        assert not refresh.is_alive(), "the refresh waited for another process's lock"
+        assert "new-1" in papers.indexes.index.pos
+        assert papers.indexes.path.read_bytes() == saved
+    finally:
+        holder.release()
