@@ -104,6 +104,7 @@ class IndexStore:
         self._served = threading.Lock()  # guards swapping ``index``
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._refitter: threading.Thread | None = None
 
     def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
         """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
@@ -271,6 +272,26 @@ class IndexStore:
         except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
             log.exception("index refresh failed; answering from the previous index")
 
+    def round(self) -> None:
+        """One round of a running bot's refresher: refresh, and start a due refit on a thread of
+        its own, so rounds go on appending new papers while a long fit runs."""
+        try:
+            self.refresh()
+            busy = self._refitter is not None and self._refitter.is_alive()
+            if self.refit_due() and not busy:
+                self._refitter = threading.Thread(
+                    target=self._refit_quietly, name="index-refit", daemon=True
+                )
+                self._refitter.start()
+        except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
+            log.exception("index refresh failed; answering from the previous index")
+
+    def _refit_quietly(self) -> None:
+        try:
+            self.refit_if_due()
+        except Exception:  # noqa: BLE001 - the served index stays; the next round tries again
+            log.exception("index refit failed; answering from the previous index")
+
     def serve(self, every: float = REFRESH_SECONDS) -> None:
         """From now on answer from the last complete index, refreshed every ``every`` seconds on a
         thread of its own; the first round loads the saved index (or fits one) at once."""
@@ -281,7 +302,7 @@ class IndexStore:
 
         def loop() -> None:
             while True:
-                self.tick()
+                self.round()
                 if self._stop.wait(every):
                     return
 

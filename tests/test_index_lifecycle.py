@@ -257,3 +257,27 @@ def test_a_refresh_neither_waits_for_nor_writes_under_another_process_lock(db, t
         assert papers.indexes.path.read_bytes() == saved
     finally:
         holder.release()
+
+
+def test_papers_stored_during_a_long_refit_are_appended_meanwhile(db, tmp_path, monkeypatch):
+    """A running bot's refresher keeps appending new papers while a refit runs behind it, and
+    the refit swapped in still holds them.
+
+    Breaks that turn this red: the refit run on the refresher's own thread (rounds stop until
+    it ends); the refit swapped in without the papers stored during it."""
+    papers = service(db, tmp_path / "ix")
+    papers.indexes.serving = True
+    papers.indexes.round()
+    papers.indexes.invalidate()  # a refit is due
+    fits = Fits(monkeypatch, hold=True)
+    papers.indexes.round()  # starts the refit
+    assert fits.entered.wait(HANG)
+    db.papers.upsert([novel("new-1")])
+    second, _ = in_thread(papers.indexes.round)
+    second.join(HANG)
+    appended = not second.is_alive() and "new-1" in papers.indexes.index.pos
+    fits.release.set()
+    papers.indexes._refitter.join(HANG)
+    assert appended, "no round appended the new paper while the refit ran"
+    assert fits.count == 1 and "new-1" in papers.indexes.index.pos
+    assert ids(papers.search("zeolitic"))[:1] == ["new-1"]
