@@ -93,6 +93,8 @@ async def _serve(application: App) -> None:
     adapters = serving_adapters(application, interactive)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
+    # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
+    application.service.indexes.serve()
     application.connect(runner, scheduler)
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
@@ -157,6 +159,7 @@ async def _stop_all(
 ) -> None:
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
+    application.service.indexes.stop()
     if application.slack is not None and "slack" not in application.failed:
         await application.slack.stop()
     if discord_task is not None:

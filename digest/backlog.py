@@ -104,8 +104,12 @@ def compose_digest(
     service: ChannelService, channel: Channel, day: date, upto: int | None = None
 ) -> Digest:
     """The channel's digest for ``day``: new papers (up to sequence ``upto``) first, then the
-    backlog fills free slots. Each row it needs is read once (a test counts the statements)."""
-    state, ranker = reads(service, channel), service.papers.ranker()
+    backlog fills free slots. Each row it needs is read once (a test counts the statements).
+
+    A digest for a set ``upto`` waits for an index holding every paper up to it (a candidate
+    missing from the index would be skipped for good); a preview answers from the one at hand.
+    """
+    state, ranker = reads(service, channel), service.papers.ranker(covering=upto)
     ids = candidates(service, channel, state.seen, upto)
     new = rank_new(channel, state.profile, ranker, ids)
     older = backlog(service, channel, ids, channel.digest_size - len(new.hits), (state, ranker))

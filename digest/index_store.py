@@ -1,4 +1,11 @@
-"""Keeps the fitted ranking index in step with the store, persisted with joblib between runs."""
+"""Keeps the fitted ranking index in step with the store, persisted with joblib between runs.
+
+The lifecycle (issue 21): one full fit at a time per process (a lock) and per index folder (a file
+lock beside the saved index, so replicas sharing the folder fit once and load each other's); papers
+stored since the index's ingest sequence are appended as a delta with the fitted vocabulary, idf
+and LSA basis (no refit); a running bot answers from the last complete index while a refresh or a
+refit runs on its own thread, and swaps the new one in when it is whole.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,14 @@ import hashlib
 import logging
 import os
 import tempfile
-from collections.abc import Iterable
-from dataclasses import replace
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import joblib
+from filelock import FileLock, Timeout
 
 from digest.embedding_store import EmbeddingStore
 from digest.embeddings import (
@@ -27,9 +37,12 @@ from digest.models import Paper
 from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
 from digest.rank.semantic import align
 from digest.store import Store
+from digest.store.papers import CorpusVersion
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 9  # bump when PaperIndex or the analyzer changes shape
+FORMAT_VERSION = 10  # bump when PaperIndex, the analyzer or Snapshot changes shape
+#: Seconds between a running bot's looks for papers stored since its index (by any process).
+REFRESH_SECONDS = 10.0
 
 
 def _suffix(encoder: Encoder | None) -> str:
@@ -45,6 +58,14 @@ def doc_input(p: Paper) -> DocInput:
     return DocInput(p.id, p.title, p.abstract, p.authors, p.venue, p.year)
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A complete index and the ingest sequence it covers (every paper numbered up to ``seq``)."""
+
+    index: PaperIndex
+    seq: int
+
+
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
@@ -57,10 +78,11 @@ class IndexStore:
         strict: bool = False,
     ) -> None:
         self.store = store
-        self.index: PaperIndex | None = None
+        self.index: PaperIndex | None = None  # the one answers come from (vectors attached)
         url = store.engine.url.render_as_string(hide_password=False)
         key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
         self.path = folder / f"index-{key}.joblib" if folder else None
+        self.lock_path = folder / f"index-{key}.lock" if folder else None
         self.model_error = ""  # why a configured embedding model is not in use
         # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
         self.encoder = self._encoder(model, strict) if folder else None
@@ -71,6 +93,18 @@ class IndexStore:
             if folder and self.encoder
             else None
         )
+        self.serving = False  # a running bot: never wait on a refresh while an index exists
+        self.fits = 0  # full fits made by this process (the metrics and the tests read it)
+        self._snap: Snapshot | None = None  # what ``index`` was made from, without vectors
+        self._stamp: tuple[int, int] | None = None  # (mtime, size) of the cache last read/written
+        self._saved: Snapshot | None = None  # the snapshot last read from or written to the cache
+        self._stale = False  # papers changed text: the index held or saved describes the old one
+        self._flight = threading.Lock()  # one refresh at a time: the others wait, then find it done
+        self._fit_flight = threading.Lock()  # one full fit at a time
+        self._served = threading.Lock()  # guards swapping ``index``
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._refitter: threading.Thread | None = None
 
     def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
         """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
@@ -83,29 +117,57 @@ class IndexStore:
             log.warning("%s; ranking stays lexical", exc)
             return None
 
-    def _load(self) -> PaperIndex | None:
-        if not self.path or not self.path.exists():
+    # -- the saved index, shared by the processes using this folder --------------------------
+
+    def _disk_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat() if self.path else None
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if st else None
+
+    def _load(self) -> Snapshot | None:
+        stamp = self._disk_stamp()
+        if stamp is None:
             return None
         try:
-            index = joblib.load(self.path)
+            snap = joblib.load(self.path)
         except Exception as exc:  # noqa: BLE001 - a stale or truncated cache is simply rebuilt
             log.warning("ignoring unreadable index cache %s: %s", self.path, exc)
             return None
-        return index if isinstance(index, PaperIndex) else None
+        if not (isinstance(snap, Snapshot) and isinstance(snap.index, PaperIndex)):
+            return None
+        self._stamp, self._saved = stamp, snap
+        return snap
 
-    def _save(self, index: PaperIndex) -> None:
+    def _save(self, snap: Snapshot) -> None:
         if not self.path:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         os.close(fd)
-        joblib.dump(index, tmp)
-        os.replace(tmp, self.path)  # atomic: a crash never leaves a half-written cache
+        joblib.dump(snap, tmp)
+        os.replace(tmp, self.path)  # atomic: a reader never sees a half-written cache
+        self._stamp, self._saved = self._disk_stamp(), snap
 
-    def _try_save(self, index: PaperIndex) -> None:
-        """Save the cache if the folder is writable; otherwise warn and keep it in memory."""
+    def _try_save(self, snap: Snapshot, wait: bool) -> None:
+        """Save the cache if the folder is writable; otherwise warn and keep it in memory.
+
+        Without ``wait`` the save is skipped when another process holds the lock (it is fitting
+        and will save a newer index itself).
+        """
+        if snap is self._saved:
+            return
         try:
-            self._save(index)
+            with self._file_lock(None if wait else 0):
+                disk = self._disk_stamp()
+                if disk is not None and disk != self._stamp:  # someone saved since we looked
+                    newer = self._load()
+                    if newer is not None and newer.seq >= snap.seq:
+                        return
+                self._save(snap)
+        except Timeout:
+            return
         except OSError as exc:
             log.warning(
                 "index cache not saved (%s): %s; search works, the next start refits",
@@ -113,38 +175,201 @@ class IndexStore:
                 exc,
             )
 
+    @contextmanager
+    def _file_lock(self, timeout: float | None = None) -> Iterator[None]:
+        """Held while fitting or saving, so processes sharing the folder fit each version once."""
+        if self.lock_path is None:
+            with nullcontext():
+                yield
+            return
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.lock_path), timeout=-1 if timeout is None else timeout)
+            lock.acquire()
+        except Timeout:  # held elsewhere and not to be waited for: the caller skips its work
+            raise
+        except OSError as exc:  # a read-only folder: no sharing, but search still works
+            log.warning("index lock %s not taken: %s", self.lock_path, exc)
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
+
     def invalidate(self) -> None:
-        """Forget the index (papers changed text, not just count); the next use refits."""
-        self.index = None
+        """Papers changed text, not just count: the next refresh refits (a running bot keeps
+        answering from the index it has meanwhile)."""
+        self._stale = True
+        if not self.serving:
+            self._snap, self.index = None, None
         if self.path:
             try:
                 self.path.unlink(missing_ok=True)
             except OSError as exc:
                 log.warning("stale index cache %s not removed: %s", self.path, exc)
 
-    def current(self) -> PaperIndex | None:
-        """The index covering every stored paper (None when the store is empty)."""
-        if self.index is not None and len(self.index) == self.store.papers.count():
-            # fast path: papers are only ever added, so equal counts mean in step
-            self.index = self._with_vectors(self.index)
-            return self.index
-        ids = set(self.store.papers.ids_since(None))
-        if not ids:
-            self.index = None
-            return None
-        index = self.index or self._load()
-        changed = False
-        if index is None or not set(index.ids) <= ids:  # missing, or papers were deleted
-            index, changed = self._rebuild(), True
-        elif missing := ids - set(index.ids):
-            docs = self.store.papers.get_many(sorted(missing)).values()
-            index, changed = add_documents(index, [doc_input(p) for p in docs]), True
-            if index.needs_refit():
-                index = self._rebuild()
-        if changed:
-            self._try_save(index)
-        self.index = self._with_vectors(index)
+    # -- serving ------------------------------------------------------------------------------
+
+    def ready(self) -> PaperIndex | None:
+        """The index answers come from now, without waiting (None: none is complete yet)."""
         return self.index
+
+    def current(self, covering: int | None = None) -> PaperIndex | None:
+        """The index to answer with. A one-shot command brings it in step with the store first; a
+        running bot answers from the last complete one at once (its refresher keeps it within
+        one interval), waiting only when there is none or ``covering`` (an ingest sequence a
+        digest takes candidates up to) is past it."""
+        snap = self._snap
+        covered = covering is None or (snap is not None and snap.seq >= covering)
+        if self.serving and self.index is not None and covered:
+            return self._attach()
+        return self.refresh()
+
+    def refresh(self) -> PaperIndex | None:
+        """Bring the index in step with the store: adopt a newer saved one (another process's),
+        append papers stored since by ingest sequence without refitting, and fit only when
+        there is no index, texts changed or papers were deleted. One refresh at a time."""
+        with self._flight:
+            version = self.store.papers.version()
+            if version.count == 0:
+                self._publish(None)
+                return None
+            # A running bot keeps a stale index answering until the refit behind it is done.
+            snap = None if self._stale and not self.serving else self._newest(version)
+            if snap is not None:
+                snap = self._extend(snap, version)
+            # A fit: none yet, papers were deleted, or (a one-shot command) texts changed or the
+            # vocabulary drifted; a running bot refits those two behind its answers instead.
+            whole = snap is not None and len(snap.index) == version.count
+            if not whole or (not self.serving and self.refit_due(snap)):
+                snap = self._fit_shared(version)
+            if snap is not self._snap:
+                self._publish(snap)
+                self._try_save(snap, wait=False)
+            return self._attach()
+
+    def refit_due(self, snap: Snapshot | None = None) -> bool:
+        """Whether ``snap`` (the served one) should be fitted afresh: texts changed, or the
+        vocabulary drifted."""
+        snap = snap or self._snap
+        return snap is not None and (self._stale or snap.index.needs_refit())
+
+    def refit_if_due(self) -> bool:
+        """Fit the whole index afresh when due, behind the answers, then swap it in (True)."""
+        if not self.refit_due():
+            return False
+        snap = self._fit_shared(self.store.papers.version())
+        with self._flight:
+            self._publish(self._extend(snap, self.store.papers.version()))
+        return True
+
+    def tick(self) -> None:
+        """One round of the refresher: refresh, then refit if due (tests drive it directly)."""
+        try:
+            self.refresh()
+            self.refit_if_due()
+        except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
+            log.exception("index refresh failed; answering from the previous index")
+
+    def round(self) -> None:
+        """One round of a running bot's refresher: refresh, and start a due refit on a thread of
+        its own, so rounds go on appending new papers while a long fit runs."""
+        try:
+            self.refresh()
+            busy = self._refitter is not None and self._refitter.is_alive()
+            if self.refit_due() and not busy:
+                self._refitter = threading.Thread(
+                    target=self._refit_quietly, name="index-refit", daemon=True
+                )
+                self._refitter.start()
+        except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
+            log.exception("index refresh failed; answering from the previous index")
+
+    def _refit_quietly(self) -> None:
+        try:
+            self.refit_if_due()
+        except Exception:  # noqa: BLE001 - the served index stays; the next round tries again
+            log.exception("index refit failed; answering from the previous index")
+
+    def serve(self, every: float = REFRESH_SECONDS) -> None:
+        """From now on answer from the last complete index, refreshed every ``every`` seconds on a
+        thread of its own; the first round loads the saved index (or fits one) at once."""
+        self.serving = True
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while True:
+                self.round()
+                if self._stop.wait(every):
+                    return
+
+        self._thread = threading.Thread(target=loop, name="index-refresh", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the refresher (a fit in progress finishes on its daemon thread)."""
+        self._stop.set()
+
+    def _publish(self, snap: Snapshot | None) -> None:
+        with self._served:
+            self._snap = snap
+            self.index = None if snap is None else self._with_vectors(snap.index)
+
+    def _attach(self) -> PaperIndex | None:
+        with self._served:
+            if self.index is not None:
+                self.index = self._with_vectors(self.index)
+            return self.index
+
+    def _newest(self, version: CorpusVersion) -> Snapshot | None:
+        """Ours, or the saved one when another process saved a newer one since we looked."""
+        snap = self._snap
+        stamp = self._disk_stamp()
+        if stamp is not None and stamp != self._stamp and not self._stale:
+            disk = self._load()
+            if (
+                disk is not None
+                and disk.seq <= version.seq
+                and (snap is None or disk.seq >= snap.seq)
+            ):
+                return disk
+        return snap
+
+    def _extend(self, snap: Snapshot, version: CorpusVersion) -> Snapshot:
+        """``snap`` with the papers numbered in (snap.seq, version.seq] appended (the delta)."""
+        if version.seq <= snap.seq:
+            return snap
+        ids = self.store.papers.ids_between(snap.seq, version.seq)
+        papers = self.store.papers.get_many(ids)
+        docs = [doc_input(papers[i]) for i in ids if i in papers]
+        return Snapshot(add_documents(snap.index, docs), version.seq)
+
+    def _fit_shared(self, version: CorpusVersion) -> Snapshot:
+        """A full fit up to ``version``, or the one another thread or process just saved."""
+        with self._fit_flight, self._file_lock():
+            if not self._stale:  # papers whose text changed make the saved index stale
+                disk = self._load()  # another thread or process may have fitted it meanwhile
+                if disk is not None and disk.seq <= version.seq:
+                    snap = self._extend(disk, version)
+                    if len(snap.index) == version.count and not snap.index.needs_refit():
+                        return snap
+            self._stale = False  # before reading: a change made during the fit marks it again
+            log.info("fitting the ranking index")
+            self.fits += 1
+            docs = [doc_input(p) for p in self.store.papers.iter_all(upto=version.seq)]
+            snap = Snapshot(build_index(docs), version.seq)
+            try:
+                self._save(snap)
+            except OSError as exc:
+                log.warning(
+                    "index cache not saved (%s): %s; search works, the next start refits",
+                    self.path,
+                    exc,
+                )
+            return snap
 
     def _with_vectors(self, index: PaperIndex) -> PaperIndex:
         """``index`` with the stored embeddings attached; missing ones are computed in background."""
@@ -181,7 +406,3 @@ class IndexStore:
             )
             return 0
         return self.embeddings.embed_with_bar(list(self.store.papers.get_many(todo).values()))
-
-    def _rebuild(self) -> PaperIndex:
-        log.info("fitting the ranking index")
-        return build_index([doc_input(p) for p in self.store.papers.iter_all()])

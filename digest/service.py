@@ -50,9 +50,13 @@ class DigestService:
             self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
         return report
 
-    def ranker(self) -> Ranker | None:
-        """The ranker over every stored paper; a new index (papers were added) gets a new ranker."""
-        index = self.indexes.current()
+    def ranker(self, covering: int | None = None, wait: bool = True) -> Ranker | None:
+        """The ranker over the stored papers; a new index (papers were added) gets a new ranker.
+
+        ``covering``: the index must hold every paper up to that ingest sequence (a digest's
+        candidates). Without ``wait``: None at once when no index is complete yet.
+        """
+        index = self.indexes.current(covering) if wait else self.indexes.ready()
         if index is None:
             self._ranker = None
         elif self._ranker is None or self._ranker.index is not index:
@@ -83,6 +87,15 @@ class DigestService:
             )
             return SearchView(empty, {})
         result = ranker.search(query, filters, page, per_page)
+        return SearchView(result, self.store.papers.get_many(h.paper_id for h in result.hits))
+
+    def search_ready(self, query: str, per_page: int = 10) -> SearchView | None:
+        """A first page from the index complete now, or None when there is none yet (never
+        waits on a build: autocomplete answers from the titles instead)."""
+        ranker = self.ranker(wait=False)
+        if ranker is None:
+            return None
+        result = ranker.search(query, None, 1, per_page, explain=False)
         return SearchView(result, self.store.papers.get_many(h.paper_id for h in result.hits))
 
     def similar(self, paper_id: str, k: int = 5) -> tuple[Paper, list[Hit], dict[str, Paper]]:

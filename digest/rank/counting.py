@@ -96,11 +96,15 @@ def surface_forms(titles: Sequence[str]) -> dict[str, str]:
 
 
 def count_chunk(
-    titles: Sequence[str], abstracts: Sequence[str], vocab: dict[str, int] | None = None
+    titles: Sequence[str],
+    abstracts: Sequence[str],
+    vocab: dict[str, int] | None = None,
+    extend: bool = False,
 ) -> Counts:
-    """Counts for one batch; with ``vocab`` the vocabulary is fixed, otherwise it is built here."""
-    grow = vocab is None
-    coder = Coder({} if vocab is None else vocab, grow)
+    """Counts for one batch; with ``vocab`` the vocabulary is fixed (``extend``: new terms get
+    columns after its own, in a copy), otherwise it is built here."""
+    grow = vocab is None or extend
+    coder = Coder(dict(vocab or {}), grow)
     t, a = _count(titles, coder), _count(abstracts, coder)
     width = len(coder.vocab)
     terms = list(coder.vocab) if grow else []

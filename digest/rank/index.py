@@ -227,32 +227,71 @@ def _stack(old: sparse.csc_matrix, new: sparse.csc_matrix) -> sparse.csc_matrix:
     return stacked
 
 
-def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
-    """A new index with ``docs`` appended, using the fitted vocabulary and latent basis (no refit).
+def _widened(m: sparse.csc_matrix, width: int) -> sparse.csc_matrix:
+    """``m`` with empty columns appended up to ``width`` (the arrays shared, not copied)."""
+    extra = np.full(width - m.shape[1], m.indptr[-1], dtype=m.indptr.dtype)
+    return sparse.csc_matrix((m.data, m.indices, np.concatenate([m.indptr, extra])),
+                             shape=(m.shape[0], width))  # fmt: skip
 
+
+def _new_terms(index: PaperIndex, docs: Sequence[DocInput]):
+    """Counts of ``docs`` over the fitted vocabulary plus the terms it lacks: every new word
+    (a paper's new word is searchable at once), and new phrases two of ``docs`` share."""
+    counts = count_chunk([d.title for d in docs], [d.abstract for d in docs], index.vocab, True)
+    old = len(index.vocab)
+    added = counts.terms[old:]
+    df = doc_freq(counts.title, counts.abstract)[old:]
+    keep = [old + i for i, t in enumerate(added) if df[i] >= (2 if " " in t else 1)]
+    cols = np.concatenate([np.arange(old), np.array(keep, dtype=np.int64)])
+    ct, ca = select_columns(counts.title, cols), select_columns(counts.abstract, cols)
+    vocab = dict(index.vocab)
+    for c in keep:
+        vocab[counts.terms[c]] = len(vocab)
+    return ct, ca, vocab, doc_freq(ct, ca)[old:], counts.surface
+
+
+def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
+    """A new index with ``docs`` appended, using the fitted idf and latent basis (no refit).
+
+    Words the fit never saw get columns of their own, their idf from the papers now indexed
+    (the fitted terms keep theirs); they stay outside the latent space until the next fit.
     The old index is left untouched, so rankers holding per-topic caches for it stay consistent.
     """
     docs = [d for d in docs if d.id not in index.pos]
     if not docs:
         return index
-    counts = count_chunk([d.title for d in docs], [d.abstract for d in docs], vocab=index.vocab)
-    ct, ca = counts.title, counts.abstract
+    ct, ca, vocab, df_new, surface = _new_terms(index, docs)
+    n = len(index.ids) + len(docs)
+    idf = np.concatenate(
+        [index.idf, np.log(1 + (n - df_new + 0.5) / (df_new + 0.5)).astype(np.float32)]
+    )
     p = index.params
     cols = index.latent_cols
     lat = _unit(
-        _tfidf_rows(select_columns(ct, cols), select_columns(ca, cols), index.idf[cols], p)
+        _tfidf_rows(select_columns(ct, cols), select_columns(ca, cols), idf[cols], p)
         @ np.ascontiguousarray(index.basis.T)
     )
+    grown = len(vocab) > len(index.vocab)
+    weights = _widened(index.weights, len(vocab)) if grown else index.weights
+    latent_map = index.latent_map
+    if grown:
+        latent_map = np.concatenate(
+            [latent_map, np.full(len(vocab) - len(index.vocab), -1, dtype=latent_map.dtype)]
+        )
     return replace(
         index,
         ids=index.ids + [d.id for d in docs],
-        weights=_stack(index.weights, _bm25f(ct, ca, index.idf, p, index.avg_len)),
+        vocab=vocab,
+        idf=idf,
+        latent_map=latent_map,
+        family=families(vocab) if grown else index.family,
+        weights=_stack(weights, _bm25f(ct, ca, idf, p, index.avg_len)),
         latent=np.vstack([index.latent, lat]),
         titles=index.titles + [d.title for d in docs],
         authors=index.authors + [tuple(a.lower() for a in d.authors) for d in docs],
         venues=index.venues + [(d.venue or "").lower() for d in docs],
         years=np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32),
-        surface={**counts.surface, **index.surface},
+        surface={**surface, **index.surface},
         dense=None,  # re-attached by the caller, which knows the stored embeddings
         has_dense=None,
     )

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import Links, Paper, PaperRecord
@@ -14,6 +14,14 @@ from digest.store.identity import Keys, KeyView
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
 from digest.text import arxiv_base_id
+
+
+@dataclass(frozen=True)
+class CorpusVersion:
+    """What the stored corpus is at one moment: its highest ingest sequence and paper count."""
+
+    seq: int
+    count: int
 
 
 @dataclass
@@ -121,10 +129,14 @@ class PaperRepo:
     def upsert(
         self,
         records: Iterable[PaperRecord],
-        batch: int = 1000,
+        batch: int = 100,
         progress: Callable[[int], None] | None = None,
     ) -> UpsertCounts:
-        """Store new papers, merge known ones; re-running the same source adds nothing."""
+        """Store new papers, merge known ones; re-running the same source adds nothing.
+
+        Commits every ``batch`` records: SQLite has one writer, and a short transaction lets
+        others (a command's de-duplication, another ingest) write between batches.
+        """
         counts = UpsertCounts()
         now = datetime.now(UTC)
         with Session(self.engine, expire_on_commit=False) as session:
@@ -149,6 +161,12 @@ class PaperRepo:
         """The highest committed ingest sequence (0 for an empty store)."""
         with Session(self.engine) as session:
             return session.scalar(select(func.max(PaperRow.seq))) or 0
+
+    def version(self) -> CorpusVersion:
+        """The highest ingest sequence and the paper count, read in one statement (consistent)."""
+        with Session(self.engine) as session:
+            seq, count = session.execute(select(func.max(PaperRow.seq), func.count())).one()
+            return CorpusVersion(seq or 0, count or 0)
 
     def ids_between(self, after: int, upto: int) -> list[str]:
         """Ids of papers whose ingest sequence is in (after, upto]."""
@@ -198,12 +216,30 @@ class PaperRepo:
         with Session(self.engine) as session:
             return list(session.scalars(stmt))
 
-    def iter_all(self) -> Iterator[Paper]:
-        """Every paper in a stable order (id), streamed."""
+    def iter_all(self, upto: int | None = None) -> Iterator[Paper]:
+        """Every paper in a stable order (id), streamed; ``upto``: only those with an ingest
+        sequence up to it (and imported ones, which have none)."""
         with Session(self.engine) as session:
             stmt = select(PaperRow).order_by(PaperRow.id).execution_options(yield_per=2000)
+            if upto is not None:
+                stmt = stmt.where(or_(PaperRow.seq <= upto, PaperRow.seq.is_(None)))
             for row in session.scalars(stmt):
                 yield to_paper(row)
+
+    def titles_like(self, text: str, limit: int = 10) -> list[tuple[str, str]]:
+        """(id, title) of up to ``limit`` papers whose title contains ``text``, newest first: a
+        cheap look-up for when no ranking index is ready."""
+        words = text.strip()[:100].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        if not words:
+            return []
+        stmt = (
+            select(PaperRow.id, PaperRow.title)
+            .where(PaperRow.title.ilike(f"%{words}%", escape="\\"))
+            .order_by(PaperRow.seq.desc().nulls_last(), PaperRow.id)
+            .limit(limit)
+        )
+        with Session(self.engine) as session:
+            return [(pid, title) for pid, title in session.execute(stmt)]
 
     def ids_since(self, since: datetime | None) -> list[str]:
         """Ids of papers ingested after ``since`` (all when None)."""

@@ -18,6 +18,8 @@ COMMON_ZONES = ("UTC", "Europe/London", "Europe/Berlin", "Europe/Paris", "Americ
                 "Asia/Kolkata", "Australia/Sydney")  # fmt: skip
 #: Seconds a paper search may take inside an autocomplete (Discord waits 3 s for the answer).
 SEARCH_BUDGET = 2.0
+#: Seconds the whole autocomplete answer may take, whatever is slow (the thread pool, the database).
+ANSWER_BUDGET = 2.5
 DAYS = ("daily", "weekdays", "weekends", "mon,wed,fri", "tue,thu", "mon", "fri")
 
 
@@ -47,23 +49,41 @@ async def subscription_choices(
 
 
 async def paper_choices(deps: DiscordDeps, current: str) -> list[app_commands.Choice[str]]:
-    """Papers whose id or title matches what was typed: the id is sent, the title is shown."""
+    """Papers whose id or title matches what was typed: the id is sent, the title is shown.
+
+    Always answered within ``ANSWER_BUDGET`` with what is known by then: the ranked search when
+    an index is complete, a title look-up in the database when none is (a cold start), or
+    nothing when even that is slow; Discord shows no choices for an answer after 3 s.
+    """
     if len(current.strip()) < 2:
         return []
-    exact = await asyncio.to_thread(deps.channels.store.papers.get, current.strip())
-    search = asyncio.to_thread(deps.channels.papers.search, current, None, 1, 10)
     try:
-        view = await asyncio.wait_for(search, SEARCH_BUDGET)
-        hits = [view.papers[h.paper_id] for h in view.result.hits if h.paper_id in view.papers]
-    except TimeoutError:  # Discord drops an answer after 3 s: offer what is known by then
-        hits = []
-    found = ([exact] if exact else []) + hits
+        found = await asyncio.wait_for(_papers_matching(deps, current), ANSWER_BUDGET)
+    except TimeoutError:
+        return []
     seen, out = set(), []
-    for p in found:
-        if p.id not in seen and len(p.id) <= 100:
-            seen.add(p.id)
-            out.append(app_commands.Choice(name=f"{p.title[:80]} ({p.id})"[:100], value=p.id))
+    for pid, title in found:
+        if pid not in seen and len(pid) <= 100:
+            seen.add(pid)
+            out.append(app_commands.Choice(name=f"{title[:80]} ({pid})"[:100], value=pid))
     return out[:MAX_CHOICES]
+
+
+async def _papers_matching(deps: DiscordDeps, current: str) -> list[tuple[str, str]]:
+    """(id, title) of the paper with that id, then the best matches of what was typed."""
+    papers = deps.channels.papers
+    exact = await asyncio.to_thread(papers.store.papers.get, current.strip())
+    found = [(exact.id, exact.title)] if exact else []
+    try:  # search_ready never waits on an index build; the budget covers a slow database
+        view = await asyncio.wait_for(
+            asyncio.to_thread(papers.search_ready, current), SEARCH_BUDGET
+        )
+    except TimeoutError:
+        return found
+    if view is None:  # no index complete yet: titles containing what was typed
+        return found + await asyncio.to_thread(papers.store.papers.titles_like, current)
+    hits = [view.papers[h.paper_id] for h in view.result.hits if h.paper_id in view.papers]
+    return found + [(p.id, p.title) for p in hits]
 
 
 @lru_cache(maxsize=1)
