@@ -56,6 +56,7 @@ class Ranker:
         # per topic and votes, with the refined state it was computed for: see calibrate.py
         self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
+        self._blocked: dict[str, bool] = {}
 
     def suggested_topics(self, k: int = 8) -> list:
         """Topics mined from the corpus (computed once per index)."""
@@ -88,6 +89,13 @@ class Ranker:
         if len(self._states) > 256:
             self._states.popitem(last=False)
         return self._states[key]
+
+    def blocked(self, text: str) -> bool:
+        """True when ``text``'s words that papers use are all generic (``MatchCheck.blocked``)."""
+        key = text.strip().lower()[:MAX_QUERY_CHARS]
+        if key not in self._blocked:
+            self._blocked[key] = check(self.index, key, suggest=False).blocked
+        return self._blocked[key]
 
     def _filter_rows(self, f: Filters) -> np.ndarray | None:
         if not (f.venue or f.year or f.author):
@@ -205,6 +213,8 @@ class Ranker:
             np.maximum(level, np.minimum(scores * factor, 1.0), out=level)
 
         for topic in p.topics:
+            if self.blocked(topic):  # its specific words are in no paper: nothing matches it yet
+                continue
             st = self.refined(topic, p.votes) if p.votes else self.state(topic)
             if st is not None:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
