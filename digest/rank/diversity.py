@@ -29,3 +29,50 @@ def mmr(
         available[pick] = False
         max_sim = np.maximum(max_sim, vecs @ vecs[pick])
     return chosen
+
+
+def fair_share(
+    latent: np.ndarray,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    eligible: np.ndarray,
+    groups: np.ndarray,
+    size: int,
+    diversity: float,
+) -> list[int]:
+    """Up to ``size`` of ``eligible``, each interest (``groups``: one id per row) in turn.
+
+    Interests (group ids >= 0) take turns, the one with the best paper first, each taking its best paper left by
+    MMR value against everything chosen so far; an interest with nothing left above the
+    threshold drops out, so the others fill its places. With a topic and an author, 5 places
+    split 3 and 2 while both have papers; one interest alone is plain ``mmr``.
+    """
+    if size <= 0 or not len(eligible):
+        return []
+    kinds = np.unique(groups[eligible])
+    if len(kinds[kinds >= 0]) <= 1:  # one interest (rows of none, -1, only fill places)
+        return mmr(latent, rows, scores, eligible, size, diversity)
+    pool = eligible[np.argsort(-scores[eligible], kind="stable")]
+    # Each interest's candidates, best first; at most ``size`` MMR rounds look at each.
+    by_kind = {int(k): pool[groups[pool] == k][: max(size * 20, 50)] for k in kinds}
+    turn = sorted(by_kind, key=lambda k: -float(scores[by_kind[k][0]]))
+    chosen: list[int] = []
+    taken: set[int] = set()
+    while len(chosen) < size and turn:
+        for k in list(turn):
+            if len(chosen) >= size:
+                break
+            if k < 0 and len(turn) > 1:  # papers no interest scored wait for the others to end
+                continue
+            cand = np.array([i for i in by_kind[k] if i not in taken], dtype=np.int64)
+            if not len(cand):
+                turn.remove(k)
+                continue
+            value = (1 - diversity) * scores[cand]
+            if chosen and diversity > 0:
+                sims = latent[rows[cand]] @ latent[rows[np.array(chosen)]].T
+                value = value - diversity * sims.max(axis=1)
+            pick = int(cand[int(np.argmax(value))])
+            chosen.append(pick)
+            taken.add(pick)
+    return chosen

@@ -9,7 +9,7 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
-from digest.rank.diversity import mmr
+from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
 from digest.rank.scorer import (
@@ -227,11 +227,9 @@ class Ranker:
             take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
         if p.authors:
             names = prof.author_matches(self.index, rows, p.authors)
-            for name in set(filter(None, names)):
-                take(
-                    np.array([prof.AUTHOR_SCORE if n == name else 0.0 for n in names]),
-                    f"author:{name}",
-                )
+            scores = prof.author_scores(self.index, rows, names, level.copy())
+            for name in sorted(set(filter(None, names))):
+                take(np.where([n == name for n in names], scores, 0.0), f"author:{name}")
         return best, level, source, labels
 
     def rank(
@@ -255,7 +253,9 @@ class Ranker:
             level = np.where(excluded, -1.0, level)
         # The threshold and the scores shown are on the calibrated scale; the order is the learner's.
         eligible = np.flatnonzero(level >= threshold)
-        chosen = mmr(self.index.latent, rows, final, eligible, size, diversity)
+        # Each interest gets its share of the places; shown best first (the backlog too).
+        chosen = fair_share(self.index.latent, rows, final, eligible, source, size, diversity)
+        chosen.sort(key=lambda i: (-float(level[i]), -float(final[i])))
         near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
         hits = tuple(
             Hit(

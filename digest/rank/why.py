@@ -203,6 +203,7 @@ def profile_why(
     elif kind == "like":
         pos = index.pos.get(label)
         head = f"like {title_ref(index.titles[pos] if pos is not None else label)}"
+        liked = [r for r in liked if r != pos]  # named once: not again as 'which you liked'
     # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line;
     # a topic pick names one only if it is somewhat alike (else: the topic's related wording).
     floor = -1.0 if kind == "votes" else LIKED if head is not None else LIKED / 2
