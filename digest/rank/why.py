@@ -45,7 +45,19 @@ def _readable(index: PaperIndex, q: Query, term: str) -> str:
         span = _span(q.text, " ".join(q.shown.get(s, s) for s in term.split()))
         if span:
             return span
-    return term  # the singular, which the paper has (alone or as the start of its plural)
+        return " ".join(_word(index, q, t) for t in term.split())
+    return _word(index, q, term)
+
+
+def _word(index: PaperIndex, q: Query, term: str) -> str:
+    """One index term as a word people write: as typed, else as titles write it; never a stem
+    ('physic') or a compound glued together ('outofdistribution')."""
+    if (typed := q.shown.get(term)) is not None:
+        return typed
+    for compound in re.findall(r"[^\W_]+(?:-[^\W_]+)+", q.text.lower()):
+        if compound.replace("-", "") == term:
+            return compound  # 'out-of-distribution', as typed
+    return index.surface.get(term, term)
 
 
 def _renderer(index: PaperIndex, q: Query) -> Callable[[str], str]:
