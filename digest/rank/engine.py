@@ -94,6 +94,8 @@ class Ranker:
         """True when ``text``'s words that papers use are all generic (``MatchCheck.blocked``)."""
         key = text.strip().lower()[:MAX_QUERY_CHARS]
         if key not in self._blocked:
+            if len(self._blocked) >= 4096:  # bounded like the query cache
+                self._blocked.clear()
             self._blocked[key] = check(self.index, key, suggest=False).blocked
         return self._blocked[key]
 
