@@ -259,14 +259,16 @@ class Ranker:
         chosen = fair_share(self.index.latent, rows, final, eligible, source, size, diversity)
         chosen.sort(key=lambda i: (-float(level[i]), -float(final[i])))
         near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
+        used: set[str] = set()  # picks of one list are told apart by different words
         hits = tuple(
             Hit(
                 self.index.ids[rows[i]],
                 round(float(level[i]), 4),
-                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i])),
+                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "",
+                          float(final[i]), used),
             )
             for i in chosen
-        )
+        )  # fmt: skip
         return Picks(
             hits,
             more=len(eligible) - len(chosen),
@@ -275,9 +277,11 @@ class Ranker:
             considered=len(rows),
         )
 
-    def _why(self, p: prof.Profile, row: int, source: str, fused: float) -> str:
+    def _why(
+        self, p: prof.Profile, row: int, source: str, fused: float, used: set[str] | None = None
+    ) -> str:
         """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
         st = self.state(label) if kind == "topic" else None
         liked, _ = prof.vote_rows(self.index, p.votes)
-        return profile_why(self.index, source, st, int(row), fused, liked)
+        return profile_why(self.index, source, st, int(row), fused, liked, used)

@@ -176,7 +176,12 @@ def nearest_liked(index: PaperIndex, row: int, liked: list[int]) -> tuple[int, f
 
 
 def liked_why(
-    index: PaperIndex, row: int, liked: list[int], lead: bool, floor: float = LIKED
+    index: PaperIndex,
+    row: int,
+    liked: list[int],
+    lead: bool,
+    floor: float = LIKED,
+    used: set[str] | None = None,
 ) -> str | None:
     """'like *Title*, which you liked' for the closest 👍 paper (None when it is under ``floor``).
 
@@ -191,7 +196,11 @@ def liked_why(
     if not lead:
         return line
     skip = {t for w in re.findall(r"[^\W_]+", title.lower()) if (t := term_of(w))}
-    extra = distinct(index, row, skip)
+    # Words an earlier pick of the same list was told apart by are skipped: its own words then.
+    extra = distinct(index, row, skip | used) if used else None
+    extra = extra or distinct(index, row, skip)  # nothing new in its title: its best phrase
+    if extra and used is not None:
+        used.update(t for w in extra.split() if (t := term_of(w)))
     return f"{line}; on {extra}" if extra else line
 
 
@@ -202,8 +211,10 @@ def profile_why(
     row: int,
     fused: float,
     liked: list[int],
+    used: set[str] | None = None,
 ) -> str:
-    """A digest pick's reason: its interest (topic, author, like) and the closest 👍 paper."""
+    """A digest pick's reason: its interest (topic, author, like) and the closest 👍 paper
+    (``used``: the words earlier picks of the list were told apart by, updated)."""
     kind, _, label = source.partition(":")
     head = None
     if state is not None:
@@ -219,7 +230,7 @@ def profile_why(
     # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line;
     # a topic pick names one only if it is somewhat alike (else: the topic's related wording).
     floor = -1.0 if kind == "votes" else LIKED if head is not None else LIKED / 2
-    like = liked_why(index, row, liked, lead=head is None, floor=floor)
+    like = liked_why(index, row, liked, lead=head is None, floor=floor, used=used)
     if head is None and like is None and state is not None:
         head = topic_why(index, label, state, row, fused)
     return "; ".join(p for p in (head, like) if p) or "related to your interests"
