@@ -12,9 +12,9 @@ Breaks that turn this red (each tried, then restored):
 - `weak.background()` returning an empty set (no background list of generic words): on 19 papers
   'neural' and 'network' count as specific again, so subscribe says "3 stored papers match it"
   and the digest picks the chess-puzzle paper.
-- `scorer.lexical` no longer zeroing papers that match only the query's generic columns: search
-  and the digest for 'steering language models' pick papers on 'language models' alone, search
-  for 'chess models' finds four on 'model' alone.
+- `why.page_why` naming the words of a paper that shares only generic words with the topic:
+  search and digest for 'steering language models' say "matches ...: language models", search
+  for 'chess models' says "matches ...: models" for four papers.
 """
 
 from __future__ import annotations
@@ -102,10 +102,12 @@ def test_the_chess_paper_is_no_graph_neural_network_pick(bundled):
 
 
 @pytest.mark.parametrize("topic", ["chess models", "steering language models"])
-def test_a_specific_word_with_a_generic_one_matches_on_the_specific_word(bundled, topic):
-    """Papers with only the generic words ('model', 'language models') are neither found nor
-    picked: before, 'steering language models' picked three papers on 'language models' alone."""
-    words = background() | {"language models"}
+def test_no_why_line_names_only_generic_words(bundled, topic):
+    """Papers sharing only the generic words ('model', 'language models') with a topic that has
+    specific ones are never said to match on them: before, 'steering language models' picked
+    three papers "matching 'steering language models': language models". (Their rank stays:
+    taking their word score away cost nDCG@10, bench/generic_rule.py.)"""
+    words = background() | {"language models", "models"}
     chan = f"specific-{topic.split()[0]}"
     say(bundled, chan, f"/papers subscribe {topic}")
     for reply in (
@@ -113,7 +115,9 @@ def test_a_specific_word_with_a_generic_one_matches_on_the_specific_word(bundled
         say(bundled, chan, "/papers digest preview"),
     ):
         assert reply.cards
+        assert any(named_words(c.why or "", topic) for c in reply.cards), "real matches name words"
         for c in reply.cards:
             named = named_words(c.why or "", topic)
-            assert named, c.why  # a word match names its words
-            assert any(w not in words for w in named), c.why
+            assert not named or any(w not in words for w in named), c.why
+            if not named:
+                assert f"matches '{topic}' (related wording)" in (c.why or ""), c.why

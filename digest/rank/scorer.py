@@ -102,23 +102,40 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     )  # fmt: skip
 
 
-def lexical(index: PaperIndex, q: Query, floor: float = 0.25, coord: float = 0.0) -> np.ndarray:
+#: Whether a paper matching only a query's generic words loses its word score. Off: it cost
+#: -0.008 / -0.004 nDCG@10 on the development files (bench/generic_rule.py), so such a paper
+#: keeps its rank, and its why-line names no generic word (why.page_why: 'related wording').
+GENERIC_RULE = False
+
+
+def lexical(
+    index: PaperIndex,
+    q: Query,
+    floor: float = 0.25,
+    coord: float = 0.0,
+    before_rule: list[np.ndarray] | None = None,
+) -> np.ndarray:
     """BM25F score of every paper, relative to the topic's best match in the corpus (0..1).
 
     Calibrating per topic keeps several topics of one channel comparable; the floor (a
     fraction of a perfect match) stops a topic that matches nothing well from looking strong.
+    ``before_rule`` receives the scores before papers matching only generic words lost theirs.
     """
     mass = index.idf[q.cols] * q.weights if coord > 0 else None  # coverage only when used
     raw, covered = column_scores(index.weights, q.cols, q.weights, mass)
     if coord > 0 and q.ideal > 0:
         raw = raw * (covered / q.ideal) ** coord
-    if q.generic is not None and q.generic.any() and not q.generic.all():
+    scale = np.float32(max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9))
+    if GENERIC_RULE and q.generic is not None and q.generic.any() and not q.generic.all():
         # 'diffusion models': a paper with 'model' alone does not match it, whatever its count.
         spec = ~q.generic
         has, _ = column_scores(index.weights, q.cols[spec], np.ones(int(spec.sum()), np.float32))
         if has.any():  # else the specific words are in no paper: the generic ones are all there is
+            if before_rule is not None:
+                before_rule.append(raw / scale)
             raw[has <= 0] = 0.0
-    raw /= np.float32(max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9))
+            scale = np.float32(max(float(raw.max(initial=0.0)), floor * q.ideal, 1e-9))
+    raw /= scale
     return raw
 
 
@@ -172,11 +189,15 @@ def topic_state(
 ) -> TopicState:
     """Everything about ``q`` that does not depend on which papers are being ranked."""
     p = p or ScoreParams()
-    lex = lexical(index, q, coord=p.coord)
+    before: list[np.ndarray] = []
+    lex = lexical(index, q, coord=p.coord, before_rule=before)
     dense = None
     if qvec is not None and index.dense is not None and index.has_dense is not None:
         dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp)
-    cands = _candidates(lex, p.candidates)  # once: the PRF's best few are among them
+    # Papers with only the generic words stay candidates after every specific match: their
+    # meaning (LSA) can still bring them, as 'related wording', never as a word match.
+    pick = lex + np.float32(1e-3) * before[0] if before else lex
+    cands = _candidates(pick, p.candidates)  # once: the PRF's best few are among them
     return TopicState(q, lex, latent_direction(index, q, lex, p, cands), dense, cands)
 
 

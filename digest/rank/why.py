@@ -145,7 +145,14 @@ def page_why(
     meaning = [by_meaning(state, r, f) for r, f in zip(rows.tolist(), fused, strict=True)]
     if any(meaning):
         rows = rows[~np.array(meaning, dtype=bool)]
-    terms = matched_many(index, q, contributions(index, q, rows), q.cache["render"])
+    shares = contributions(index, q, rows)
+    terms = matched_many(index, q, shares, q.cache["render"])
+    g = q.generic
+    if g is not None and g.any() and not g.all() and len(rows):
+        # Only generic words ('model') in common with a query that has specific ones: no match
+        # on those words is claimed (the paper is there by its wording as a whole, LSA).
+        alone = (shares[:, ~g] <= 0).all(axis=1).tolist()
+        terms = [[] if a else t for a, t in zip(alone, terms, strict=True)]
     extras = title_phrases(index, rows.tolist(), q.cache["skip"])
     base = f"matches {quote(topic, 40)}"
     lexical = iter(
