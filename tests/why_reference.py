@@ -92,6 +92,9 @@ def topic_why(
     if by_meaning(state, row, fused):
         return f"close in meaning to {quote(topic, 40)}"
     terms = matched_terms(index, q, int(row), contrib)
+    g = q.generic  # issue 22: words shared with the topic that are all generic are no match
+    if g is not None and g.any() and not g.all() and (np.asarray(contrib)[~g] <= 0).all():
+        terms = []
     base = f"matches {quote(topic, 40)}"
     skip = {s for t in q.terms for s in t.split()}
     extra = distinct(index, int(row), skip)

@@ -9,7 +9,7 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
-from digest.rank.diversity import mmr
+from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
 from digest.rank.scorer import (
@@ -56,6 +56,7 @@ class Ranker:
         # per topic and votes, with the refined state it was computed for: see calibrate.py
         self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
+        self._blocked: dict[str, bool] = {}
 
     def suggested_topics(self, k: int = 8) -> list:
         """Topics mined from the corpus (computed once per index)."""
@@ -88,6 +89,15 @@ class Ranker:
         if len(self._states) > 256:
             self._states.popitem(last=False)
         return self._states[key]
+
+    def blocked(self, text: str) -> bool:
+        """True when ``text``'s words that papers use are all generic (``MatchCheck.blocked``)."""
+        key = text.strip().lower()[:MAX_QUERY_CHARS]
+        if key not in self._blocked:
+            if len(self._blocked) >= 4096:  # bounded like the query cache
+                self._blocked.clear()
+            self._blocked[key] = check(self.index, key, suggest=False).blocked
+        return self._blocked[key]
 
     def _filter_rows(self, f: Filters) -> np.ndarray | None:
         if not (f.venue or f.year or f.author):
@@ -205,6 +215,8 @@ class Ranker:
             np.maximum(level, np.minimum(scores * factor, 1.0), out=level)
 
         for topic in p.topics:
+            if self.blocked(topic):  # its specific words are in no paper: nothing matches it yet
+                continue
             st = self.refined(topic, p.votes) if p.votes else self.state(topic)
             if st is not None:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
@@ -217,11 +229,9 @@ class Ranker:
             take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
         if p.authors:
             names = prof.author_matches(self.index, rows, p.authors)
-            for name in set(filter(None, names)):
-                take(
-                    np.array([prof.AUTHOR_SCORE if n == name else 0.0 for n in names]),
-                    f"author:{name}",
-                )
+            scores = prof.author_scores(self.index, rows, names, level.copy())
+            for name in sorted(set(filter(None, names))):
+                take(np.where([n == name for n in names], scores, 0.0), f"author:{name}")
         return best, level, source, labels
 
     def rank(
@@ -245,16 +255,20 @@ class Ranker:
             level = np.where(excluded, -1.0, level)
         # The threshold and the scores shown are on the calibrated scale; the order is the learner's.
         eligible = np.flatnonzero(level >= threshold)
-        chosen = mmr(self.index.latent, rows, final, eligible, size, diversity)
+        # Each interest gets its share of the places; shown best first (the backlog too).
+        chosen = fair_share(self.index.latent, rows, final, eligible, source, size, diversity)
+        chosen.sort(key=lambda i: (-float(level[i]), -float(final[i])))
         near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
+        used: set[str] = set()  # picks of one list are told apart by different words
         hits = tuple(
             Hit(
                 self.index.ids[rows[i]],
                 round(float(level[i]), 4),
-                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i])),
+                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "",
+                          float(final[i]), used),
             )
             for i in chosen
-        )
+        )  # fmt: skip
         return Picks(
             hits,
             more=len(eligible) - len(chosen),
@@ -263,9 +277,11 @@ class Ranker:
             considered=len(rows),
         )
 
-    def _why(self, p: prof.Profile, row: int, source: str, fused: float) -> str:
+    def _why(
+        self, p: prof.Profile, row: int, source: str, fused: float, used: set[str] | None = None
+    ) -> str:
         """Deterministic reason: the interest that matched, its terms, and the closest 👍 paper."""
         kind, _, label = source.partition(":")
         st = self.state(label) if kind == "topic" else None
         liked, _ = prof.vote_rows(self.index, p.votes)
-        return profile_why(self.index, source, st, int(row), fused, liked)
+        return profile_why(self.index, source, st, int(row), fused, liked, used)

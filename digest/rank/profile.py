@@ -9,7 +9,12 @@ import numpy as np
 from digest.rank.analyzer import phrase_terms
 from digest.rank.index import PaperIndex, paper_space
 
-AUTHOR_SCORE = 0.9  # a followed author's paper is nearly always worth posting
+# A followed author's paper is worth posting: it scores at least AUTHOR_BASE, more as the author
+# leads it (first or last), and more as it matches the channel's other interests, so the
+# author's papers are ordered (and share a digest) by what else the channel wants.
+AUTHOR_BASE = 0.5
+AUTHOR_LEAD = 0.1  # first or last author
+AUTHOR_TOPIC = 0.4  # times the paper's best score for the channel's other interests
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,23 @@ def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) 
         authors = index.authors[r]
         hit = next((n for n, low in wanted if any(low in a for a in authors)), None)
         out.append(hit)
+    return out
+
+
+def author_scores(
+    index: PaperIndex, rows: np.ndarray, names: list[str | None], other: np.ndarray
+) -> np.ndarray:
+    """The score of each row's followed author (``names``, from ``author_matches``; 0 for None):
+    ``AUTHOR_BASE``, plus ``AUTHOR_LEAD`` when they lead it, plus ``AUTHOR_TOPIC`` x ``other``."""
+    out = np.zeros(len(rows), dtype=np.float32)
+    for i, (r, name) in enumerate(zip(rows.tolist(), names, strict=True)):
+        if name is None:
+            continue
+        authors = index.authors[r]
+        low = name.lower().strip()
+        lead = bool(authors) and (low in authors[0] or low in authors[-1])
+        extra = AUTHOR_LEAD * lead + AUTHOR_TOPIC * min(max(float(other[i]), 0.0), 1.0)
+        out[i] = AUTHOR_BASE + extra
     return out
 
 

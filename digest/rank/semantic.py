@@ -17,6 +17,12 @@ class SemanticParams:
     prf_docs: int = 10  # the best lexical matches that show what the query means here
     prf_beta: float = 1.0  # their pull on the query vector
     close: float = 0.45  # cosine above which a paper is 'close in meaning' to a query
+    # What decides meaning's share: "words" (typed word count, above), or "reach" (the share of
+    # papers the query's specific words reach: a broad field such as 'optimization' reaches
+    # many, a keyword few), or "either" (the larger of the two). bench/fusion.py measures them.
+    weight_by: str = "words"
+    reach_none: float = 0.01  # reaching this share of papers or fewer: a keyword, no meaning
+    reach_full: float = 0.2  # reaching this share or more: a field, meaning's full share
 
 
 @dataclass(frozen=True)
@@ -28,9 +34,15 @@ class DenseState:
     has: np.ndarray | None = None  # which papers have a vector; None when all do
 
 
-def query_weight(words: int, p: SemanticParams) -> float:
-    """Meaning's share: none for keyword queries, rising with each word of a descriptive one."""
-    return p.max_weight * min(1.0, max(0, words - p.ramp_from) / max(p.ramp_words, 1))
+def query_weight(words: int, p: SemanticParams, reach: float | None = None) -> float:
+    """Meaning's share: none for keyword queries, rising with each word of a descriptive one
+    (``weight_by`` "words"); or with how much of the corpus the query's words reach."""
+    by_words = p.max_weight * min(1.0, max(0, words - p.ramp_from) / max(p.ramp_words, 1))
+    if p.weight_by == "words" or reach is None:
+        return by_words
+    lo, hi = np.log(p.reach_none), np.log(p.reach_full)
+    by_reach = p.max_weight * float(np.clip((np.log(max(reach, 1e-9)) - lo) / (hi - lo), 0, 1))
+    return by_reach if p.weight_by == "reach" else max(by_words, by_reach)
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -70,7 +82,8 @@ def dense_state(
         np.clip(s, 0.0, 1.0, out=s)
     if not full:
         s[~has] = 0.0
-    w = query_weight(words, p) if has.any() else 0.0
+    reach = float((lex > 0).mean()) if len(lex) else 0.0  # papers its specific words reach
+    w = query_weight(words, p, reach) if has.any() else 0.0
     return DenseState(s.astype(np.float32, copy=False), w, None if full else has)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +17,18 @@ GENERIC_SHARE = 0.1  # a word in at least this share of papers says little on it
 # ...and in at least this many: on a small corpus a share rests on a handful of papers (3 of the 19
 # bundled ones use 'sparse'), too few to call a word generic. From 100 papers on, the share rules.
 GENERIC_MIN_PAPERS = 10
+#: Words in at least ``GENERIC_SHARE`` of 3,218 NeurIPS 2023 papers (``bench/generic_words.py``):
+#: generic in any corpus of research papers, also where too few papers are stored to tell.
+BACKGROUND_FILE = Path(__file__).with_name("generic_words.txt")
+
+
+@cache
+def background() -> frozenset[str]:
+    """The background list of generic words (analyzer terms), read once."""
+    if not BACKGROUND_FILE.exists():
+        return frozenset()
+    lines = BACKGROUND_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(t for line in lines if (t := line.strip()) and not t.startswith("#"))
 
 
 @dataclass(frozen=True)
@@ -67,9 +81,26 @@ def generic_floor(n: int) -> float:
     return max(GENERIC_MIN_PAPERS, GENERIC_SHARE * n)
 
 
-def check(index: PaperIndex, text: str) -> MatchCheck:
-    """Which typed words the corpus lacks, and which of the rest are specific enough to match on."""
-    floor = generic_floor(len(index))
+def generic_term(index: PaperIndex, term: str, col: int | None = None) -> bool:
+    """True for a term (word or phrase) that names no topic alone: common in this corpus, or
+    made only of words common in research papers at large ('neural network', 'model')."""
+    col = index.vocab.get(term) if col is None else col
+    if col is not None and _df(index, col) >= generic_floor(len(index)):
+        return True
+    words = background()
+    return bool(words) and all(w in words for w in term.split())
+
+
+def generic_columns(index: PaperIndex, cols: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """Per query column, True when its term is generic (``generic_term``)."""
+    return np.array(
+        [generic_term(index, t, int(c)) for t, c in zip(names, cols, strict=True)], dtype=bool
+    )
+
+
+def check(index: PaperIndex, text: str, suggest: bool = True) -> MatchCheck:
+    """Which typed words the corpus lacks, and which of the rest are specific enough to match on
+    (``suggest``: also the corpus words spelled like the missing ones, a pass over the vocabulary)."""
     missing, specific = [], []
     for word in dict.fromkeys(re.findall(r"[^\W_]+", text.lower())):
         terms = phrase_terms(word)
@@ -78,9 +109,10 @@ def check(index: PaperIndex, text: str) -> MatchCheck:
         col = _known(index, terms[0])
         if col is None:
             missing.append(word)
-        elif _df(index, col) < floor:
+        elif not generic_term(index, terms[0], col):
             specific.append(word)
-    suggestions = list(dict.fromkeys(s for w in missing for s in close_terms(index, w)))
+    found = (s for w in missing for s in close_terms(index, w)) if suggest else ()
+    suggestions = list(dict.fromkeys(found))
     return MatchCheck(tuple(missing), tuple(specific), tuple(suggestions[:5]))
 
 

@@ -45,7 +45,19 @@ def _readable(index: PaperIndex, q: Query, term: str) -> str:
         span = _span(q.text, " ".join(q.shown.get(s, s) for s in term.split()))
         if span:
             return span
-    return term  # the singular, which the paper has (alone or as the start of its plural)
+        return " ".join(_word(index, q, t) for t in term.split())
+    return _word(index, q, term)
+
+
+def _word(index: PaperIndex, q: Query, term: str) -> str:
+    """One index term as a word people write: as typed, else as titles write it; never a stem
+    ('physic') or a compound glued together ('outofdistribution')."""
+    if (typed := q.shown.get(term)) is not None:
+        return typed
+    for compound in re.findall(r"[^\W_]+(?:-[^\W_]+)+", q.text.lower()):
+        if compound.replace("-", "") == term:
+            return compound  # 'out-of-distribution', as typed
+    return index.surface.get(term, term)
 
 
 def _renderer(index: PaperIndex, q: Query) -> Callable[[str], str]:
@@ -133,7 +145,14 @@ def page_why(
     meaning = [by_meaning(state, r, f) for r, f in zip(rows.tolist(), fused, strict=True)]
     if any(meaning):
         rows = rows[~np.array(meaning, dtype=bool)]
-    terms = matched_many(index, q, contributions(index, q, rows), q.cache["render"])
+    shares = contributions(index, q, rows)
+    terms = matched_many(index, q, shares, q.cache["render"])
+    g = q.generic
+    if g is not None and g.any() and not g.all() and len(rows):
+        # Only generic words ('model') in common with a query that has specific ones: no match
+        # on those words is claimed (the paper is there by its wording as a whole, LSA).
+        alone = (shares[:, ~g] <= 0).all(axis=1).tolist()
+        terms = [[] if a else t for a, t in zip(alone, terms, strict=True)]
     extras = title_phrases(index, rows.tolist(), q.cache["skip"])
     base = f"matches {quote(topic, 40)}"
     lexical = iter(
@@ -164,7 +183,12 @@ def nearest_liked(index: PaperIndex, row: int, liked: list[int]) -> tuple[int, f
 
 
 def liked_why(
-    index: PaperIndex, row: int, liked: list[int], lead: bool, floor: float = LIKED
+    index: PaperIndex,
+    row: int,
+    liked: list[int],
+    lead: bool,
+    floor: float = LIKED,
+    used: set[str] | None = None,
 ) -> str | None:
     """'like *Title*, which you liked' for the closest 👍 paper (None when it is under ``floor``).
 
@@ -179,7 +203,11 @@ def liked_why(
     if not lead:
         return line
     skip = {t for w in re.findall(r"[^\W_]+", title.lower()) if (t := term_of(w))}
-    extra = distinct(index, row, skip)
+    # Words an earlier pick of the same list was told apart by are skipped: its own words then.
+    extra = distinct(index, row, skip | used) if used else None
+    extra = extra or distinct(index, row, skip)  # nothing new in its title: its best phrase
+    if extra and used is not None:
+        used.update(t for w in extra.split() if (t := term_of(w)))
     return f"{line}; on {extra}" if extra else line
 
 
@@ -190,8 +218,10 @@ def profile_why(
     row: int,
     fused: float,
     liked: list[int],
+    used: set[str] | None = None,
 ) -> str:
-    """A digest pick's reason: its interest (topic, author, like) and the closest 👍 paper."""
+    """A digest pick's reason: its interest (topic, author, like) and the closest 👍 paper
+    (``used``: the words earlier picks of the list were told apart by, updated)."""
     kind, _, label = source.partition(":")
     head = None
     if state is not None:
@@ -203,10 +233,11 @@ def profile_why(
     elif kind == "like":
         pos = index.pos.get(label)
         head = f"like {title_ref(index.titles[pos] if pos is not None else label)}"
+        liked = [r for r in liked if r != pos]  # named once: not again as 'which you liked'
     # Neither words nor meaning brought it (or votes alone did): the 👍 papers lead the line;
     # a topic pick names one only if it is somewhat alike (else: the topic's related wording).
     floor = -1.0 if kind == "votes" else LIKED if head is not None else LIKED / 2
-    like = liked_why(index, row, liked, lead=head is None, floor=floor)
+    like = liked_why(index, row, liked, lead=head is None, floor=floor, used=used)
     if head is None and like is None and state is not None:
         head = topic_why(index, label, state, row, fused)
     return "; ".join(p for p in (head, like) if p) or "related to your interests"

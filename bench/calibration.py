@@ -1,0 +1,74 @@
+"""Is a shown score a probability? The reliability curve of search scores on both files.
+
+For every query of both development files, the 100 best papers by `Ranker.search` with their
+shown scores; relevance as labelled. Prints, per query kind (keyword: up to three typed content
+words, as `SemanticParams.ramp_from`; theme: more), the share relevant in each score bin, then
+an isotonic regression of relevance on score (scikit-learn) as a small table, and the lowest
+score whose fitted relevance reaches one in two, one in three:  python -m bench.calibration
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.isotonic import IsotonicRegression
+
+from bench.common import load_eval, load_query_files, machine, table
+from digest.rank.engine import Ranker
+from digest.rank.index import build_index
+
+BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
+KEYWORD_WORDS = 3
+
+
+def pairs(ranker: Ranker, queries: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per query kind: (shown scores, relevant 0/1) of each query's top 100."""
+    out: dict[str, tuple[list[float], list[int]]] = {"keyword": ([], []), "theme": ([], [])}
+    for q in queries:
+        compiled = ranker.compile(q["query"])
+        kind = "keyword" if compiled is None or compiled.words <= KEYWORD_WORDS else "theme"
+        relevant = set(q["relevant"])
+        res = ranker.search(q["query"], per_page=100, min_score=0.0, explain=False)
+        for h in res.hits:
+            out[kind][0].append(h.score)
+            out[kind][1].append(int(h.paper_id in relevant))
+    return {k: (np.array(s), np.array(r)) for k, (s, r) in out.items() if s}
+
+
+def curve(scores: np.ndarray, rel: np.ndarray, fitted: np.ndarray) -> list[list]:
+    rows = []
+    for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
+        m = (scores >= lo) & ((scores < hi) if hi < 1 else (scores <= hi))
+        if m.any():
+            rows.append([f"{lo:.1f}-{hi:.1f}", int(m.sum()), float(scores[m].mean()),
+                         float(rel[m].mean()), float(fitted[m].mean())])  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    docs, _ = load_eval()
+    ranker = Ranker(build_index(docs))
+    got: dict[str, tuple[list, list]] = {}
+    for queries in load_query_files().values():
+        for kind, (s, r) in pairs(ranker, queries).items():
+            a, b = got.setdefault(kind, ([], []))
+            a.append(s)
+            b.append(r)
+    for kind, (s_parts, r_parts) in got.items():
+        s, r = np.concatenate(s_parts), np.concatenate(r_parts)
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, r)
+        fitted = iso.predict(s)
+        print(table(f"Reliability of the shown score, {kind} queries, top 100 each ({machine()})",
+                    ["score bin", "papers", "mean score", "share relevant", "isotonic fit"],
+                    curve(s, r, fitted)))  # fmt: skip
+        grid = np.round(np.arange(0.0, 1.001, 0.1), 2)
+        print("isotonic table (score -> relevance): "
+              + ", ".join(f"{g:.1f}->{float(iso.predict([g])[0]):.2f}" for g in grid))  # fmt: skip
+        for target in (0.5, 1 / 3):
+            ok = grid[iso.predict(grid) >= target]
+            at = f"{ok.min():.1f}" if len(ok) else "none"
+            print(f"lowest score fitted at >= {target:.2f} relevant ({kind}): {at}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
