@@ -1,6 +1,6 @@
 """Each interest of a channel gets a fair share of a digest; the backlog goes out best first.
 
-On the bundled papers (data/neurips2026.txt) with a made-up author on seven of them (the file
+On the bundled papers (digest/data/neurips2026.txt) with a made-up author on seven of them (the file
 names no authors): before, a channel following a topic and an author got the author's papers
 at a flat 0.90 ahead of every topic match (5 of 5 places), and a paper at 0.65 was "number 19
 in line" while papers at 0.52 went first (issue 22).
@@ -26,16 +26,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from bot.commands import Context
+from digest import BUNDLED_PAPERS
 from digest.ingest.parse import parse_neurips_list
 from digest.models import ChannelRef
 from tests.conftest import make_app
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
+BUNDLED = BUNDLED_PAPERS
 AUTHOR = "Ada Lovelace"
 # Titles (their start) of the papers given to AUTHOR: none is about 'activation'.
 BY_ADA = {

@@ -1,6 +1,6 @@
 """A generic word is never a match by itself: search, subscribe, digests and `why` agree.
 
-On the bundled papers (data/neurips2026.txt), as a new user tried it (issue 22): `subscribe
+On the bundled papers (digest/data/neurips2026.txt), as a new user tried it (issue 22): `subscribe
 diffusion models` said no paper mentions 'diffusion' while the digest carried papers "matching"
 it on 'model'; `subscribe graph neural networks` said 3 stored papers match while search said no
 paper mentions 'graph', and the top pick (0.98) was a chess-puzzle paper on 'neural networks'.
@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from bot.commands import Context
+from digest import BUNDLED_PAPERS
 from digest.models import ChannelRef
 from digest.rank.weak import background, generic_term
 from tests.conftest import make_app
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "neurips2026.txt"
+BUNDLED = BUNDLED_PAPERS
 
 
 @pytest.fixture(scope="module")
