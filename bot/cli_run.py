@@ -82,7 +82,16 @@ def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
 
 
 async def _serve(application: App) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     from bot.adapters.console import repl
+
+    # Database and ranking work runs in threads; the default pool (cores + 4) fills with digests,
+    # ingest and index builds, and a command's first query would wait behind them.
+    threads = application.settings.worker_threads
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="digestbot")
+    )
 
     interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
@@ -94,11 +103,11 @@ async def _serve(application: App) -> None:
     application.connect(runner, scheduler)
     await runner.recover()
     discord_task = await _start_platforms(application, interactive)
-    scheduler.start()
+    scheduler.start(first_tick=False)  # the catch-up below is the first tick
     ops_runner = await _start_ops(application, scheduler)
     if interactive:
         await _demo_first_digest(application, runner)
-    for ref, outcome in (await scheduler.catch_up()).items():
+    for ref, outcome in (await scheduler.tick()).items():
         log.info("catch-up %s: %s", ref, outcome)
     try:
         if not interactive:
@@ -132,7 +141,7 @@ def _console(
         ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         reply = application.commands.handle(line, ctx)
         if reply.schedule_changed is not None:
-            scheduler.sync()
+            scheduler.poke()
         return await apply_reply(application, runner, reply, ctx)
 
     return handle
