@@ -21,7 +21,8 @@ from digest.text import hide_password
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
-WAL_WAIT_S = 30.0  # as long as busy_timeout: how long a new file's switch to WAL may wait
+BUSY_TIMEOUT_S = 30.0  # how long a statement waits for SQLite's write lock before "locked"
+WAL_WAIT_S = BUSY_TIMEOUT_S  # how long a new file's switch to WAL may wait
 
 
 def _wal(cur) -> None:  # noqa: ANN001 - DBAPI cursor
@@ -46,7 +47,7 @@ def _wal(cur) -> None:  # noqa: ANN001 - DBAPI cursor
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connection
     """WAL lets searches read while an ingest writes; busy_timeout waits instead of 'locked'."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     _wal(cur)
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
