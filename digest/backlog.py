@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.compose import Digest, compose, diversity_for, rank_new, with_backlog
 from digest.due import overdue_note, upcoming
 from digest.models import Channel, Subscription, SubscriptionKind
-from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
 
+# Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
     from digest.channels import ChannelService
+    from digest.compose import Digest
+    from digest.rank.engine import Picks, Ranker
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
@@ -85,6 +86,9 @@ def backlog(
     when the channel turned its backlog off. ``exclude_ids`` are today's new candidates; ``known``
     is what the caller already read (the channel's reads and the ranker), else it is read here.
     """
+    from digest.compose import diversity_for
+    from digest.rank.engine import Picks
+
     state, ranker = known or (reads(service, channel), service.papers.ranker())
     if not channel.backlog or ranker is None:
         return Picks(())
@@ -105,6 +109,8 @@ def compose_digest(
 ) -> Digest:
     """The channel's digest for ``day``: new papers (up to sequence ``upto``) first, then the
     backlog fills free slots. Each row it needs is read once (a test counts the statements)."""
+    from digest.compose import compose, rank_new, with_backlog
+
     state, ranker = reads(service, channel), service.papers.ranker()
     ids = candidates(service, channel, state.seen, upto)
     new = rank_new(channel, state.profile, ranker, ids)
@@ -124,6 +130,8 @@ class Outlook:
 
 def _queue(service: ChannelService, channel: Channel, known: tuple[Reads, Ranker]) -> list[str]:
     """The order papers above the threshold would be sent in (new first, then the backlog)."""
+    from digest.compose import diversity_for
+
     state, ranker = known
     ids = candidates(service, channel, state.seen)
     cap = channel.digest_size * HORIZON

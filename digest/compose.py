@@ -10,6 +10,7 @@ from digest.models import Channel, Paper
 from digest.rank import feedback
 from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
+from digest.text import plural
 
 DIVERSITY = 0.3
 
@@ -63,11 +64,6 @@ class Digest:
         elif self.more:
             line += f"; {self.more} more matched (the backlog is off, so they will not be sent)"
         return line + "."
-
-
-def plural(n: int, noun: str) -> str:
-    """'1 paper', '2 papers'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def diversity_for(p: Profile) -> float:
