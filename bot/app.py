@@ -182,7 +182,6 @@ class App:
             grace=timedelta(hours=self.settings.catchup_grace_hours),
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
-            concurrency=self.settings.delivery_concurrency,
         )
 
     def _sources(self) -> list[str]:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from bot.scheduler import DigestScheduler
 
 log = logging.getLogger(__name__)
+#: Threads for database and ranking work: commands must not queue behind digests and ingest
+#: (digests take at most DigestScheduler.concurrency of them; the database pool holds 40).
+WORKER_THREADS = 64
 
 
 def _first_run(application: App) -> None:
@@ -88,9 +91,8 @@ async def _serve(application: App) -> None:
 
     # Database and ranking work runs in threads; the default pool (cores + 4) fills with digests,
     # ingest and index builds, and a command's first query would wait behind them.
-    threads = application.settings.worker_threads
     asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="digestbot")
+        ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="digestbot")
     )
 
     interactive = sys.stdin.isatty() or (application.slack or application.discord) is None

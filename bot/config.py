@@ -51,8 +51,6 @@ FORMS = {
     "delivery_backoff_seconds": (
         f"a JSON list of seconds above 0, each at most {MAX_SECONDS}, e.g. [60, 300, 900, 3600]"
     ),
-    "delivery_concurrency": "a whole number from 1 to 1000 (e.g. 16)",
-    "worker_threads": "a whole number from 4 to 1000 (e.g. 64)",
     "semantic": "auto, on or off (true/false, yes/no, 1/0 also work)",
     "arxiv_queries": 'a JSON list of strings, e.g. ["cat:cs.LG"]',
     "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
@@ -86,10 +84,6 @@ class Settings(BaseSettings):
         NoDecode,
         Field(min_length=1),
     ] = [60.0, 300.0, 900.0, 3600.0]
-    # digests started at once when many channels are due together (a slow platform holds these)
-    delivery_concurrency: int = Field(16, ge=1, le=1000)
-    # threads for database and ranking work: commands must not queue behind digests and ingest
-    worker_threads: int = Field(64, ge=4, le=1000)
     arxiv_base_url: str = "https://export.arxiv.org/api/query"
     arxiv_rss_url: str = "https://rss.arxiv.org/rss"
     openreview_base_url: str = "https://api2.openreview.net"
