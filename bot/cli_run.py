@@ -100,6 +100,9 @@ async def _serve(application: App) -> None:
     # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
     adapters = serving_adapters(application, interactive)
+    # The ranker loads lazily (a listing from the command line never needs it); a running bot
+    # loads (or fits) it before it serves, off the event loop, not on its first search.
+    await asyncio.to_thread(application.service.ranker)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     application.connect(runner, scheduler)
