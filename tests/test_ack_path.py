@@ -44,10 +44,9 @@ async def test_a_command_is_acked_and_answered_while_another_writer_holds_the_da
     200 within the client's 10 s, where the old wait was 30 s) and the answer arrive anyway, and
     the key is stored once the lock frees: a replay to another process is then dropped.
 
-    Breaks that turn this red: the dedup middleware inserting the key before calling the
-    listener (the request times out); guarded() awaiting the claim with the engine's 30 s wait
-    (no answer while the lock is held); the claim not stored after the lock frees (the replay
-    to the second process is answered a second time)."""
+    Breaks tried, each red: the dedup middleware inserting the key before calling the listener,
+    as before (the request times out); the claim using the engine's 30 s wait (no answer while
+    the lock is held); the key not stored after the lock frees (never in the table)."""
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         holder = sqlite3.connect(tmp_path / "app.db", isolation_level=None)
@@ -73,8 +72,8 @@ async def test_a_command_is_acked_and_answered_while_another_writer_holds_the_da
 
 async def test_a_repeated_request_is_acked_but_not_handled_again(app, slack):
     """A replay (same trigger) reaching another process after the first was handled: acked with
-    200, not answered. Breaks that turn this red: guarded() ignoring the claim's answer (the
-    second process answers too); the middleware dropping the claim (no key stored)."""
+    200, not answered. Break tried, red: guarded() ignoring the claim's answer (the second
+    process answers too)."""
     async with Harness(app, slack) as h:
         body = _form(h, "help", "trig-once")
         before = len(slack.responses())
@@ -89,9 +88,8 @@ async def test_a_repeated_request_is_acked_but_not_handled_again(app, slack):
 
 async def test_a_claim_waits_briefly_for_the_lock_then_lets_the_request_through(app, tmp_path):
     """SeenRequests.claim under a held write lock: answered True after its short wait (not the
-    engine's 30 s), and the key stored once the lock frees. Breaks that turn this red: claim()
-    using the engine's busy timeout (the bounded wait_for below runs out); the key never stored
-    later."""
+    engine's 30 s), and the key stored once the lock frees. Breaks tried, red: the key never
+    stored later. (claim() using the engine's busy timeout would run out the wait_for below.)"""
     seen = SeenRequests(app.store.engine, wait_s=0.2)
     holder = sqlite3.connect(tmp_path / "app.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")

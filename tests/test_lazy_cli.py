@@ -79,11 +79,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ids=["channels", "list", "schedule", "size", "pause", "resume"],
 )
 def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, args):
-    """Breaks that turn this red: IndexStore built in DigestService.__init__ (the embedding model
-    loads: onnxruntime, tokenizers); analyzer.py importing sklearn's stop-word list; digest.channels,
-    backlog or delivery importing digest.compose at module level (the ranker); the `cmd`
-    command building the runner (metrics: aiohttp) when nothing is posted; upgrade() running
-    Alembic on a database already at the head."""
+    """Break tried, red: IndexStore built in DigestService.__init__ (the embedding model and the
+    index store load). Each of these would show in the same list (the module it imports is in
+    HEAVY): analyzer.py importing sklearn's stop-word list; digest.channels, backlog or delivery
+    importing digest.compose at module level (the ranker); `cmd` building the runner (metrics:
+    aiohttp) when nothing is posted; upgrade() running Alembic on a database at the head."""
     result = _loaded(workdir, *args)
     assert result["code"] == 0
     assert result["heavy"] == [], result["heavy"]
