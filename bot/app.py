@@ -143,7 +143,7 @@ class App:
         """Give the platform listeners the runner (digest now) and the scheduler (schedule changes)."""
         if self.slack is not None:
             deps = self.slack.deps
-            deps.runner, deps.on_schedule_change = runner, scheduler.sync
+            deps.runner, deps.on_schedule_change = runner, scheduler.poke
         if self.discord is not None:
             from digest.schedule import local_day
 
@@ -153,7 +153,7 @@ class App:
 
             self.discord.deps.deliver_now, self.discord.deps.on_schedule_change = (
                 deliver_now,
-                scheduler.sync,
+                scheduler.poke,
             )
 
     def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
@@ -172,7 +172,7 @@ class App:
         return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
 
     def scheduler(self, runner: DigestRunner) -> DigestScheduler:
-        """Per-channel cron jobs plus catch-up, recovery and configured ingest jobs."""
+        """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.scheduler import DigestScheduler
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector

@@ -111,7 +111,8 @@ def cmd_cmd(
     reply = application.commands.handle(text, ctx)
     if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
         raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
-    runner = application.runner(application.adapters(out.file))
+    # Only `digest now` posts: the runner (metrics, platform clients) is built for it alone.
+    runner = application.runner(application.adapters(out.file)) if reply.deliver_now else None
     print(asyncio.run(apply_reply(application, runner, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
         raise typer.Exit(2)

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from bot.scheduler import DigestScheduler
 
 log = logging.getLogger(__name__)
+#: Threads for database and ranking work: commands must not queue behind digests and ingest
+#: (digests take at most DigestScheduler.concurrency of them; the database pool holds 40).
+WORKER_THREADS = 64
 
 
 def _first_run(application: App) -> None:
@@ -84,13 +87,24 @@ def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
 
 
 async def _serve(application: App) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     from bot.adapters.console import repl
+
+    # Database and ranking work runs in threads; the default pool (cores + 4) fills with digests,
+    # ingest and index builds, and a command's first query would wait behind them.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="digestbot")
+    )
 
     interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
     # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
     adapters = serving_adapters(application, interactive)
+    # The ranker loads lazily (a listing from the command line never needs it); a running bot
+    # loads (or fits) it before it serves, off the event loop, not on its first search.
+    await asyncio.to_thread(application.service.ranker)
     runner = application.runner(adapters)
     scheduler = application.scheduler(runner)
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
@@ -98,11 +112,11 @@ async def _serve(application: App) -> None:
     application.connect(runner, scheduler)
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
-    scheduler.start()
+    scheduler.start(first_tick=False)  # the catch-up below is the first tick
     ops_runner = await _start_ops(application, scheduler)
     if interactive:
         await _demo_first_digest(application, runner)
-    for ref, outcome in (await scheduler.catch_up()).items():
+    for ref, outcome in (await scheduler.tick()).items():
         log.info("catch-up %s: %s", ref, outcome)
     try:
         if not interactive:
@@ -145,7 +159,7 @@ def _console(
         ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         reply = application.commands.handle(line, ctx)
         if reply.schedule_changed is not None:
-            scheduler.sync()
+            scheduler.poke()
         return await apply_reply(application, runner, reply, ctx)
 
     return handle

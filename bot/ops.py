@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 
 from digest.store import Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the web server loads with `run`: a CLI command counts metrics only
+    from aiohttp import web
+
     from bot.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ def record_ingest(store: Store) -> None:
 
 def ops_app(health: Health, metrics: Metrics) -> web.Application:
     """GET /healthz (200 or 503, JSON) and GET /metrics (Prometheus text format)."""
+    from aiohttp import web
 
     async def healthz(_: web.Request) -> web.Response:
         ok, checks = await health.report()

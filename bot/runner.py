@@ -49,12 +49,15 @@ class DigestRunner:
         deliveries: Deliveries,
         adapters: dict[str, Adapter],
         on_outcome: Callable[[str, Outcome], None] | None = None,
+        composing: int = 2,
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
         self.store = deliveries.store
         self.adapters = adapters
-        self.lock = asyncio.Lock()  # one claim+compose at a time per process keeps SQLite calm
+        # Composing is CPU work and each claim one short write: a few at a time keep the cores
+        # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
+        self.composing = asyncio.Semaphore(max(1, composing))
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
@@ -91,7 +94,7 @@ class DigestRunner:
         if not self.connected(channel.ref.platform):
             return Outcome(f"not connected to {channel.ref.platform} yet", Kind.NOT_SENT)
         adapter = self.adapters[channel.ref.platform]
-        async with self.lock:
+        async with self.composing:
             claim = await asyncio.to_thread(self.deliveries.claim, channel, day)
         if claim is None:  # say what is true: delivered, retrying (when, why), being sent...
             return await asyncio.to_thread(self._not_ours, channel.id, day)

@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.compose import Digest, compose, diversity_for, rank_new, with_backlog
 from digest.due import overdue_note, upcoming
 from digest.models import Channel, Subscription, SubscriptionKind
-from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
 
+# Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
     from digest.channels import ChannelService
+    from digest.compose import Digest
+    from digest.rank.engine import Picks, Ranker
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
@@ -85,6 +86,9 @@ def backlog(
     when the channel turned its backlog off. ``exclude_ids`` are today's new candidates; ``known``
     is what the caller already read (the channel's reads and the ranker), else it is read here.
     """
+    from digest.compose import diversity_for
+    from digest.rank.engine import Picks
+
     state, ranker = known or (reads(service, channel), service.papers.ranker())
     if not channel.backlog or ranker is None:
         return Picks(())
@@ -109,6 +113,8 @@ def compose_digest(
     A digest for a set ``upto`` waits for an index holding every paper up to it (a candidate
     missing from the index would be skipped for good); a preview answers from the one at hand.
     """
+    from digest.compose import compose, rank_new, with_backlog
+
     state, ranker = reads(service, channel), service.papers.ranker(covering=upto)
     ids = candidates(service, channel, state.seen, upto)
     new = rank_new(channel, state.profile, ranker, ids)
@@ -133,6 +139,8 @@ def _queue(service: ChannelService, channel: Channel, known: tuple[Reads, Ranker
     After the next digest every paper waiting is in the backlog, which goes out best first: a
     new paper at 0.52 left out of the next digest does not go before one waiting at 0.65.
     """
+    from digest.compose import diversity_for, rank_new
+
     state, ranker = known
     ids = candidates(service, channel, state.seen)
     profile, size = state.profile, channel.digest_size

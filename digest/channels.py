@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from digest.backlog import compose_digest, profile_of
 from digest.channel_settings import ChannelSettings
-from digest.compose import Digest
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.models import Channel, ChannelRef, Subscription
-from digest.rank.profile import Profile
-from digest.rank.why import interest_of
-from digest.service import DigestService
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
+
+if TYPE_CHECKING:
+    from digest.compose import Digest
+    from digest.rank.profile import Profile
+    from digest.service import DigestService
 
 __all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
@@ -158,6 +160,8 @@ class ChannelService(Subscriptions, ChannelSettings):
         channel = self.channel(ref)
         items = self.store.deliveries.items(channel.id)
         votes = Counter(v.value for v in self.store.channels.feedback(channel.id))
+        from digest.rank.why import interest_of  # the ranker's modules load for stats alone
+
         per = Counter(interest_of(why) for _, why in items)
         return Stats(
             self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)

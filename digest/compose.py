@@ -6,10 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 
+from digest.ingest import FEED_HINT
 from digest.models import Channel, Paper
 from digest.rank import feedback
 from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
+from digest.text import plural
 
 DIVERSITY = 0.3
 
@@ -64,19 +66,6 @@ class Digest:
         elif self.more:
             line += f"; {self.more} more matched (the backlog is off, so they will not be sent)"
         return line + "."
-
-
-#: The next step once the bundled papers are used up (the demo runs dry on its third day).
-FEED_HINT = (
-    "To get more, whoever runs digestbot adds a feed: "
-    "`DIGESTBOT_ARXIV_QUERIES='[\"cat:cs.LG\"]'` (fetched every 6 hours), "
-    "or once: `digestbot ingest arxiv:cat:cs.LG`."
-)
-
-
-def plural(n: int, noun: str) -> str:
-    """'1 paper', '2 papers'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def diversity_for(p: Profile) -> float:

@@ -14,11 +14,11 @@ import secrets
 import socket
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from digest.backlog import compose_digest
 from digest.channels import ChannelService
-from digest.compose import Digest, DigestItem, interests
 from digest.due import GRACE, upcoming
 from digest.models import Channel
 from digest.schedule import local_day
@@ -27,6 +27,10 @@ from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, It
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:  # composing loads the ranker; `channels` and `list` only read states
+    from digest.compose import Digest
+
 #: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
 BACKOFF = (60.0, 300.0, 900.0, 3600.0)
 
@@ -97,6 +101,8 @@ class Deliveries:
 
     def rebuild(self, d: Delivery) -> Digest:
         """The digest of a stored claim, exactly as it was composed (same papers, order, reasons)."""
+        from digest.compose import Digest, DigestItem, interests
+
         channel = self.store.channels.by_id(d.channel_id)
         papers = self.store.papers.get_many(i.paper_id for i in d.items)
         items = tuple(

@@ -17,9 +17,19 @@ GRACE = timedelta(hours=12)  # the default catch-up grace window (bot/config.py)
 
 
 def catch_up_due(now: datetime, channel: Channel, grace: timedelta = GRACE) -> datetime | None:
-    """The latest scheduled time at or before ``now`` that a catch-up still delivers, if any."""
+    """The latest scheduled time at or before ``now`` that a catch-up still delivers, if any.
+
+    Never one of a day before the channel was set up (in its timezone, as `refuse_day` says):
+    a schedule change must not post a digest for a day the channel did not exist.
+    """
     due = last_due(now, channel.digest_time, channel.weekdays, channel.timezone)
-    return due if due is not None and now - due <= grace else None
+    if due is None or now - due > grace:
+        return None
+    if channel.created_at is not None and due.date() < local_day(
+        channel.created_at, channel.timezone
+    ):
+        return None
+    return due
 
 
 def upcoming(

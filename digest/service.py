@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from digest.embeddings import ModelConfig
 from digest.errors import DigestError, NotFoundError
-from digest.index_store import IndexStore
-from digest.ingest.pipeline import IngestReport, SourceConfig, ingest
 from digest.models import Paper
-from digest.rank.engine import Filters, Hit, Ranker, SearchResult
 from digest.store import Store
+
+# The index, the ranker and ingest load when first used: listings and settings rank nothing.
+if TYPE_CHECKING:
+    from digest.embeddings import ModelConfig
+    from digest.index_store import IndexStore
+    from digest.ingest.pipeline import IngestReport, SourceConfig
+    from digest.rank.engine import Filters, Hit, Ranker, SearchResult
 
 
 @dataclass(frozen=True)
@@ -35,15 +40,26 @@ class DigestService:
         strict_model: bool = False,
     ) -> None:
         self.store = store
-        self.sources = sources or SourceConfig()
-        self.indexes = IndexStore(store, index_dir, model=model, strict=strict_model)
+        self.sources = sources
+        self._index_args = (index_dir, model, strict_model)
         self._ranker: Ranker | None = None
+
+    @cached_property
+    def indexes(self) -> IndexStore:
+        """The index and embedding store, made on first use: a command that ranks nothing (a
+        listing, a setting) must not load the embedding model (issue 21)."""
+        from digest.index_store import IndexStore
+
+        index_dir, model, strict = self._index_args
+        return IndexStore(self.store, index_dir, model=model, strict=strict)
 
     def ingest(
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
     ) -> IngestReport:
         """Read one source into the store (and embed new papers when the semantic extra is on)."""
-        report = ingest(self.store, source, fmt, self.sources, progress)
+        from digest.ingest.pipeline import SourceConfig, ingest
+
+        report = ingest(self.store, source, fmt, self.sources or SourceConfig(), progress)
         if report.updated_ids:  # same ids, new text: the fitted index no longer describes them
             self.indexes.invalidate()
         if report.added_ids or report.updated_ids:
@@ -60,6 +76,8 @@ class DigestService:
         if index is None:
             self._ranker = None
         elif self._ranker is None or self._ranker.index is not index:
+            from digest.rank.engine import Ranker
+
             self._ranker = Ranker(index, encoder=self.indexes.encoder)
         return self._ranker
 
@@ -82,6 +100,8 @@ class DigestService:
         """Free-text search with filters and pagination."""
         ranker = self.ranker()
         if ranker is None:
+            from digest.rank.engine import SearchResult
+
             empty = SearchResult(
                 query, (), 0, page, per_page, "No papers stored yet: run `digestbot ingest` first."
             )

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from digest.compose import plural
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
-from digest.text import is_number, numeric_text
+from digest.text import is_number, numeric_text, plural
 from digest.topic_text import clean_topic
 
 if TYPE_CHECKING:

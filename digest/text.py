@@ -258,3 +258,8 @@ _URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^@\s]*@")
 def hide_password(text: str) -> str:
     """``text`` with the password of any URL in it replaced by *** (also for unparseable URLs)."""
     return _URL_PASSWORD.sub(r"\1:***@", text)
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 paper', '2 papers'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -217,17 +217,14 @@ def test_a_paper_committed_during_a_claim_is_delivered_next(db_url, tmp_path):
 
 
 def test_a_digest_due_in_a_dst_gap_fires_right_after_it_and_next_due_agrees():
-    from bot.scheduler import digest_trigger
-    from digest.models import Channel
+    # The scheduler stores next_due's answer as the channel's next due time (bot/scheduler.py).
     from digest.schedule import next_due
 
-    ch = Channel(id=1, ref=ChannelRef("console", "x"), timezone="America/Havana",
-                 digest_time="00:30", weekdays="mon,tue,wed,thu,fri,sat,sun")  # fmt: skip
+    days = "mon,tue,wed,thu,fri,sat,sun"
     before = datetime(2026, 3, 8, 4, 0, tzinfo=UTC)  # 23:00 on the 7th in Havana
-    fire = digest_trigger(ch).get_next_fire_time(None, before)
-    assert fire == next_due(before, "00:30", ch.weekdays, ch.timezone)
+    fire = next_due(before, "00:30", days, "America/Havana")
     assert fire.astimezone(UTC) == datetime(2026, 3, 8, 5, 0, tzinfo=UTC)  # 01:00, gap's end
-    after = digest_trigger(ch).get_next_fire_time(fire, fire)
+    after = next_due(fire, "00:30", days, "America/Havana")
     assert after.astimezone(UTC) == datetime(2026, 3, 9, 4, 30, tzinfo=UTC)
 
 

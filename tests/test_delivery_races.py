@@ -136,7 +136,7 @@ def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url
     results = [None, None]
 
     def work(i):
-        results[i] = asyncio.run(schedulers[i].catch_up())
+        results[i] = asyncio.run(schedulers[i].tick())
 
     threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
     for t in threads:

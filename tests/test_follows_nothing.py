@@ -25,7 +25,7 @@ def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app
     """The rule lives in DigestRunner.skipped; the catch-up sweep asks it (no copy of its own).
 
     Breaks that turn this red: dropping the follows-nothing check in DigestRunner.skipped (an
-    empty "Following: nothing yet" digest is posted); DigestScheduler.catch_up not asking
+    empty "Following: nothing yet" digest is posted); DigestScheduler._due not asking
     runner.skipped() (an outcome for it every sweep, in the log and the metrics: `reported`);
     checking only topics (the 👍-only channel below gets nothing, though votes alone rank
     papers)."""
@@ -38,9 +38,9 @@ def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app
         app.channels.set_schedule(ref, "09:00", "UTC", "daily")
     reported: list[str] = []
     sched, adapter = _scheduler(app, reported)
-    done = asyncio.run(sched.catch_up())
+    done = asyncio.run(sched.tick())
     assert "console:t1" not in done  # skipped quietly: no outcome logged or counted each sweep
-    assert asyncio.run(sched.catch_up(missing_only=True)) == {}  # the next sweep: nothing
+    assert asyncio.run(sched.tick()) == {}  # the next sweep: nothing
     assert len(reported) == 1 and reported[0].startswith("posted")  # the voter's, once
     assert done["console:voter"].startswith("posted")
     t1 = app.store.channels.get(empty)

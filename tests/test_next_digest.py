@@ -4,7 +4,7 @@ Repro: a channel scheduled 09:00, set up at 12:20 with nothing delivered today, 
 catch-up grace: `run` delivers today's at once, but all three said tomorrow. Breaks tried on
 purpose (each turned a test red):
 - `digest.due.upcoming` starting from `next_due` only (the catch-up ignored: the old bug);
-- `DigestScheduler.catch_up` applying another grace than the one `next_digest` is given;
+- `DigestScheduler.tick` applying another grace than the one `next_digest` is given;
 - `upcoming` not skipping a day that already has a digest.
 """
 
@@ -29,7 +29,7 @@ EVENING = datetime(2026, 11, 30, 22, 30, tzinfo=UTC)  # 13.5 h after the 09:00 t
 def scheduled_day(app, now: datetime, grace_hours: float) -> str | None:
     """The day the scheduler's catch-up delivers at ``now`` (None: nothing)."""
     sched, adapter = make(app, now, grace_hours)
-    asyncio.run(sched.catch_up())
+    asyncio.run(sched.tick())
     keys = adapter.keys()  # RecordingAdapter.keys(): the digest keys it printed
     days = {k.split("-", 2)[2][:10] for k in keys}
     assert len(days) <= 1

@@ -8,13 +8,12 @@ from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
-from digest.compose import plural
 from digest.delivery import next_digest, preview_target, today_state
 from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
-from digest.text import has_visible
+from digest.text import has_visible, plural
 from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog")

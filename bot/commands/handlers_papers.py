@@ -8,11 +8,10 @@ from dataclasses import replace
 from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.backlog import outlook
-from digest.compose import plural
 from digest.errors import DigestError, NotFoundError
 from digest.headline import shorten
-from digest.rank.engine import Filters
-from digest.text import has_visible, is_number, numeric_text, whole_number
+from digest.rank.results import Filters  # not .engine: listings must not load the ranker
+from digest.text import has_visible, is_number, numeric_text, plural, whole_number
 
 PER_PAGE = 5
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from digest.compose import FEED_HINT, Digest
 from digest.headline import contribution_sentences
+from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
+
+if TYPE_CHECKING:
+    from digest.compose import Digest
 
 SNIPPET_CHARS = 280
 # A why-line names a liked paper's title between asterisks ('like *Title*, which you liked');

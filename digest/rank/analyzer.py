@@ -6,9 +6,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import Stemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from digest.text import acronym_span
 
@@ -20,7 +20,11 @@ _EXTRA_STOP = {
     "experiments", "performance", "state", "art", "task", "tasks", "effective",
     "framework", "recent", "different", "various", "including", "provide", "problem",
 }  # fmt: skip
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP
+# scikit-learn's ENGLISH_STOP_WORDS, kept as a file beside this one: importing scikit-learn
+# costs a second of CPU that commands ranking nothing must not pay (tests/test_lazy_cli.py
+# checks the copy still equals scikit-learn's).
+_ENGLISH = Path(__file__).with_name("english_stop_words.txt").read_text("utf-8").split()
+STOP_WORDS = frozenset(_ENGLISH) | _EXTRA_STOP
 
 _TOKEN = re.compile(r"[^\W_]+")  # letters and digits, any script; pure numbers dropped later
 # Words and the clause punctuation that phrases must not cross, in one pass.

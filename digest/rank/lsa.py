@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg, sparse
-from sklearn.utils import check_random_state
 
 OVERSAMPLES = 10  # sklearn's default: extra directions that make the top ones accurate
 
@@ -42,6 +41,8 @@ def fit_basis(m: sparse.csr_matrix, k: int, n_iter: int, seed: int) -> np.ndarra
     """Top ``k`` right singular vectors of ``m`` (k x terms, float32), signs as sklearn's."""
     transpose = m.shape[0] < m.shape[1]  # sklearn's choice: the smaller side is sampled
     a = m.T if transpose else m
+    from sklearn.utils import check_random_state  # here: importing sklearn costs a second
+
     q = _range(a, k + OVERSAMPLES, n_iter, check_random_state(seed))
     u, vt = _thin_svd(np.asarray(q.T @ a))
     basis = (q @ u[:, :k]).T if transpose else vt[:k]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from digest.rank.analyzer import phrase_terms
-from digest.rank.index import PaperIndex, paper_space
+
+if TYPE_CHECKING:  # the index (scipy) loads with ranking, not with every profile read
+    from digest.rank.index import PaperIndex
 
 # A followed author's paper is worth posting: it scores at least AUTHOR_BASE, more as the author
 # leads it (first or last), and more as it matches the channel's other interests, so the
@@ -84,6 +87,8 @@ def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarra
     pos = index.pos.get(paper_id)
     if pos is None:
         return np.zeros(len(rows), dtype=np.float32)
+    from digest.rank.index import paper_space
+
     space = paper_space(index)  # sentence embeddings when present: closer to what a reader means
     sims = np.clip(space[rows] @ space[pos], 0.0, 1.0)
     sims[rows == pos] = 0.0  # the liked paper itself is not news

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, SubscriptionKind
 from digest.store.deliveries import _aware
-from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow
+from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow, look_mark
 from digest.zones import usable_timezone
 
 SETTINGS = {
@@ -30,6 +30,9 @@ SETTINGS = {
     "admin_only",
     "owner_user",
 }
+#: Settings that move a channel's due times (or stop and restart them): changing one marks the
+#: channel for the scheduler's next look (see schema.LOOK_NOW).
+SCHEDULE = {"timezone", "digest_time", "weekdays", "paused"}
 
 
 def to_channel(row: ChannelRow) -> Channel:
@@ -137,8 +140,57 @@ class ChannelRepo:
             row = session.get(ChannelRow, channel_id)
             for key, value in fields.items():
                 setattr(row, key, value)
+            if SCHEDULE & set(fields):
+                row.next_due_at = look_mark()
             session.commit()
             return to_channel(row)
+
+    def look(self, session: Session | Connection, channel_id: int) -> None:
+        """Mark a channel for the scheduler's next look, in ``session``'s transaction: what was
+        just changed (a first topic, a 👍) may make a digest owed that was skipped."""
+        session.execute(
+            update(ChannelRow).where(ChannelRow.id == channel_id).values(next_due_at=look_mark())
+        )
+
+    def due(self, now: datetime, platforms: set[str]) -> list[tuple[Channel, datetime]]:
+        """Active channels on ``platforms`` whose next due time has come, with the mark read
+        (what ``advance`` compares against); earliest first. Reads the due index only."""
+        stmt = (
+            select(ChannelRow)
+            .where(
+                ChannelRow.paused.is_(False),
+                ChannelRow.next_due_at <= now.astimezone(UTC),  # SQLite keeps no zone: UTC
+                ChannelRow.platform.in_(sorted(platforms)),
+            )
+            .order_by(ChannelRow.next_due_at, ChannelRow.id)
+        )
+        with Session(self.engine) as session:
+            return [(to_channel(r), r.next_due_at) for r in session.scalars(stmt)]
+
+    def next_due_time(self, platforms: set[str]) -> datetime | None:
+        """The earliest next due time of an active channel on ``platforms`` (UTC), if any."""
+        stmt = (
+            select(ChannelRow.next_due_at)
+            .where(ChannelRow.paused.is_(False), ChannelRow.platform.in_(sorted(platforms)))
+            .order_by(ChannelRow.next_due_at)
+            .limit(1)
+        )
+        with Session(self.engine) as session:
+            when = session.scalar(stmt)
+        return _aware(when) if when is not None else None
+
+    def advance(self, channel_id: int, seen: datetime, to: datetime) -> bool:
+        """Set a channel's next due time to ``to`` unless it changed since ``seen`` was read (a
+        settings change meanwhile keeps its fresh mark); True if it was set."""
+        stmt = (
+            update(ChannelRow)
+            .where(ChannelRow.id == channel_id, ChannelRow.next_due_at == seen)
+            .values(next_due_at=to.astimezone(UTC))  # SQLite keeps no zone: always UTC
+        )
+        with Session(self.engine) as session:
+            n = session.execute(stmt).rowcount
+            session.commit()
+        return n == 1
 
     def with_channel_id(self, platform: str, channel_id: str) -> list[Channel]:
         """Every channel of a platform with this channel id, whatever its workspace; oldest first."""
@@ -170,9 +222,11 @@ class ChannelRepo:
                 )
             )
             try:
-                session.commit()
+                session.flush()
             except IntegrityError:
                 return False
+            self.look(session, channel_id)
+            session.commit()
             return True
 
     def subscriptions(self, channel_id: int) -> list[Subscription]:
@@ -213,14 +267,17 @@ class ChannelRepo:
             with self.engine.begin() as conn:
                 same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value)
                 if conn.execute(same).rowcount:
+                    self.look(conn, channel_id)
                     return 0
                 other = update(FeedbackRow).where(*mine, FeedbackRow.value != value)
                 if conn.execute(other.values(value=value, created_at=now)).rowcount:
+                    self.look(conn, channel_id)
                     return value
                 add = _insert(conn)(FeedbackRow).values(**row, created_at=now)
                 add = add.on_conflict_do_nothing(index_elements=["channel_id", "user", "paper_id"])
                 # RETURNING, not rowcount: psycopg reports -1 for an INSERT that may return rows
                 if conn.execute(add.returning(FeedbackRow.id)).first() is not None:
+                    self.look(conn, channel_id)
                     return value
         raise RuntimeError("vote kept changing under us")  # five concurrent presses in a row
 
@@ -236,6 +293,7 @@ class ChannelRepo:
                 session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
                                         created_at=datetime.now(UTC)))  # fmt: skip
             try:
+                self.look(session, channel_id)  # flushes the vote first
                 session.commit()
             except IntegrityError:  # the same event processed concurrently: already recorded
                 session.rollback()

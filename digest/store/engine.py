@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import fcntl
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from digest.errors import StoreUnavailableError
 from digest.text import hide_password
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
-WAL_WAIT_S = 30.0  # as long as busy_timeout: how long a new file's switch to WAL may wait
+BUSY_TIMEOUT_S = 30.0  # how long a statement waits for SQLite's write lock before "locked"
+WAL_WAIT_S = BUSY_TIMEOUT_S  # how long a new file's switch to WAL may wait
 
 
 def _wal(cur) -> None:  # noqa: ANN001 - DBAPI cursor
@@ -46,7 +50,7 @@ def _wal(cur) -> None:  # noqa: ANN001 - DBAPI cursor
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connection
     """WAL lets searches read while an ingest writes; busy_timeout waits instead of 'locked'."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     _wal(cur)
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
@@ -74,7 +78,12 @@ def make_engine(url: str, create_folder: bool = False) -> Engine:
         )
     if is_sqlite and parsed.database and parsed.database != ":memory:":
         _sqlite_folder(Path(parsed.database).expanduser().parent, url, create_folder)
-    kwargs = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
+    kwargs: dict = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
+    if parsed.database not in (None, "", ":memory:"):
+        # A running bot works in many threads (bot/cli_run.py); the default pool (5 + 10) would
+        # make a command wait for a connection held by digests. 40 per process, so two replicas
+        # stay within PostgreSQL's default 100 connections.
+        kwargs.update(pool_size=20, max_overflow=20)
     try:
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError as exc:
@@ -124,6 +133,8 @@ def check_connection(engine: Engine) -> None:
 
 def alembic_config(engine: Engine) -> Config:
     """An Alembic config bound to ``engine`` without needing an alembic.ini on disk."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection_engine"] = engine
@@ -176,8 +187,45 @@ def revision_of(url: str) -> str | None:
         engine.dispose()
 
 
+_REVISION = re.compile(r'^(down_revision|revision)\s*=\s*"([^"]+)"\s*$', re.MULTILINE)
+
+
+def _head() -> str | None:
+    """The newest revision, read from the migration files (None unless there is exactly one)."""
+    revisions, parents = set(), set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        found = dict(m.groups() for m in _REVISION.finditer(path.read_text("utf-8")))
+        if "revision" not in found:
+            return None  # a form this reader does not know: let Alembic decide
+        revisions.add(found["revision"])
+        parents.add(found.get("down_revision"))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _at_head(engine: Engine) -> bool:
+    """True when the database is already at the newest revision (one cheap query)."""
+    head = _head()
+    if head is None:
+        return False
+    try:
+        with engine.connect() as conn:
+            return conn.execute(
+                text("SELECT version_num FROM alembic_version")
+            ).scalars().all() == [head]
+    except DBAPIError:  # no such table yet: a new database
+        return False
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply migrations up to ``revision``; idempotent and safe when replicas start together."""
+    """Apply migrations up to ``revision``; idempotent and safe when replicas start together.
+
+    A database already at the head is left alone without loading Alembic and its migration
+    scripts (half a CPU-second that every short command paid)."""
     check_connection(engine)
+    if revision == "head" and _at_head(engine):
+        return
+    from alembic import command
+
     with migration_lock(engine):
         command.upgrade(alembic_config(engine), revision)

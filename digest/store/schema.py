@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+import secrets
+from datetime import UTC, date, datetime, timedelta
 
 from sqlalchemy import (
     JSON,
@@ -12,6 +13,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     SmallInteger,
@@ -76,11 +78,27 @@ class CounterRow(Base):
     value: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
+#: A channel's ``next_due_at`` when something changed that may make a digest owed sooner (a new
+#: channel, a schedule, a resume, a subscription, a vote): any due time is later, so the next
+#: scheduler tick looks at it. Marks differ by a random microsecond offset (see ``look_mark``).
+LOOK_NOW = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def look_mark() -> datetime:
+    """A fresh "look at this channel" mark: distinct from the last one, so a tick that read the
+    old mark cannot overwrite a change made while it ran (its compare-and-set misses)."""
+    return LOOK_NOW + timedelta(microseconds=secrets.randbelow(10**12))
+
+
 class ChannelRow(Base):
     """A channel (or DM) that receives digests, with its settings."""
 
     __tablename__ = "channels"
-    __table_args__ = (UniqueConstraint("platform", "workspace", "channel_id"),)
+    # (paused, next_due_at): the scheduler reads only the active channels now due, in due order.
+    __table_args__ = (
+        UniqueConstraint("platform", "workspace", "channel_id"),
+        Index("ix_channels_due", "paused", "next_due_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     platform: Mapped[str] = mapped_column(String(16))
@@ -100,6 +118,8 @@ class ChannelRow(Base):
     admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the scheduler next has to look at this channel (UTC); see LOOK_NOW.
+    next_due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=look_mark)
 
 
 class SubscriptionRow(Base):

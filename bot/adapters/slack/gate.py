@@ -3,20 +3,40 @@ retried or replayed requests are dropped, remembered in the database so every pr
 
 Slack retries an event it thinks went unanswered (same ``event_id``), and a signed request can be
 replayed within the 5-minute signature window; handling either twice would e.g. bring back a
-withdrawn vote. The first process to insert the request's key handles it; the rest ack and stop.
-The key is recorded before the listener runs, so a process that dies mid-request is not retried
-by Slack's own retry of it: at most once, as a vote or subscription must be.
+withdrawn vote. The first process to insert the request's key handles it; the rest stop.
+
+Nothing here stands between a request and its acknowledgement: the middleware checks this
+process's memory (no I/O) and starts the database claim in a worker thread; the listener acks
+first and only then waits for the claim (``guard.guarded``), a short wait: a claim that finds
+the database locked longer (an ingest writing) lets the request through and is stored once the
+lock frees. A request handled twice needs both that and a repeat reaching another process in
+that moment; a request never answered was the failure seen before (acks of 7 s and more).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from slack_bolt.response import BoltResponse
-from sqlalchemy import Column, DateTime, Engine, MetaData, String, Table, delete, insert
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import (
+    Column,
+    Connection,
+    DateTime,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    delete,
+    insert,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from digest.store.engine import BUSY_TIMEOUT_S
 
 log = logging.getLogger(__name__)
 metadata = MetaData()
@@ -28,29 +48,89 @@ seen_requests = Table(
     Column("seen_at", DateTime(timezone=True), nullable=False, index=True),
 )
 KEEP = timedelta(days=1)  # far beyond Slack's retry schedule and the 5-minute replay window
+MEMORY = 10_000  # keys each process remembers itself (a retry comes within minutes)
+#: The context key of a request's pending database claim (a Future[bool]; see guard.guarded).
+CLAIM = "digestbot_dedup_claim"
 
 
 class SeenRequests:
     """Request keys already handled by any process sharing the database."""
 
-    def __init__(self, engine: Engine, purge_every: int = 500) -> None:
+    def __init__(self, engine: Engine, purge_every: int = 500, wait_s: float = 0.5) -> None:
         self.engine = engine
         self.purge_every = purge_every
+        self.wait_s = wait_s  # how long a claim waits for the database's write lock
         self._count = 0
+        self._recent: OrderedDict[str, None] = OrderedDict()  # this process's, newest last
+        self._later: set[asyncio.Task] = set()  # claims to store once the database is free
 
-    def first_time(self, key: str) -> bool:
-        """Record ``key``; False if some process recorded it before (the insert is the claim)."""
+    def seen_here(self, key: str) -> bool:
+        """True if this process saw ``key`` already; else remember it. No I/O: safe before the ack."""
+        if key in self._recent:
+            return True
+        self._recent[key] = None
+        if len(self._recent) > MEMORY:
+            self._recent.popitem(last=False)
+        return False
+
+    def first_time(self, key: str, wait_s: float | None = None) -> bool:
+        """Record ``key``; False if some process recorded it before (the insert is the claim).
+
+        ``wait_s`` bounds the wait for another writer (SQLite's single writer, or a PostgreSQL
+        transaction inserting the same key); past it an OperationalError is raised."""
         now = datetime.now(UTC)
         try:
-            with self.engine.begin() as conn:
+            with self.engine.begin() as conn, _lock_wait(conn, wait_s):
                 conn.execute(insert(seen_requests).values(key=key[:255], seen_at=now))
         except IntegrityError:
             return False
         self._count += 1
         if self._count % self.purge_every == 0:
-            with self.engine.begin() as conn:
-                conn.execute(delete(seen_requests).where(seen_requests.c.seen_at < now - KEEP))
+            try:
+                with self.engine.begin() as conn, _lock_wait(conn, wait_s):
+                    conn.execute(delete(seen_requests).where(seen_requests.c.seen_at < now - KEEP))
+            except OperationalError:  # busy: the next purge removes them
+                log.info("purge of old Slack request keys skipped: the database is busy")
         return True
+
+    async def claim(self, key: str) -> bool:
+        """``first_time`` in a worker thread, waiting at most ``wait_s`` for the write lock; past
+        that, the request is handled (an answer beats a stalled one) and its key stored later."""
+        try:
+            return await asyncio.to_thread(self.first_time, key, self.wait_s)
+        except OperationalError as exc:
+            log.warning("Slack request key not stored at once (%s); storing it later", _why(exc))
+            task = asyncio.create_task(asyncio.to_thread(self._store_later, key))
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
+            return True
+
+    def _store_later(self, key: str) -> None:
+        try:
+            self.first_time(key)  # the engine's own wait (30 s on SQLite)
+        except OperationalError as exc:
+            log.warning("Slack request key could not be stored: %s", _why(exc))
+
+
+def _why(exc: OperationalError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+
+
+@contextmanager
+def _lock_wait(conn: Connection, wait_s: float | None) -> Iterator[None]:
+    """Bound the statements' wait for locks inside the block (None: the engine's default)."""
+    if wait_s is None:
+        yield
+    elif conn.dialect.name == "sqlite":
+        # busy_timeout is per connection, and the connection goes back to the pool: restore it
+        conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+    else:  # PostgreSQL: for this transaction only
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'")
+        yield
 
 
 def request_key(body: dict) -> str | None:
@@ -68,13 +148,16 @@ def request_key(body: dict) -> str | None:
 
 
 def dedup_middleware(seen: SeenRequests):
-    """Global middleware: a request already handled is acked with an empty 200 and goes no further."""
+    """Global middleware: a request this process saw is acked with an empty 200 and goes no
+    further; otherwise its database claim starts and the listener awaits it after its ack."""
 
-    async def dedup(body, next):
+    async def dedup(body, context, next):
         key = request_key(body)
-        if key is not None and not await asyncio.to_thread(seen.first_time, key):
-            log.info("dropped a repeated Slack request (%s)", key.split(":", 1)[0])
-            return BoltResponse(status=200, body="")
+        if key is not None:
+            if seen.seen_here(key):
+                log.info("dropped a repeated Slack request (%s)", key.split(":", 1)[0])
+                return BoltResponse(status=200, body="")
+            context[CLAIM] = asyncio.ensure_future(seen.claim(key))
         await next()
 
     return dedup

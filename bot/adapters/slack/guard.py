@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.kwargs_injection.async_args import AsyncArgs
 from slack_sdk.errors import SlackApiError
 
+from bot.adapters.slack.gate import CLAIM
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
@@ -23,13 +24,45 @@ Listener = Callable[..., Awaitable[None]]
 NOT_SHOWN = {"user_not_in_channel", "channel_not_found", "not_in_channel", "is_archived"}
 
 
+class Repeated(Exception):
+    """Another process (or this one, earlier) already handled this request: stop quietly."""
+
+
+def _after_ack(args: AsyncArgs) -> Callable[..., Awaitable[None]]:
+    """``args.ack`` that, once the ack is sent, waits for the request's de-duplication claim
+    (started by gate.dedup_middleware) and stops the listener if the request was handled."""
+    claim = (args.context or {}).get(CLAIM)
+
+    async def ack(*a, **kw) -> None:
+        await args.ack(*a, **kw)
+        await _claimed(claim)
+
+    return ack
+
+
+async def _claimed(claim: Awaitable[bool] | None) -> None:
+    if claim is not None and not await claim:
+        raise Repeated
+
+
 def guarded(func: Listener) -> Callable[[AsyncArgs], Awaitable[None]]:
-    """``func`` as a Bolt listener that acks, catches every error and tells the user briefly."""
+    """``func`` as a Bolt listener that acks, catches every error and tells the user briefly.
+
+    A request is de-duplicated after its ack, never before (gate.py): a listener that acks
+    itself waits for the claim inside its ``ack()``; one Bolt acked already (events) waits first.
+    """
     names = inspect.getfullargspec(func).args
 
     async def listener(args: AsyncArgs) -> None:
         try:
-            await func(**{n: getattr(args, n) for n in names})
+            given = {n: getattr(args, n) for n in names}
+            if "ack" in given:
+                given["ack"] = _after_ack(args)
+            else:
+                await _claimed((args.context or {}).get(CLAIM))
+            await func(**given)
+        except Repeated:
+            log.info("a repeated Slack request was dropped after its ack")
         except DigestError as exc:
             await answer(args, str(exc))
         except Exception as exc:  # noqa: BLE001 - a listener must never raise (see module doc)
