@@ -94,7 +94,9 @@ def test_a_settings_change_reads_that_channel_alone_and_there_is_no_job_per_chan
     assert jobs_at_start <= 2 and jobs_after <= 2  # the sweep and the one due timer
     ch = app.store.channels.get(changed.ref)
     assert ch.timezone == "Pacific/Kiritimati" and seen != old.replace(tzinfo=None)
-    assert loads <= 4, loads  # the command's reads of the channel, and the tick's one row
+    # The command's reads of the channel (its owner and name checks included) and the tick's one
+    # row: a constant handful, where walking every channel loads 40+.
+    assert loads <= 8, loads
 
 
 def test_a_settings_change_alone_costs_the_same_with_many_channels(app):
