@@ -10,7 +10,12 @@ without it)."""
 
 import asyncio
 
+import pytest
+
 from bench.load import COMMAND_HEADER, Config, command_rows, report, run_backend
+
+# A real bot under load for over a minute: it runs with the reliability suite (CI, -m reliability).
+pytestmark = pytest.mark.reliability
 
 
 def test_the_load_bench_drives_the_real_bot_on_both_platforms_and_every_command_is_answered(
