@@ -29,16 +29,6 @@ class Outcome(str):
         outcome.kind = kind
         return outcome
 
-    @property
-    def unsettled_by_another(self) -> bool:
-        """Another process still holds the digest (being prepared or sent, or taken over)."""
-        return self.kind in (Kind.BUSY, Kind.LOST)
-
-    @property
-    def post_failed(self) -> bool:
-        """This process's own post failed: a retry is planned or the digest was given up."""
-        return self.kind in (Kind.RETRYING, Kind.FAILED)
-
 
 def state_kind(d: Delivery | None) -> Kind:
     """The kind of a stored digest state, branch for branch as digest.delivery.describe words it."""

@@ -24,22 +24,13 @@ class PostError(Exception):
         reason: str,
         kind: str = TRANSIENT,
         retry_after: float | None = None,
-        *,
-        permanent: bool | None = None,
     ) -> None:
         super().__init__(reason)
-        if permanent is not None:  # older call style: permanent=True means the channel is gone
-            kind = GONE if permanent else TRANSIENT
         if kind not in KINDS:
             raise ValueError(f"unknown PostError kind {kind!r}")
         self.reason = reason
         self.kind = kind
         self.retry_after = retry_after
-
-    @property
-    def permanent(self) -> bool:
-        """True when retrying the same thing cannot help."""
-        return self.kind != TRANSIENT
 
 
 class Adapter(Protocol):

@@ -261,7 +261,7 @@ def test_cli_digest_never_exits_0_on_an_unsettled_outcome(
 def test_cli_digest_exits_1_when_its_own_post_fails(env_isolated, capsys, monkeypatch):
     """A `digest` whose post fails says so and exits 1 (README), and again while the retry waits.
 
-    Breaks seen red: digest_cmd exiting 0 for any outcome but BUSY; post_failed not knowing
+    Breaks seen red: digest_cmd exiting 0 for any outcome but BUSY; the exit code not knowing
     'retrying at' (the second run reads the stored state, not its own failure); the BUSY
     wording applied to exit code 1 too (our own failed post read "another digestbot process
     is sending this digest right now (retrying at …)")."""

@@ -3,7 +3,7 @@ wording, and the text people read is unchanged (an Outcome is the str it shows).
 
 Breaks that turn this red: state_kind() calling a FAILED delivery BUSY (exit 3 for our own
 failure) or a retrying one SETTLED (exit 0); POSTED/EMPTY read as BUSY; an expired lease's
-state not BUSY; Outcome.unsettled_by_another without LOST; post_failed without RETRYING.
+state not BUSY.
 """
 
 from __future__ import annotations

@@ -114,8 +114,3 @@ def check(index: PaperIndex, text: str, suggest: bool = True) -> MatchCheck:
     found = (s for w in missing for s in close_terms(index, w)) if suggest else ()
     suggestions = list(dict.fromkeys(found))
     return MatchCheck(tuple(missing), tuple(specific), tuple(suggestions[:5]))
-
-
-def generic_share(index: PaperIndex) -> np.ndarray:
-    """Share of papers each term occurs in (for tests and explanations)."""
-    return np.diff(index.weights.indptr) / max(len(index), 1)

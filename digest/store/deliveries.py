@@ -213,19 +213,6 @@ class DeliveryRepo:
             session.commit()
             return held
 
-    def transition(self, lease: Lease, new: str, lease_s: float = 120.0, **values: object) -> bool:
-        """Change an unfinished delivery we still hold (compare-and-set on owner and fence)."""
-        values = {"status": new, **values}
-        if new in UNFINISHED:
-            values["lease_until"] = self.now(lease_s)
-        if new == POSTED:
-            values["posted_at"] = datetime.now(UTC)
-        stmt = update(DeliveryRow).where(self.held_by(lease)).values(**values)
-        with Session(self.engine) as session:
-            changed = session.execute(stmt).rowcount == 1
-            session.commit()
-            return changed
-
     def take_over(self, delivery_id: int, worker: str, lease_s: float) -> Lease | None:
         """Become owner of an unfinished delivery whose lease ran out (by the database clock).
 

@@ -16,7 +16,6 @@ MAX_ID = 255
 MAX_VALUE = 2000
 MAX_FALLBACK = 3000
 MAX_URL = 3000
-BLOCKS_PER_CARD = 3  # section, context, actions
 
 
 @dataclass(frozen=True)

@@ -66,20 +66,10 @@ TRANSIENT_ERRORS = {
     "request_timeout",
     "team_added_to_org",
 }
-#: Errors that refuse this payload (another payload may pass): degrade it, then pause.
-REJECTED_ERRORS = {
-    "invalid_blocks",
-    "invalid_blocks_format",
-    "msg_too_long",
-    "no_text",
-    "too_many_attachments",
-    "invalid_arguments",
-    "invalid_metadata_format",
-    "invalid_metadata_schema",
-    "metadata_too_large",
-    "thread_not_found",
-    "invalid_thread_ts",
-}
+# Every other error refuses this payload (another payload may pass): degrade it, then pause.
+# Slack documents these so: invalid_blocks, invalid_blocks_format, msg_too_long, no_text,
+# too_many_attachments, invalid_arguments, invalid_metadata_format, invalid_metadata_schema,
+# metadata_too_large, thread_not_found, invalid_thread_ts.
 #: What to do about the two errors a channel's own people can fix (shown with the pause reason).
 HINTS = {
     "not_in_channel": "the app is not a member of this channel: invite it (`/invite @` and the "
