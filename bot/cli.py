@@ -10,7 +10,6 @@ from rich.console import Console
 from typer.exceptions import Abort, TyperException
 
 from digest.errors import DigestError
-from digest.store.engine import revision_of
 
 # Heavy modules (scikit-learn, SQLAlchemy, pydantic, chat SDKs) load inside the commands that
 # use them, so `digestbot --help` and usage errors answer in well under a second.
@@ -70,6 +69,8 @@ def wired(db: str | None = None, strict_model: bool = True) -> App:
 @db_app.command("upgrade")
 def db_upgrade(db: DbOption = None) -> None:
     """Apply database migrations (also done automatically on start)."""
+    from digest.store.engine import revision_of  # here: `digestbot --help` loads no SQLAlchemy
+
     application = wired(db)
     before = revision_of(application.database_url)
     store = application.store  # migrates
