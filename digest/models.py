@@ -65,6 +65,17 @@ class ParseProblem:
     warning: bool = False  # stored anyway (e.g. no abstract); not a skipped line
 
 
+class DeliveryState(StrEnum):
+    """Where a channel's digest for one day stands; the values are the strings the database
+    stores, so reading a state needs no migration."""
+
+    CLAIMED = "claimed"  # papers reserved; the plan and the posts follow
+    SENDING = "sending"
+    POSTED = "posted"
+    EMPTY = "empty"  # a quiet day: nothing to post, settled
+    FAILED = "failed"  # given up; unposted papers went back
+
+
 class SubscriptionKind(StrEnum):
     """What a subscription line means for ranking."""
 
