@@ -129,6 +129,10 @@ class ChannelService(Subscriptions, ChannelSettings):
         """Record ``user`` as the channel's owner (who may manage it when settings are limited)."""
         return self.store.channels.update(channel.id, owner_user=user)
 
+    def pause(self, channel: Channel, reason: str) -> Channel:
+        """Pause an existing channel (the platform refused it for good), saying why."""
+        return self.store.channels.update(channel.id, paused=True, paused_reason=reason)
+
     def subscriptions_of(self, channel: Channel) -> list[Subscription]:
         """An existing channel's profile lines in order, read without touching the channel."""
         return self.store.channels.subscriptions(channel.id)

@@ -26,6 +26,8 @@ from digest.store import Store
 from digest.store.deliveries import Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
 
+__all__ = ["BACKOFF", "Claim", "Deliveries", "PlannedMessage", "describe", "new_instance_id"]
+
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # composing loads the ranker; `channels` and `list` only read states
@@ -156,6 +158,18 @@ class Deliveries:
     def fail(self, claim: Claim, reason: str) -> bool:
         """Give up (payload rejected, channel gone, grace over); unposted papers go back."""
         return self.store.ledger.fail(claim.lease, reason)
+
+    def for_day(self, channel_id: int, day: date) -> Delivery | None:
+        """The channel's digest for ``day`` as stored now (one snapshot), or None."""
+        return self.store.deliveries.for_day(channel_id, day)
+
+    def describe(self, d: Delivery | None) -> str:
+        """What a stored digest's state means, in the words replies use (see ``describe``)."""
+        return describe(d, self.store.ledger.messages)
+
+    def lapsed(self, d: Delivery) -> bool:
+        """Its owner's lease ran out: a sweep (``take_over``) resumes it."""
+        return d.id in self.store.deliveries.expired()
 
     def state(self, channel_id: int, day: date) -> str:
         """The true state of a channel's digest for ``day``, for replies and `digestbot channels`."""

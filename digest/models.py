@@ -75,6 +75,19 @@ class DeliveryState(StrEnum):
     EMPTY = "empty"  # a quiet day: nothing to post, settled
     FAILED = "failed"  # given up; unposted papers went back
 
+    @property
+    def unfinished(self) -> bool:
+        """A worker still has to post it (or a lapsed lease lets another take it over)."""
+        return self in (DeliveryState.CLAIMED, DeliveryState.SENDING)
+
+
+class MessageState(StrEnum):
+    """How far one planned message of a digest got; the values are the stored strings."""
+
+    PLANNED = "planned"
+    SENDING = "sending"  # a post was attempted: a retry asks the platform first
+    CONFIRMED = "confirmed"  # the platform has it: its papers are delivered
+
 
 class SubscriptionKind(StrEnum):
     """What a subscription line means for ranking."""

@@ -35,11 +35,15 @@ def test_checker_catches_a_forbidden_import(tmp_path):
 # --- The chat side talks to services, never to the store ---------------------------------------
 
 BOT = CORE.parent / "bot"
-#: Adapters and the command core: they reach the database only through the service layer
-#: (digest/channels.py, digest/service.py, digest/delivery.py). bot/app.py, the composition
-#: root, builds the store; the runner, scheduler and CLI are not closed yet (issue 24).
-CLOSED = [*sorted((BOT / "adapters").rglob("*.py")), *sorted((BOT / "commands").rglob("*.py")),
-          BOT / "outcome.py"]  # fmt: skip
+#: Adapters, the command core and the runner: they reach the database only through the service
+#: layer (digest/channels.py, digest/service.py, digest/delivery.py). bot/app.py, the composition
+#: root, builds the store; the scheduler, ops and the CLI are not closed yet (issue 24).
+CLOSED = [
+    *sorted((BOT / "adapters").rglob("*.py")),
+    *sorted((BOT / "commands").rglob("*.py")),
+    BOT / "outcome.py",
+    BOT / "runner.py",
+]
 
 
 def store_imports(tree: ast.AST) -> list[str]:
@@ -90,7 +94,8 @@ def test_adapters_and_commands_never_reach_a_repository():
     """Breaks that turn this red: `deps.channels.store.channels.get(ref)` back in
     bot/adapters/slack/listeners.py; `store = deps.channels.store` then `store.deliveries.count`
     in bot/adapters/discord/interact.py; `cmds.channels.store.channels.update(...)` in
-    bot/commands/handlers_channel.py."""
+    bot/commands/handlers_channel.py; `deliveries.store.channels.update(...)` to pause a channel in
+    bot/runner.py."""
     offenders = {name: store_reaches(tree) for name, tree in _closed_trees().items()}
     assert {name: found for name, found in offenders.items() if found} == {}
 
