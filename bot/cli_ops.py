@@ -50,7 +50,7 @@ async def _discord_sync(application: App, guild: int | None, remove: bool) -> No
 
     from bot.adapters.discord import sync
 
-    client, kv = application.discord, application.store.kv
+    client, kv = application.discord, application.channels
     client.sync_on_change = False  # this command syncs explicitly
     try:
         await client.login(application.settings.discord_token.get_secret_value())

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
+from typing import Protocol
 
-from digest.store.deliveries import EMPTY, FAILED, POSTED, Delivery
+from digest.models import DeliveryState
 
 
 class Kind(Enum):
@@ -30,12 +32,20 @@ class Outcome(str):
         return outcome
 
 
-def state_kind(d: Delivery | None) -> Kind:
+class StoredState(Protocol):
+    """What the kind of a stored digest depends on (a delivery as the core reads it)."""
+
+    status: DeliveryState
+    retry_at: datetime | None
+    last_error: str | None
+
+
+def state_kind(d: StoredState | None) -> Kind:
     """The kind of a stored digest state, branch for branch as digest.delivery.describe words it."""
     if d is None:
         return Kind.NOT_SENT
-    if d.status in (POSTED, EMPTY):
+    if d.status in (DeliveryState.POSTED, DeliveryState.EMPTY):
         return Kind.SETTLED
-    if d.status == FAILED:
+    if d.status == DeliveryState.FAILED:
         return Kind.FAILED
     return Kind.RETRYING if d.retry_at is not None and d.last_error else Kind.BUSY

@@ -15,10 +15,8 @@ from bot import stored_reply
 from bot.commands.replies import Reply, digest_reply
 from bot.outcome import Kind, Outcome, state_kind
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
-from digest.delivery import Claim, Deliveries, describe
-from digest.models import Channel, ChannelRef
-from digest.store.deliveries import EMPTY, UNFINISHED
-from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
+from digest.delivery import Claim, Deliveries, PlannedMessage
+from digest.models import Channel, ChannelRef, DeliveryState, MessageState
 
 log = logging.getLogger(__name__)
 LOST = Outcome("taken over by another worker", Kind.LOST)
@@ -53,7 +51,7 @@ class DigestRunner:
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
-        self.store = deliveries.store
+        self.channels = deliveries.channels
         self.adapters = adapters
         # Composing is CPU work and each claim one short write: a few at a time keep the cores
         # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
@@ -61,7 +59,7 @@ class DigestRunner:
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
-        channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
+        channel = await asyncio.to_thread(self.channels.by_id, channel_id)
         outcome = await self._run(channel, day)
         self._report(channel, outcome)
         return outcome
@@ -102,17 +100,17 @@ class DigestRunner:
 
     def _not_ours(self, channel_id: int, day: date) -> Outcome:
         """Why the claim went elsewhere; a live lease held by someone else is said plainly."""
-        d = self.store.deliveries.for_day(channel_id, day)  # one snapshot: state and test agree
-        state = Outcome(describe(d, self.store.ledger.messages), state_kind(d))
-        if d is None or d.status not in UNFINISHED or (d.retry_at and d.last_error):
+        d = self.deliveries.for_day(channel_id, day)  # one snapshot: state and test agree
+        state = Outcome(self.deliveries.describe(d), state_kind(d))
+        if d is None or not d.status.unfinished or (d.retry_at and d.last_error):
             return state
-        if d.id in self.store.deliveries.expired():  # its owner stopped; a sweep resumes it
+        if self.deliveries.lapsed(d):  # its owner stopped; a sweep resumes it
             return state
         return Outcome(f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done", Kind.BUSY)  # fmt: skip
 
     async def run_now(self, ref: ChannelRef, day: date) -> Outcome:
         """`/papers digest now`: today's digest immediately (and then not again today)."""
-        channel = await asyncio.to_thread(self.store.channels.get, ref)
+        channel = await asyncio.to_thread(self.channels.existing, ref)
         return await self.run_channel(channel.id, day) if channel else GONE
 
     def connected(self, platform: str) -> bool:
@@ -140,9 +138,9 @@ class DigestRunner:
             return Outcome(f"failed: {reason}", Kind.FAILED)
 
     async def _send(self, claim: Claim, adapter: Adapter) -> Outcome:
-        if claim.delivery.status == EMPTY:
+        if claim.delivery.status == DeliveryState.EMPTY:
             return Outcome("empty (quiet)", Kind.SETTLED)
-        channel = await asyncio.to_thread(self.store.channels.by_id, claim.delivery.channel_id)
+        channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
         if channel is None or channel.paused:  # paused while it waited for its retry
             reason = channel.pause_state if channel else "the channel was removed"
             if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
@@ -157,11 +155,11 @@ class DigestRunner:
                 raise LeaseLost
             reply = await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
             async with self._renewing(claim) as lost:
-                parent = plan[0].message_ref if plan[0].status == CONFIRMED else None
+                parent = plan[0].message_ref if plan[0].status == MessageState.CONFIRMED else None
                 last = None  # the platform's reference of the last message known to be there
                 for m in plan:
                     ref = m.message_ref
-                    if m.status != CONFIRMED:
+                    if m.status != MessageState.CONFIRMED:
                         ref = await self._deliver(claim, adapter, reply, m, parent, lost, last)
                     parent = ref if m.position == 0 else parent
                     last = ref or last
@@ -187,7 +185,7 @@ class DigestRunner:
         """One message, exactly once: one that may have gone out is looked up before re-posting."""
         where, key = claim.digest.channel.ref, claim.part_key(m.position)
         posted = None
-        if m.status == SENDING:  # an earlier attempt may have reached the platform
+        if m.status == MessageState.SENDING:  # an earlier attempt may have reached the platform
             # Bounded by the platform's own time: the message before this one (the plan's, else
             # an earlier digest's last) was stored before it was sent. Only a channel's very
             # first message has none: then the claim time less an hour (clocks drift minutes).
@@ -245,7 +243,7 @@ class DigestRunner:
                 return Outcome(f"retrying at {when:%H:%M} UTC after {reason}", Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
-        self.store.channels.update(channel.id, paused=True, paused_reason=exc.reason)
+        self.channels.pause(channel, exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
         return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
 

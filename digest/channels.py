@@ -15,9 +15,12 @@ from digest.models import Channel, ChannelRef, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from digest.compose import Digest
     from digest.rank.profile import Profile
     from digest.service import DigestService
+    from digest.store.deliveries import Delivery
 
 __all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
@@ -109,6 +112,72 @@ class ChannelService(Subscriptions, ChannelSettings):
         if channel is None:
             raise NotFoundError(no_channel(ref))
         return channel
+
+    def existing(self, ref: ChannelRef) -> Channel | None:
+        """The channel for ``ref`` if someone set it up; never creates one."""
+        return self.store.channels.get(ref)
+
+    def by_id(self, channel_id: int) -> Channel | None:
+        """The channel with this database id (what buttons and the runner carry), if any."""
+        return self.store.channels.by_id(channel_id)
+
+    def all_channels(self) -> list[Channel]:
+        """Every channel set up on any platform."""
+        return self.store.channels.all()
+
+    def set_owner(self, channel: Channel, user: str) -> Channel:
+        """Record ``user`` as the channel's owner (who may manage it when settings are limited)."""
+        return self.store.channels.update(channel.id, owner_user=user)
+
+    def pause(self, channel: Channel, reason: str) -> Channel:
+        """Pause an existing channel (the platform refused it for good), saying why."""
+        return self.store.channels.update(channel.id, paused=True, paused_reason=reason)
+
+    def subscriptions_of(self, channel: Channel) -> list[Subscription]:
+        """An existing channel's profile lines in order, read without touching the channel."""
+        return self.store.channels.subscriptions(channel.id)
+
+    def last_delivery(self, channel: Channel) -> Delivery | None:
+        """The channel's most recent digest, whatever its state."""
+        return self.store.deliveries.last(channel.id)
+
+    def digest_count(self, channel: Channel) -> int:
+        """How many digests the channel has received."""
+        return self.store.deliveries.count(channel.id)
+
+    def delivered_item(self, platform: str, message_ref: str) -> tuple[int, str] | None:
+        """(channel id, paper id) of the digest item posted as this platform message, if any."""
+        return self.store.deliveries.item_for_message(platform, message_ref)
+
+    def next_digest(self, channel: Channel, now: datetime) -> datetime | None:
+        """When the channel's next digest really goes out (a missed one still in grace first)."""
+        from digest.delivery import next_digest  # digest.delivery builds on this module
+
+        return next_digest(self.store, channel, now, self.catchup_grace)
+
+    def today_state(self, channel: Channel, now: datetime) -> str:
+        """The true state of the channel's digest for its local today, in words."""
+        from digest.delivery import today_state
+
+        return today_state(self.store, channel, now)
+
+    def preview_target(self, channel: Channel, now: datetime) -> tuple[date, str]:
+        """The day a preview shows, and a note when today's digest is settled or under way."""
+        from digest.delivery import preview_target
+
+        return preview_target(self.store, channel, now, self.catchup_grace)
+
+    def recall(self, key: str) -> str | None:
+        """A value the bot keeps for itself (a search behind page buttons, a sync hash), or None."""
+        return self.store.kv.get(key)
+
+    def remember(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` (replacing what was there)."""
+        self.store.kv.set(key, value)
+
+    def forget_range(self, low: str, high: str) -> int:
+        """Drop the kept values with keys from ``low`` up to (not including) ``high``; returns how many."""
+        return self.store.kv.delete_range(low, high)
 
     def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
         """A channel's profile lines in order (the numbers users see start at 1)."""

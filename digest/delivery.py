@@ -20,11 +20,13 @@ from zoneinfo import ZoneInfo
 from digest.backlog import compose_digest
 from digest.channels import ChannelService
 from digest.due import GRACE, upcoming
-from digest.models import Channel
+from digest.models import Channel, DeliveryState
 from digest.schedule import local_day
 from digest.store import Store
-from digest.store.deliveries import CLAIMED, EMPTY, FAILED, POSTED, Delivery, ItemClaim, Lease
+from digest.store.deliveries import Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
+
+__all__ = ["BACKOFF", "Claim", "Deliveries", "PlannedMessage", "describe", "new_instance_id"]
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +159,18 @@ class Deliveries:
         """Give up (payload rejected, channel gone, grace over); unposted papers go back."""
         return self.store.ledger.fail(claim.lease, reason)
 
+    def for_day(self, channel_id: int, day: date) -> Delivery | None:
+        """The channel's digest for ``day`` as stored now (one snapshot), or None."""
+        return self.store.deliveries.for_day(channel_id, day)
+
+    def describe(self, d: Delivery | None) -> str:
+        """What a stored digest's state means, in the words replies use (see ``describe``)."""
+        return describe(d, self.store.ledger.messages)
+
+    def lapsed(self, d: Delivery) -> bool:
+        """Its owner's lease ran out: a sweep (``take_over``) resumes it."""
+        return d.id in self.store.deliveries.expired()
+
     def state(self, channel_id: int, day: date) -> str:
         """The true state of a channel's digest for ``day``, for replies and `digestbot channels`."""
         return describe(self.store.deliveries.for_day(channel_id, day), self.store.ledger.messages)
@@ -166,19 +180,19 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
     """One line a user can trust: delivered, retrying (when and why), sending, failed, or none."""
     if d is None:
         return "not delivered yet"
-    if d.status == POSTED:
+    if d.status == DeliveryState.POSTED:
         return "already delivered"
-    if d.status == EMPTY:
+    if d.status == DeliveryState.EMPTY:
         return "nothing new (quiet day)"
-    if d.status == FAILED and not d.items:
+    if d.status == DeliveryState.FAILED and not d.items:
         return f"not delivered: {d.last_error}"
-    if d.status == FAILED:
+    if d.status == DeliveryState.FAILED:
         return f"partly delivered, then stopped: {d.last_error}"
     if d.retry_at is not None and d.last_error:
         return f"retrying at {d.retry_at:%H:%M} UTC after {d.last_error}"
     planned = messages(d.id) if messages else []
     done = sum(m.status == CONFIRMED for m in planned)
-    if d.status == CLAIMED and not planned:
+    if d.status == DeliveryState.CLAIMED and not planned:
         return "being prepared"
     return f"being sent ({done} of {len(planned)} messages confirmed)"
 

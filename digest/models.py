@@ -65,6 +65,30 @@ class ParseProblem:
     warning: bool = False  # stored anyway (e.g. no abstract); not a skipped line
 
 
+class DeliveryState(StrEnum):
+    """Where a channel's digest for one day stands; the values are the strings the database
+    stores, so reading a state needs no migration."""
+
+    CLAIMED = "claimed"  # papers reserved; the plan and the posts follow
+    SENDING = "sending"
+    POSTED = "posted"
+    EMPTY = "empty"  # a quiet day: nothing to post, settled
+    FAILED = "failed"  # given up; unposted papers went back
+
+    @property
+    def unfinished(self) -> bool:
+        """A worker still has to post it (or a lapsed lease lets another take it over)."""
+        return self in (DeliveryState.CLAIMED, DeliveryState.SENDING)
+
+
+class MessageState(StrEnum):
+    """How far one planned message of a digest got; the values are the stored strings."""
+
+    PLANNED = "planned"
+    SENDING = "sending"  # a post was attempted: a retry asks the platform first
+    CONFIRMED = "confirmed"  # the platform has it: its papers are delivered
+
+
 class SubscriptionKind(StrEnum):
     """What a subscription line means for ranking."""
 

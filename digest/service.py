@@ -88,6 +88,14 @@ class DigestService:
             raise NotFoundError(f"No paper with id {paper_id.strip()[:80]!r}.")
         return paper
 
+    def find_paper(self, paper_id: str) -> Paper | None:
+        """The paper with exactly this id, or None (for autocomplete: no error to show)."""
+        return self.store.papers.get(paper_id)
+
+    def titles_like(self, text: str) -> list[tuple[str, str]]:
+        """(id, title) of papers whose titles contain ``text``: answers before an index exists."""
+        return self.store.papers.titles_like(text)
+
     def papers(self, limit: int = 20, offset: int = 0) -> list[Paper]:
         """Most recently ingested papers."""
         if limit < 1:

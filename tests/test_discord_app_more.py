@@ -37,7 +37,7 @@ from tests.fake_discord import FakeDiscord
 
 
 async def _synced(bot) -> list[dict]:
-    await sync.sync_global(bot.client.tree, bot.app.store.kv)
+    await sync.sync_global(bot.client.tree, bot.app.channels)
     return bot.fake.synced[None]
 
 
@@ -115,7 +115,7 @@ async def test_digest_now_follows_the_admin_only_rule(bot):
 
 
 async def test_sync_records_server_copies_and_warns_until_removed(bot, caplog):
-    kv, tree = bot.app.store.kv, bot.client.tree
+    kv, tree = bot.app.channels, bot.client.tree
     await sync.sync_guild(tree, kv, 77, remove=False)
     assert bot.fake.synced["77"][0]["name"] == "papers"
     with caplog.at_level(logging.WARNING):

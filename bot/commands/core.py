@@ -240,7 +240,7 @@ class Commands:
         spec = REGISTRY.get(name)
         if spec is None:
             return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
-        if name in READS_CHANNEL and self.channels.store.channels.get(ctx.ref) is None:
+        if name in READS_CHANNEL and self.channels.existing(ctx.ref) is None:
             return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused

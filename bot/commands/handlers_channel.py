@@ -8,7 +8,6 @@ from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
-from digest.delivery import next_digest, preview_target, today_state
 from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
@@ -77,13 +76,13 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
-    due = next_digest(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
+    due = cmds.channels.next_digest(channel, ctx.now)
     state = f"⏸ {channel.pause_state}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
         _next_line(cmds, channel, due, ctx),
-        f"Today's digest: {today_state(cmds.channels.store, channel, ctx.now)}",
+        f"Today's digest: {cmds.channels.today_state(channel, ctx.now)}",
         _settings_line(channel, ctx.personal),
     ]
     who = (
@@ -135,7 +134,7 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
                 f"`/papers {me}resume` first, then `/papers {me}digest now`."
             )
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
-    day, note = preview_target(cmds.channels.store, channel, ctx.now, cmds.channels.catchup_grace)
+    day, note = cmds.channels.preview_target(channel, ctx.now)
     upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
     reply = digest_reply(cmds.channels.preview(ctx.ref, day), upcoming)
     return replace(reply, text=f"{note}\n{reply.text}") if note else reply
@@ -245,7 +244,7 @@ def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.set_option(ctx.ref, name, on)
     if name == "admin-only" and on and channel.owner_user != ctx.user and not ctx.personal:
         # whoever locks a channel must be able to unlock it, admin or not
-        cmds.channels.store.channels.update(channel.id, owner_user=ctx.user)
+        cmds.channels.set_owner(channel, ctx.user)
     if name == "admin-only" and on:
         return Reply(
             text="Option admin-only is now on: only channel admins and you can change this "

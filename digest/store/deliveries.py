@@ -14,9 +14,11 @@ from sqlalchemy import Engine, delete, exists, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from digest.models import DeliveryState
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-CLAIMED, SENDING, POSTED, EMPTY, FAILED = "claimed", "sending", "posted", "empty", "failed"
+# Plain strings for the queries (the core's DeliveryState names them for everyone else).
+CLAIMED, SENDING, POSTED, EMPTY, FAILED = (s.value for s in DeliveryState)
 UNFINISHED = (CLAIMED, SENDING)
 
 
@@ -46,7 +48,7 @@ class Delivery:
     id: int
     channel_id: int
     digest_date: date
-    status: str
+    status: DeliveryState
     claimed_by: str
     claimed_at: datetime
     message_ref: str | None
@@ -83,7 +85,7 @@ def _delivery(row: DeliveryRow, items: list[DeliveryItemRow] | None = None) -> D
         id=row.id,
         channel_id=row.channel_id,
         digest_date=row.digest_date,
-        status=row.status,
+        status=DeliveryState(row.status),
         claimed_by=row.claimed_by,
         claimed_at=_aware(row.claimed_at),
         message_ref=row.message_ref,

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
+from digest.models import MessageState
 from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
 from digest.store.schema import DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-PLANNED, SENDING, CONFIRMED = "planned", "sending", "confirmed"
+PLANNED, SENDING, CONFIRMED = (s.value for s in MessageState)  # plain strings for the queries
 
 
 @dataclass(frozen=True)

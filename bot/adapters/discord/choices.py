@@ -72,7 +72,7 @@ async def paper_choices(deps: DiscordDeps, current: str) -> list[app_commands.Ch
 async def _papers_matching(deps: DiscordDeps, current: str) -> list[tuple[str, str]]:
     """(id, title) of the paper with that id, then the best matches of what was typed."""
     papers = deps.channels.papers
-    exact = await asyncio.to_thread(papers.store.papers.get, current.strip())
+    exact = await asyncio.to_thread(papers.find_paper, current.strip())
     found = [(exact.id, exact.title)] if exact else []
     try:  # search_ready never waits on an index build; the budget covers a slow database
         view = await asyncio.wait_for(
@@ -81,7 +81,7 @@ async def _papers_matching(deps: DiscordDeps, current: str) -> list[tuple[str, s
     except TimeoutError:
         return found
     if view is None:  # no index complete yet: titles containing what was typed
-        return found + await asyncio.to_thread(papers.store.papers.titles_like, current)
+        return found + await asyncio.to_thread(papers.titles_like, current)
     hits = [view.papers[h.paper_id] for h in view.result.hits if h.paper_id in view.papers]
     return found + [(p.id, p.title) for p in hits]
 

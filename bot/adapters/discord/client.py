@@ -61,12 +61,12 @@ class DigestClient(discord.Client):
 
     async def sync_if_changed(self) -> bool:
         """Global sync when the tree differs from the last one synced (hash kept in the store)."""
-        kv = self.deps.channels.store.kv
+        notes = self.deps.channels
         current = self.tree_hash()
-        if await asyncio.to_thread(kv.get, TREE_KEY) == current:
+        if await asyncio.to_thread(notes.recall, TREE_KEY) == current:
             return False
         try:
-            await sync.sync_global(self.tree, kv)
+            await sync.sync_global(self.tree, notes)
         except DigestError:  # logged by sync.check; the commands registered before stay
             return False
         log.info("Discord commands synced")
@@ -94,7 +94,7 @@ class DigestClient(discord.Client):
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """Removed from a server: pause its channels, keep their data."""
-        channels = await asyncio.to_thread(self.deps.channels.store.channels.all)
+        channels = await asyncio.to_thread(self.deps.channels.all_channels)
         for ch in channels:
             if ch.ref.platform == "discord" and ch.ref.workspace == str(guild.id) and not ch.paused:
                 await asyncio.to_thread(

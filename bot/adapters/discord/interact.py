@@ -71,8 +71,8 @@ def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
         return i.channel_id
     if isinstance(thread.parent, discord.ForumChannel):
         return i.channel_id
-    own = deps.channels.store.channels.get(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
-    if own is not None and deps.channels.store.channels.subscriptions(own.id):
+    own = deps.channels.existing(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
+    if own is not None and deps.channels.subscriptions_of(own):
         return i.channel_id
     return thread.parent_id
 
@@ -238,9 +238,8 @@ def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
     # The key starts with the hour it was stored (fixed-width hex sorts like the number), so
     # searches older than PAGER_HOURS go with one range delete on every write.
     key = f"{hour:06x}{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
-    kv = deps.channels.store.kv
-    kv.set(PAGER_KEY + key, blob)
-    kv.delete_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
+    deps.channels.remember(PAGER_KEY + key, blob)
+    deps.channels.forget_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
     actions = tuple(
         replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
     )
@@ -250,7 +249,7 @@ def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
 async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: int) -> None:
     """Next/Prev: the same search at another page, edited into the same message."""
     await i.response.defer()  # acknowledge now; the edit follows
-    blob = await asyncio.to_thread(deps.channels.store.kv.get, PAGER_KEY + key)
+    blob = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + key)
     if blob is None:
         await apologise(i, "That search is no longer stored; run `/papers search` again.")
         return
@@ -273,16 +272,16 @@ def vote_target(deps: DiscordDeps, i: discord.Interaction, paper: str) -> Channe
     itself (e.g. a forum post subscribed as a channel); else a DM means the person's personal
     digest and a thread the channel it was started in.
     """
-    store = deps.channels.store
+    channels = deps.channels
     message = getattr(i, "message", None)
     if message is not None:
-        found = store.deliveries.item_for_message(PLATFORM, f"{i.channel_id}:{message.id}")
-        if found is not None and found[1] == paper and (ch := store.channels.by_id(found[0])):
+        found = channels.delivered_item(PLATFORM, f"{i.channel_id}:{message.id}")
+        if found is not None and found[1] == paper and (ch := channels.by_id(found[0])):
             return ch.ref
     if i.guild_id is None:
         return deps.channels.personal_ref(PLATFORM, str(i.user.id))
     here = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
-    if (own := store.channels.get(here)) is not None and store.deliveries.count(own.id):
+    if (own := channels.existing(here)) is not None and channels.digest_count(own):
         return here
     parent = getattr(i.channel, "parent_id", None)
     return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here

@@ -6,18 +6,28 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from typing import Protocol
 
 import discord
 from discord import app_commands
 
 from bot.adapters.discord.command_rules import command_problems
 from digest.errors import DigestError
-from digest.store.kv import KeyValueRepo as KV
 
 log = logging.getLogger(__name__)
 TREE_KEY = "discord.command_tree_hash"  # the global tree last synced
 GUILDS_KEY = "discord.synced_guilds"  # {guild id: tree hash} of server copies
 REMOVE_HINT = "digestbot discord sync --guild {id} --remove"
+
+
+class KV(Protocol):
+    """Where the sync record is kept (the channel service's notes)."""
+
+    def recall(self, key: str) -> str | None:
+        """The value kept under ``key``, or None."""
+
+    def remember(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``."""
 
 
 def tree_hash(tree: app_commands.CommandTree) -> str:
@@ -28,13 +38,13 @@ def tree_hash(tree: app_commands.CommandTree) -> str:
 
 def guild_copies(kv: KV) -> dict[str, str]:
     """Servers holding their own copy of /papers, as recorded by `discord sync --guild`."""
-    return json.loads(kv.get(GUILDS_KEY) or "{}")
+    return json.loads(kv.recall(GUILDS_KEY) or "{}")
 
 
 def duplicate_warning(kv: KV) -> str | None:
     """What to tell an operator whose servers see /papers twice; None when none do."""
     copies = guild_copies(kv)
-    if not copies or kv.get(TREE_KEY) is None:
+    if not copies or kv.recall(TREE_KEY) is None:
         return None
     how = "; ".join(REMOVE_HINT.format(id=g) for g in sorted(copies))
     return (
@@ -57,7 +67,7 @@ async def sync_global(tree: app_commands.CommandTree, kv: KV) -> int:
     """Register the commands everywhere; returns how many were synced."""
     check(tree)
     synced = await tree.sync()
-    kv.set(TREE_KEY, tree_hash(tree))
+    kv.remember(TREE_KEY, tree_hash(tree))
     if warning := duplicate_warning(kv):
         log.warning(warning)
     return len(synced)
@@ -76,5 +86,5 @@ async def sync_guild(tree: app_commands.CommandTree, kv: KV, guild: int, remove:
         copies.pop(str(guild), None)
     else:
         copies[str(guild)] = tree_hash(tree)
-    kv.set(GUILDS_KEY, json.dumps(copies, sort_keys=True))
+    kv.remember(GUILDS_KEY, json.dumps(copies, sort_keys=True))
     return len(synced)

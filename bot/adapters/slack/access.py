@@ -56,7 +56,7 @@ async def manageable(
     client: AsyncWebClient, channels: ChannelService, team: str, user: str
 ) -> list[Channel]:
     """The workspace's digests ``user`` may see and control, personal digest first."""
-    every = await asyncio.to_thread(channels.store.channels.all)
+    every = await asyncio.to_thread(channels.all_channels)
     mine = [c for c in every if c.ref.platform == "slack" and c.ref.workspace == team]
     admin = await workspace_admin(client, user)
     checks = await asyncio.gather(*(may_manage(client, c, user, admin) for c in mine))

@@ -127,12 +127,12 @@ def _oauth_app(
     cfg: SlackConfig, engine: Engine, deps: SlackDeps
 ) -> tuple[AsyncApp, TokenLookup, InstallationStore]:
     """Multi-workspace: installations (and their bot tokens) come from the database."""
-    store = InstallationStore(cfg.client_id, engine)
+    installs = InstallationStore(cfg.client_id, engine)
     oauth = AsyncOAuthSettings(
         client_id=cfg.client_id,
         client_secret=cfg.client_secret,
         scopes=cfg.scopes,
-        installation_store=store,
+        installation_store=installs,
         state_store=StateStore(engine),
     )
     app = AsyncApp(
@@ -142,14 +142,14 @@ def _oauth_app(
     )
 
     async def tokens(team: str) -> str | None:
-        bot = await store.async_find_bot(enterprise_id=None, team_id=team)
+        bot = await installs.async_find_bot(enterprise_id=None, team_id=team)
         return bot.bot_token if bot else None
 
     async def forget(team: str) -> None:
-        await store.async_delete_all(enterprise_id=None, team_id=team)
+        await installs.async_delete_all(enterprise_id=None, team_id=team)
 
     deps.on_uninstall = forget
-    return app, tokens, store
+    return app, tokens, installs
 
 
 def _single_app(cfg: SlackConfig) -> tuple[AsyncApp, TokenLookup]:
@@ -171,9 +171,9 @@ def _single_app(cfg: SlackConfig) -> tuple[AsyncApp, TokenLookup]:
 def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
     """The Bolt app with every listener registered, and a poster using the same tokens."""
     cfg.check()
-    store = None
+    installs = None
     if cfg.client_id and cfg.client_secret:
-        app, tokens, store = _oauth_app(cfg, engine, deps)
+        app, tokens, installs = _oauth_app(cfg, engine, deps)
     else:
         app, tokens = _single_app(cfg)
     app.middleware(dedup_middleware(SeenRequests(engine)))
@@ -186,4 +186,4 @@ def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRunti
         register_lifecycle,
     ):
         register(app, deps)
-    return SlackRuntime(app, SlackPoster(tokens, cfg.api_url), cfg, deps, store)
+    return SlackRuntime(app, SlackPoster(tokens, cfg.api_url), cfg, deps, installs)

@@ -78,7 +78,7 @@ async def home_target(deps: SlackDeps, body: dict, action: dict, client) -> Chan
     value = action.get("value", "")
     channel = None
     if value.isdigit():
-        channel = await asyncio.to_thread(deps.channels.store.channels.by_id, int(value))
+        channel = await asyncio.to_thread(deps.channels.by_id, int(value))
     if channel is None:
         raise DigestError("That digest no longer exists; reopen the Home tab.")
     if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):
@@ -164,7 +164,7 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
     """tokens_revoked / app_uninstalled pause the workspace's channels; their data stays."""
 
     async def disable(team: str, reason: str) -> None:
-        channels = await asyncio.to_thread(deps.channels.store.channels.all)
+        channels = await asyncio.to_thread(deps.channels.all_channels)
         for ch in channels:
             if ch.ref.platform == "slack" and ch.ref.workspace == team and not ch.paused:
                 await asyncio.to_thread(deps.channels.set_paused, ch.ref, True, reason)

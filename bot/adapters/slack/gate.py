@@ -36,8 +36,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from digest.store.engine import BUSY_TIMEOUT_S
-
 log = logging.getLogger(__name__)
 metadata = MetaData()
 #: Created by migration 0005_slack_dedup; the key is e.g. ``event:Ev123`` or ``command:<trigger>``.
@@ -122,12 +120,14 @@ def _lock_wait(conn: Connection, wait_s: float | None) -> Iterator[None]:
     if wait_s is None:
         yield
     elif conn.dialect.name == "sqlite":
-        # busy_timeout is per connection, and the connection goes back to the pool: restore it
+        # busy_timeout is per connection, and the connection goes back to the pool: restore
+        # the value it had (the engine's, set when it connected)
+        before = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
         conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
         try:
             yield
         finally:
-            conn.exec_driver_sql(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={int(before)}")
     else:  # PostgreSQL: for this transaction only
         conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'")
         yield

@@ -14,8 +14,8 @@ INTRO = (
 
 
 def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
-    subs = channels.store.channels.subscriptions(ch.id)
-    last = channels.store.deliveries.last(ch.id)
+    subs = channels.subscriptions_of(ch)
+    last = channels.last_delivery(ch)
     where = (
         "Your personal digest (DM)"
         if ch.ref.channel_id.startswith("@")

@@ -63,7 +63,7 @@ def stored_pages(deps: SlackDeps, reply: Reply) -> Reply:
         if a.kind != "page" or len(a.value) <= MAX_VALUE:
             return a
         digest = hashlib.sha256(a.value.encode()).hexdigest()[:20]
-        deps.channels.store.kv.set(PAGER_KEY + digest, a.value)
+        deps.channels.remember(PAGER_KEY + digest, a.value)
         return replace(a, value=f"{PAGED}{digest}")
 
     return replace(reply, actions=tuple(key(a) for a in reply.actions))
@@ -122,7 +122,7 @@ async def _context(
 ) -> Context:
     """The core's view of the caller; admin status is only looked up where it matters."""
     ref = channel_ref(team, channel, user)
-    known = await asyncio.to_thread(deps.channels.store.channels.get, ref)
+    known = await asyncio.to_thread(deps.channels.existing, ref)
     is_admin = True
     if known is not None and known.admin_only:
         is_admin = await workspace_admin(client, user)
@@ -194,7 +194,7 @@ async def _vote_ref(deps: SlackDeps, client: AsyncWebClient, body: dict, target:
     team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
     if not target:
         return channel_ref(team, where, user)
-    ch = await asyncio.to_thread(deps.channels.store.channels.by_id, int(target))
+    ch = await asyncio.to_thread(deps.channels.by_id, int(target))
     if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
         raise DigestError("That digest no longer exists; your vote was not recorded.")
     personal = ch.ref.channel_id.startswith("@")
@@ -269,9 +269,7 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
         if text.startswith(PAGED):
-            text = await asyncio.to_thread(
-                deps.channels.store.kv.get, PAGER_KEY + text[len(PAGED) :]
-            )
+            text = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + text[len(PAGED) :])
             if text is None:
                 raise DigestError("That search is no longer stored; run `/papers search` again.")
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
