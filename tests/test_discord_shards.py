@@ -126,11 +126,19 @@ def test_the_store_returns_only_this_replicas_shards_on_both_engines(store):
     assert due({3}, 4) == {"far", "slack"}
     assert due({0, 1, 2, 3}, 4) == set(refs)
     assert len(store.channels.due(now, platforms)) == len(refs)  # unsharded: everything
-    for ref in refs.values():  # the SQL and the Python rule agree
-        on = Shards(frozenset({0}), 4).of(ref.workspace, ref.channel_id)
-        assert (ref.platform == "slack" or on == 0) == (
-            ref in {c.ref for c, _ in store.channels.due(now, platforms, Shards(frozenset({0}), 4))}
-        )
+    for count in (1, 3, 4, 7):  # the SQL and Discord's rule agree
+        for shard in range(count):
+            mine = {
+                c.ref
+                for c, _ in store.channels.due(now, platforms, Shards(frozenset({shard}), count))
+            }
+            for ref in refs.values():
+                if ref.platform == "slack":  # not sharded: every replica's
+                    assert ref in mine
+                    continue
+                dm = ref.channel_id.startswith("@")
+                on = 0 if dm else (int(ref.workspace) >> 22) % count
+                assert (ref in mine) == (on == shard), (ref, count)
     assert store.channels.next_due_time({"discord"}, Shards(frozenset({2}), 4)) is None
     assert store.channels.next_due_time({"discord"}, Shards(frozenset({1}), 2)) is not None
 

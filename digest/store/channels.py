@@ -42,14 +42,10 @@ class Shards:
     count: int
     platform: str = "discord"
 
-    def of(self, workspace: str, channel_id: str) -> int:
-        """The shard a channel's events come on (Discord's rule; a DM, ``@user``, is shard 0)."""
-        if channel_id.startswith("@") or not workspace.isdigit():
-            return 0
-        return (int(workspace) >> SNOWFLAKE_SHIFT) % self.count
-
     def where(self) -> ColumnElement[bool]:
-        """``of`` in SQL (both engines): the channels of this platform that are this replica's."""
+        """SQL for both engines: the channels that are this replica's. Discord's rule: a server
+        channel is on shard (guild_id >> 22) % count, a DM (``@user``) on shard 0; other
+        platforms' channels are everyone's."""
         server = ~ChannelRow.channel_id.startswith("@", autoescape=True)
         shard = case(
             (
