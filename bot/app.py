@@ -122,7 +122,12 @@ class App:
         from bot.adapters.discord.client import DigestClient  # loads only when it is used
         from bot.adapters.discord.commands import DiscordDeps
 
-        return DigestClient(DiscordDeps(self.commands, self.channels))
+        s = self.settings
+        return DigestClient(
+            DiscordDeps(self.commands, self.channels),
+            shard_ids=s.discord_shard_ids,
+            shard_count=s.discord_shard_count,
+        )
 
     def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
         """The console always; Slack and Discord when their tokens are set."""
@@ -182,6 +187,7 @@ class App:
             grace=timedelta(hours=self.settings.catchup_grace_hours),
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
+            shards=self.settings.discord_shards(),
         )
 
     def _sources(self) -> list[str]:

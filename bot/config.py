@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from bot.cli_input import read_text_file
@@ -18,6 +18,7 @@ from digest.zones import parse_timezone
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
+    from digest.store.channels import Shards
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,11 @@ FORMS = {
     "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
     "health_port": "a whole number from 0 to 65535",
     "slack_port": "a whole number from 0 to 65535",
+    "discord_shard_count": "a whole number of shards, at least 1 (e.g. 4)",
+    "discord_shard_ids": (
+        "a comma list of this replica's shard ids, each below DIGESTBOT_DISCORD_SHARD_COUNT, "
+        "no repeats (e.g. 0,1)"
+    ),
     "log_level": "one of " + ", ".join(LEVELS),
     "log_format": "text or json",
     "default_timezone": "an IANA time zone such as Europe/Berlin",
@@ -101,6 +107,10 @@ class Settings(BaseSettings):
     slack_host: str = "0.0.0.0"
     slack_port: int = Field(3000, ge=0, le=65535)  # 0: any free port (tests run several bots)
     discord_token: SecretStr | None = None
+    # Sharding past 2,500 servers: the total and this replica's part; unset, discord.py picks the
+    # count and this one replica runs every shard.
+    discord_shard_count: int | None = Field(None, ge=1)
+    discord_shard_ids: Annotated[list[int] | None, NoDecode] = None
     semantic: str = "auto"  # "off": lexical only, even with the extra; "on": the extra is required
     embedding_path: str | None = None  # a local model folder (model.onnx + tokenizer.json)
     embedding_model: str | None = None  # a Hugging Face Hub repo id, fetched into the HF cache
@@ -133,6 +143,44 @@ class Settings(BaseSettings):
         ):
             raise ValueError("not a JSON list of numbers")
         return parsed
+
+    @field_validator("discord_shard_ids", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        parts = [p.strip() for p in value.split(",")]
+        if not all(p.isdigit() for p in parts):
+            raise ValueError("not a comma list of whole numbers")
+        return [int(p) for p in parts]
+
+    @field_validator("discord_shard_ids")
+    @classmethod
+    def _ids_in_count(cls, value: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        # discord.py needs the count to place the ids; checked here, at start, not at login
+        if value is None:
+            return value
+        if "discord_shard_count" not in info.data:  # the count's own error says what is wrong
+            return value
+        count = info.data["discord_shard_count"]
+        if count is None:
+            raise ValueError("needs DIGESTBOT_DISCORD_SHARD_COUNT too")
+        if not value:
+            raise ValueError("empty list")
+        if len(set(value)) != len(value):
+            raise ValueError("a shard id is repeated")
+        if max(value) >= count:
+            raise ValueError(f"a shard id is not below the shard count {count}")
+        return value
+
+    def discord_shards(self) -> Shards | None:
+        """This replica's part of Discord's shards, or None: every shard (discord.py decides)."""
+        from digest.store.channels import Shards
+
+        if self.discord_shard_count is None:
+            return None
+        ids = self.discord_shard_ids or range(self.discord_shard_count)
+        return Shards(frozenset(ids), self.discord_shard_count)
 
     @field_validator("default_timezone")
     @classmethod

@@ -24,6 +24,7 @@ from digest.due import catch_up_due
 from digest.models import Channel
 from digest.schedule import local_day, next_due
 from digest.store import Store
+from digest.store.channels import Shards
 
 log = logging.getLogger(__name__)
 #: How far a channel whose schedule names no day is put off (it is looked at again then).
@@ -58,9 +59,11 @@ class DigestScheduler:
         ingest_every: timedelta = timedelta(hours=6),
         sweep_every: timedelta = timedelta(minutes=1),
         concurrency: int = 16,
+        shards: Shards | None = None,
     ) -> None:
         self.store, self.runner, self.grace, self.clock = store, runner, grace, clock
         self.sweep_every = sweep_every
+        self.shards = shards  # this replica's Discord shards; None: all of them
         self.ingest, self.ingest_every = ingest, ingest_every
         # Digests started at once by a tick: 10,000 channels due in one minute all start within
         # it, and a slow platform holds at most this many.
@@ -109,7 +112,7 @@ class DigestScheduler:
     async def _run_due(self) -> dict[str, str]:
         """The channels due now, at most ``concurrency`` digests at a time."""
         now = self.clock()
-        due = await asyncio.to_thread(self.store.channels.due, now, self.platforms)
+        due = await asyncio.to_thread(self.store.channels.due, now, self.platforms, self.shards)
         queue: asyncio.Queue[tuple[Channel, datetime]] = asyncio.Queue()
         for item in due:
             queue.put_nowait(item)
@@ -155,7 +158,9 @@ class DigestScheduler:
         changes and anything later than it)."""
         if not self.scheduler.running:
             return
-        when = await asyncio.to_thread(self.store.channels.next_due_time, self.platforms)
+        when = await asyncio.to_thread(
+            self.store.channels.next_due_time, self.platforms, self.shards
+        )
         if when is None:
             return
         # At least a second ahead: a channel left due (its next time could not be written)

@@ -32,3 +32,21 @@ def test_two_replicas_share_one_postgres_and_the_slack_url_reaches_both():
     upstream = set(re.findall(r"server (bot-[a-z]+):(\d+)", conf))
     assert upstream == {(name, "3000") for name in bots}
     assert "3000:3000" in lb["ports"]
+
+
+def test_the_replicas_split_the_discord_shards_between_them():
+    """Every shard run by exactly one replica, all on one count, each replica's values valid.
+    Breaks that turn this red: two replicas on the same shard id; different counts; a shard
+    id left to nobody."""
+    compose = yaml.safe_load((DEPLOY / "docker-compose.replicas.yml").read_text())
+    envs = [s["environment"] for n, s in compose["services"].items() if n.startswith("bot-")]
+    shards = [
+        Settings(
+            discord_shard_count=e["DIGESTBOT_DISCORD_SHARD_COUNT"],
+            discord_shard_ids=e["DIGESTBOT_DISCORD_SHARD_IDS"],
+        ).discord_shards()
+        for e in envs
+    ]
+    (count,) = {s.count for s in shards}
+    held = [i for s in shards for i in s.ids]
+    assert sorted(held) == list(range(count))

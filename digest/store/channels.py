@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Engine,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -14,6 +28,41 @@ from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, Subsc
 from digest.store.deliveries import _aware
 from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow, look_mark
 from digest.zones import usable_timezone
+
+#: A Discord snowflake's low 22 bits are worker, process and increment; the rest is the time
+#: Discord shards guilds by.
+SNOWFLAKE_SHIFT = 22
+
+
+@dataclass(frozen=True)
+class Shards:
+    """One replica's part of a sharded platform's channels: shard ``ids`` out of ``count``."""
+
+    ids: frozenset[int]
+    count: int
+    platform: str = "discord"
+
+    def where(self) -> ColumnElement[bool]:
+        """SQL for both engines: the channels that are this replica's. Discord's rule: a server
+        channel is on shard (guild_id >> 22) % count, a DM (``@user``) on shard 0; other
+        platforms' channels are everyone's."""
+        server = ~ChannelRow.channel_id.startswith("@", autoescape=True)
+        shard = case(
+            (
+                server,
+                # // is integer division on both engines (/ would be NUMERIC on PostgreSQL)
+                cast(ChannelRow.workspace, BigInteger)
+                // literal(1 << SNOWFLAKE_SHIFT, BigInteger)
+                % self.count,
+            ),
+            else_=0,
+        )
+        return (ChannelRow.platform != self.platform) | shard.in_(sorted(self.ids))
+
+
+def _mine(shards: Shards | None) -> ColumnElement[bool]:
+    return shards.where() if shards is not None else true()
+
 
 SETTINGS = {
     "name",
@@ -152,26 +201,34 @@ class ChannelRepo:
             update(ChannelRow).where(ChannelRow.id == channel_id).values(next_due_at=look_mark())
         )
 
-    def due(self, now: datetime, platforms: set[str]) -> list[tuple[Channel, datetime]]:
-        """Active channels on ``platforms`` whose next due time has come, with the mark read
-        (what ``advance`` compares against); earliest first. Reads the due index only."""
+    def due(
+        self, now: datetime, platforms: set[str], shards: Shards | None = None
+    ) -> list[tuple[Channel, datetime]]:
+        """Active channels on ``platforms`` (of a sharded one, those on ``shards``) whose next
+        due time has come, with the mark read (what ``advance`` compares against); earliest
+        first. Reads the due index only."""
         stmt = (
             select(ChannelRow)
             .where(
                 ChannelRow.paused.is_(False),
                 ChannelRow.next_due_at <= now.astimezone(UTC),  # SQLite keeps no zone: UTC
                 ChannelRow.platform.in_(sorted(platforms)),
+                _mine(shards),
             )
             .order_by(ChannelRow.next_due_at, ChannelRow.id)
         )
         with Session(self.engine) as session:
             return [(to_channel(r), r.next_due_at) for r in session.scalars(stmt)]
 
-    def next_due_time(self, platforms: set[str]) -> datetime | None:
-        """The earliest next due time of an active channel on ``platforms`` (UTC), if any."""
+    def next_due_time(self, platforms: set[str], shards: Shards | None = None) -> datetime | None:
+        """The earliest next due time of an active channel on ``platforms`` and ``shards`` (UTC)."""
         stmt = (
             select(ChannelRow.next_due_at)
-            .where(ChannelRow.paused.is_(False), ChannelRow.platform.in_(sorted(platforms)))
+            .where(
+                ChannelRow.paused.is_(False),
+                ChannelRow.platform.in_(sorted(platforms)),
+                _mine(shards),
+            )
             .order_by(ChannelRow.next_due_at)
             .limit(1)
         )

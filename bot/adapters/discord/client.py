@@ -30,11 +30,25 @@ def intents() -> discord.Intents:
     return i
 
 
-class DigestClient(discord.Client):
-    """discord.py client wired to the command core; never syncs commands in on_ready."""
+class DigestClient(discord.AutoShardedClient):
+    """discord.py client wired to the command core; never syncs commands in on_ready.
 
-    def __init__(self, deps: DiscordDeps, sync_on_change: bool = True) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none())
+    Sharded past 2,500 servers: ``shard_ids`` of ``shard_count`` on this replica; both None,
+    discord.py asks Discord for the count and runs every shard here."""
+
+    def __init__(
+        self,
+        deps: DiscordDeps,
+        sync_on_change: bool = True,
+        shard_ids: list[int] | None = None,
+        shard_count: int | None = None,
+    ) -> None:
+        super().__init__(
+            intents=intents(),
+            allowed_mentions=discord.AllowedMentions.none(),
+            shard_ids=shard_ids,
+            shard_count=shard_count,
+        )
         self.deps = deps
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(Papers(deps))
