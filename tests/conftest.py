@@ -135,3 +135,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 missing = not semantic_available()
             if missing:
                 item.add_marker(pytest.mark.skip(reason="semantic extra not installed"))
+
+
+def say_as_ann(app, channel: str, text: str):
+    """``text`` typed by ann (a channel admin) in console channel ``channel`` on 1 Dec 2026."""
+    from datetime import UTC, datetime
+
+    from bot.commands import Context
+    from digest.models import ChannelRef
+
+    ctx = Context(
+        ChannelRef("console", channel),
+        "ann",
+        True,
+        ChannelRef("console", "@ann"),
+        datetime(2026, 12, 1, tzinfo=UTC),
+    )
+    return app.commands.handle(text, ctx)

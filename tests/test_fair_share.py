@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 import pytest
 
-from bot.commands import Context
 from digest import BUNDLED_PAPERS
 from digest.ingest.parse import parse_neurips_list
 from digest.models import ChannelRef
 from tests.conftest import make_app
+from tests.conftest import say_as_ann as say
 
 BUNDLED = BUNDLED_PAPERS
 AUTHOR = "Ada Lovelace"
@@ -78,17 +78,6 @@ def bundled(tmp_path_factory):
     yield app
     app.close()
     os.environ["DIGESTBOT_SEMANTIC"] = before or "off"
-
-
-def say(app, channel: str, text: str):
-    ctx = Context(
-        ChannelRef("console", channel),
-        "ann",
-        True,
-        ChannelRef("console", "@ann"),
-        datetime(2026, 12, 1, tzinfo=UTC),
-    )
-    return app.commands.handle(text, ctx)
 
 
 def by_author(card) -> bool:

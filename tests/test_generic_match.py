@@ -20,15 +20,13 @@ Breaks that turn this red (each tried, then restored):
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
 
-from bot.commands import Context
 from digest import BUNDLED_PAPERS
-from digest.models import ChannelRef
 from digest.rank.weak import background, generic_term
 from tests.conftest import make_app
+from tests.conftest import say_as_ann as say
 
 BUNDLED = BUNDLED_PAPERS
 
@@ -46,18 +44,6 @@ def bundled(tmp_path_factory):
     yield app
     app.close()
     os.environ["DIGESTBOT_SEMANTIC"] = before or "off"
-
-
-def say(app, channel: str, text: str):
-    """``text`` typed by ann in console channel ``channel`` (a fresh channel per test)."""
-    ctx = Context(
-        ChannelRef("console", channel),
-        "ann",
-        True,
-        ChannelRef("console", "@ann"),
-        datetime(2026, 12, 1, tzinfo=UTC),
-    )
-    return app.commands.handle(text, ctx)
 
 
 def named_words(why: str, topic: str) -> list[str]:
