@@ -75,6 +75,22 @@ def safe(text: str) -> str:
     return TOKEN.sub(r"\\<", escaped)
 
 
+CODE = re.compile(r"`[^`\n]+`")  # a one-line code span, as the core writes its `/papers …` hints
+
+
+def rich(text: str) -> str:
+    """:func:`safe`, except that code spans stay code (escaped, their backticks would show).
+
+    Inside a span Discord renders nothing (no Markdown, links or mentions), so its text only loses
+    hidden characters; every backtick outside a matched pair is escaped, so spans open nowhere else.
+    """
+    out, at = [], 0
+    for m in CODE.finditer(text):
+        out += [safe(text[at : m.start()]), plain(m.group())]
+        at = m.end()
+    return "".join([*out, safe(text[at:])])
+
+
 def safe_url(url: str | None) -> str | None:
     """Only http(s) links."""
     return url if url and re.match(r"https?://\S+$", url) and len(url) <= 2000 else None
@@ -124,7 +140,7 @@ def _size(embeds: list[discord.Embed]) -> int:
 def header(reply: Reply) -> discord.Embed:
     """The reply's own embed: title and text, both escaped (a long text cut: see headers)."""
     title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
-    return discord.Embed(title=title, description=cut(safe(reply.text), MAX_DESCRIPTION))
+    return discord.Embed(title=title, description=cut(rich(reply.text), MAX_DESCRIPTION))
 
 
 def chunks(text: str, limit: int = MAX_DESCRIPTION) -> list[str]:
@@ -158,7 +174,7 @@ def headers(reply: Reply) -> list[discord.Embed]:
     """The reply's own embeds: the title on the first, the text split over as many as it needs,
     the footer on the last (an embed of its own if the last would pass the 6,000 total)."""
     title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
-    embeds = [discord.Embed(description=c) for c in chunks(safe(reply.text))]
+    embeds = [discord.Embed(description=c) for c in chunks(rich(reply.text))]
     embeds[0].title = title
     if reply.footer:
         foot = cut(reply.footer, MAX_FOOTER)
