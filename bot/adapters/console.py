@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -54,6 +55,21 @@ def render(reply: Reply) -> str:
     if reply.footer:
         parts.append(reply.footer)
     return "\n".join(parts)
+
+
+def save_attachment(reply: Reply, folder: Path) -> Reply:
+    """The reply with its attached export written to ``folder`` (a later export of the same name
+    replaces it) and the path said instead of the file's text; unchanged without an attachment."""
+    if reply.attachment is None:
+        return reply
+    name, content = reply.attachment
+    path = folder / Path(name).name  # only a bare name: an attachment never picks the folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as exc:  # a full or read-only disk: show it inline as before, and say why
+        return replace(reply, text=f"{reply.text}\n(could not write {path}: {exc.strerror})")
+    return replace(reply, text=f"{reply.text}\nWritten to {path.resolve()}", attachment=None)
 
 
 class ConsoleAdapter:
