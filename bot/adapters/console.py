@@ -11,10 +11,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.commands.replies import Card, Reply
 from digest.models import ChannelRef
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
 
 WIDTH = 100
 
@@ -78,8 +81,14 @@ class ConsoleAdapter:
     platform = "console"
 
     def __init__(self, out: TextIO | None = None, transcript: Path | None = None) -> None:
-        self.out = out or sys.stdout
+        self._out = out
         self.transcript = transcript
+
+    @property
+    def out(self) -> TextIO:
+        """The stream given, else sys.stdout as it is now: while the prompt is up that is
+        prompt_toolkit's proxy, which prints a digest above the prompt and redraws it."""
+        return self._out or sys.stdout
 
     def plan(self, reply: Reply) -> list[tuple[str, ...]]:
         """A console digest is one message carrying every paper."""
@@ -130,10 +139,24 @@ def _read_lines(stdin: TextIO) -> asyncio.Queue[str]:
 
 
 async def repl(
-    handle: Callable[[str], Awaitable[str]], prompt: str = "papers> ", stdin: TextIO | None = None
+    handle: Callable[[str], Awaitable[str]],
+    prompt: str = "papers> ",
+    stdin: TextIO | None = None,
+    session: PromptSession | None = None,
 ) -> None:
-    """Read commands until EOF or `exit`; each line is answered by ``handle``."""
+    """Read commands until EOF or `exit`; each line is answered by ``handle``.
+
+    At a terminal (or given a ``session``) the prompt is prompt_toolkit's: line editing, Up/Down
+    history, and digests printed while it waits appear above it. Pipes and tests read plain lines.
+    """
     stdin = stdin or sys.stdin
+    if session is None and stdin is sys.stdin and stdin.isatty() and sys.stdout.isatty():
+        from prompt_toolkit import PromptSession  # loads only for a terminal
+
+        session = PromptSession()
+    if session is not None:
+        await _prompted(handle, prompt, session)
+        return
     interactive = stdin.isatty()
     lines = _read_lines(stdin)
     while True:
@@ -143,9 +166,34 @@ async def repl(
         line = await lines.get()
         if not line:  # EOF
             return
-        line = line.strip()
-        if line in ("exit", "quit", "/exit", "/quit"):
+        if not await _answer(handle, line):
             return
-        if line:
-            sys.stdout.write(await handle(line) + "\n")
-            sys.stdout.flush()
+
+
+async def _prompted(
+    handle: Callable[[str], Awaitable[str]], prompt: str, session: PromptSession
+) -> None:
+    """The terminal loop: Ctrl-D ends it, Ctrl-C clears the line being typed."""
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    with patch_stdout(raw=True):  # anything printed meanwhile goes above the prompt, redrawn
+        while True:
+            try:
+                line = await session.prompt_async(prompt)
+            except EOFError:
+                return
+            except KeyboardInterrupt:
+                continue
+            if not await _answer(handle, line):
+                return
+
+
+async def _answer(handle: Callable[[str], Awaitable[str]], line: str) -> bool:
+    """Answer one typed line; False when it asks to leave."""
+    line = line.strip()
+    if line in ("exit", "quit", "/exit", "/quit"):
+        return False
+    if line:
+        sys.stdout.write(await handle(line) + "\n")
+        sys.stdout.flush()
+    return True
