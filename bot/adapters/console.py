@@ -76,7 +76,7 @@ def save_attachment(reply: Reply, folder: Path) -> Reply:
 
 
 class ConsoleAdapter:
-    """Posts to a text stream; a transcript file is the console's message history."""
+    """Posts to a text stream; a transcript file records the key of each digest printed (not its text)."""
 
     platform = "console"
 
