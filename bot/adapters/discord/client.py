@@ -73,8 +73,7 @@ class DigestClient(discord.AutoShardedClient):
         if not self.sync_on_change or await self.sync_if_changed():
             return  # a sync warns about server copies itself
         # `run` with an unchanged tree: still say so when servers see /papers twice
-        kv = self.deps.channels.store.kv
-        if warning := await asyncio.to_thread(sync.duplicate_warning, kv):
+        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels):
             log.warning(warning, extra={"platform": "discord"})
 
     async def sync_if_changed(self) -> bool:
