@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -137,7 +136,7 @@ class App:
         # so a digest key printed for one database must not count as posted for another.
         folder = self.settings.resolved_index_dir().parent
         transcript = folder / f"console-transcript-{self.store.identity()}.log"
-        adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out or sys.stdout, transcript)}
+        adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out, transcript)}
         if self.slack is not None:
             adapters["slack"] = self.slack.poster
         if self.discord is not None:

@@ -60,9 +60,10 @@ def _ref(text: str) -> ChannelRef:
 
 async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> str:
     """Render a reply and carry out what it asks of the runner (post a digest now)."""
-    from bot.adapters.console import render
+    from bot.adapters.console import render, save_attachment
 
-    text = render(reply)
+    # an export goes to a file in the data folder (beside the database and index), path shown
+    text = render(save_attachment(reply, application.settings.resolved_index_dir().parent))
     if reply.deliver_now is not None:
         channel = application.channels.channel(reply.deliver_now)
         outcome = await runner.run_now(reply.deliver_now, local_day(ctx.now, channel.timezone))

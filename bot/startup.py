@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 LOGIN_TIMEOUT = 20.0
+AUTH_FAILED = 4004  # the gateway's close code for a token it no longer accepts
 
 
 async def slack_problem(application: App) -> str | None:
@@ -52,7 +53,31 @@ async def start_discord(application: App) -> asyncio.Task | str:
     except (discord.HTTPException, OSError, TimeoutError) as exc:
         await client.close()
         return f"cannot reach Discord: {exc or type(exc).__name__}"
-    return asyncio.create_task(client.connect(), name="discord")
+    task = asyncio.create_task(client.connect(), name="discord")
+    task.add_done_callback(lambda t: _gateway_ended(application, t))
+    return task
+
+
+def _gateway_ended(application: App, task: asyncio.Task) -> None:
+    """A connection Discord ended for good (e.g. close 4004 when the token was reset): one error
+    line, and /healthz names Discord unhealthy with the reason.
+
+    Not an exit: Slack, the console and other platforms' digests keep running, as when a login
+    fails at start-up; and a restart cannot mend a reset token (start-up would refuse it again).
+    A supervisor watching /healthz sees it; the log line says what to do.
+    """
+    if task.cancelled() or (exc := task.exception()) is None:
+        return  # stopped by us, or a clean close
+    code = getattr(exc, "code", None)
+    if code == AUTH_FAILED:
+        why = "authentication failed (gateway close 4004): the token was reset or revoked; "
+        why += "set a new DIGESTBOT_DISCORD_TOKEN and restart"
+    elif code is not None:
+        why = f"the gateway closed the connection with code {code} and will not reconnect"
+    else:
+        why = f"the gateway connection ended: {type(exc).__name__}: {exc}"
+    application.failed["discord"] = why
+    log.error("Discord stopped: %s", why, extra={"platform": "discord"})
 
 
 def report(failed: dict[str, str], running: list[str]) -> None:

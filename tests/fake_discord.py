@@ -180,6 +180,14 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                                  "verify_key": "00", "flags": 0, "summary": ""}  # fmt: skip
             if path == "/users/@me":
                 return 200, {}, BOT
+            if (
+                path == "/gateway/bot" and method == "GET"
+            ):  # AutoShardedClient asks before connecting
+                from discord.gateway import DiscordWebSocket  # the gateway a test points it at
+
+                limit = {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
+                url = str(DiscordWebSocket.DEFAULT_GATEWAY)
+                return 200, {}, {"url": url, "shards": 1, "session_start_limit": limit}
             if path == "/users/@me/channels":
                 uid = body.get("recipient_id", "0")
                 self.channels.add(f"9{uid}")

@@ -8,12 +8,16 @@ import sys
 import textwrap
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.commands.replies import Card, Reply
 from digest.models import ChannelRef
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
 
 WIDTH = 100
 
@@ -56,14 +60,35 @@ def render(reply: Reply) -> str:
     return "\n".join(parts)
 
 
+def save_attachment(reply: Reply, folder: Path) -> Reply:
+    """The reply with its attached export written to ``folder`` (a later export of the same name
+    replaces it) and the path said instead of the file's text; unchanged without an attachment."""
+    if reply.attachment is None:
+        return reply
+    name, content = reply.attachment
+    path = folder / Path(name).name  # only a bare name: an attachment never picks the folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as exc:  # a full or read-only disk: show it inline as before, and say why
+        return replace(reply, text=f"{reply.text}\n(could not write {path}: {exc.strerror})")
+    return replace(reply, text=f"{reply.text}\nWritten to {path.resolve()}", attachment=None)
+
+
 class ConsoleAdapter:
-    """Posts to a text stream; a transcript file is the console's message history."""
+    """Posts to a text stream; a transcript file records the key of each digest printed (not its text)."""
 
     platform = "console"
 
     def __init__(self, out: TextIO | None = None, transcript: Path | None = None) -> None:
-        self.out = out or sys.stdout
+        self._out = out
         self.transcript = transcript
+
+    @property
+    def out(self) -> TextIO:
+        """The stream given, else sys.stdout as it is now: while the prompt is up that is
+        prompt_toolkit's proxy, which prints a digest above the prompt and redraws it."""
+        return self._out or sys.stdout
 
     def plan(self, reply: Reply) -> list[tuple[str, ...]]:
         """A console digest is one message carrying every paper."""
@@ -114,10 +139,24 @@ def _read_lines(stdin: TextIO) -> asyncio.Queue[str]:
 
 
 async def repl(
-    handle: Callable[[str], Awaitable[str]], prompt: str = "papers> ", stdin: TextIO | None = None
+    handle: Callable[[str], Awaitable[str]],
+    prompt: str = "papers> ",
+    stdin: TextIO | None = None,
+    session: PromptSession | None = None,
 ) -> None:
-    """Read commands until EOF or `exit`; each line is answered by ``handle``."""
+    """Read commands until EOF or `exit`; each line is answered by ``handle``.
+
+    At a terminal (or given a ``session``) the prompt is prompt_toolkit's: line editing, Up/Down
+    history, and digests printed while it waits appear above it. Pipes and tests read plain lines.
+    """
     stdin = stdin or sys.stdin
+    if session is None and stdin is sys.stdin and stdin.isatty() and sys.stdout.isatty():
+        from prompt_toolkit import PromptSession  # loads only for a terminal
+
+        session = PromptSession()
+    if session is not None:
+        await _prompted(handle, prompt, session)
+        return
     interactive = stdin.isatty()
     lines = _read_lines(stdin)
     while True:
@@ -127,9 +166,34 @@ async def repl(
         line = await lines.get()
         if not line:  # EOF
             return
-        line = line.strip()
-        if line in ("exit", "quit", "/exit", "/quit"):
+        if not await _answer(handle, line):
             return
-        if line:
-            sys.stdout.write(await handle(line) + "\n")
-            sys.stdout.flush()
+
+
+async def _prompted(
+    handle: Callable[[str], Awaitable[str]], prompt: str, session: PromptSession
+) -> None:
+    """The terminal loop: Ctrl-D ends it, Ctrl-C clears the line being typed."""
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    with patch_stdout(raw=True):  # anything printed meanwhile goes above the prompt, redrawn
+        while True:
+            try:
+                line = await session.prompt_async(prompt)
+            except EOFError:
+                return
+            except KeyboardInterrupt:
+                continue
+            if not await _answer(handle, line):
+                return
+
+
+async def _answer(handle: Callable[[str], Awaitable[str]], line: str) -> bool:
+    """Answer one typed line; False when it asks to leave."""
+    line = line.strip()
+    if line in ("exit", "quit", "/exit", "/quit"):
+        return False
+    if line:
+        sys.stdout.write(await handle(line) + "\n")
+        sys.stdout.flush()
+    return True

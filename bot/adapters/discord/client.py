@@ -70,8 +70,11 @@ class DigestClient(discord.AutoShardedClient):
     async def setup_hook(self) -> None:
         """Persistent buttons first, so presses on old digests work; then sync only if changed."""
         self.add_dynamic_items(*BUTTONS)
-        if self.sync_on_change:
-            await self.sync_if_changed()
+        if not self.sync_on_change or await self.sync_if_changed():
+            return  # a sync warns about server copies itself
+        # `run` with an unchanged tree: still say so when servers see /papers twice
+        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels):
+            log.warning(warning, extra={"platform": "discord"})
 
     async def sync_if_changed(self) -> bool:
         """Global sync when the tree differs from the last one synced (hash kept in the store)."""

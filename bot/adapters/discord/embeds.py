@@ -75,6 +75,22 @@ def safe(text: str) -> str:
     return TOKEN.sub(r"\\<", escaped)
 
 
+CODE = re.compile(r"`[^`\n]+`")  # a one-line code span, as the core writes its `/papers …` hints
+
+
+def rich(text: str) -> str:
+    """:func:`safe`, except that code spans stay code (escaped, their backticks would show).
+
+    Inside a span Discord renders nothing (no Markdown, links or mentions), so its text only loses
+    hidden characters; every backtick outside a matched pair is escaped, so spans open nowhere else.
+    """
+    out, at = [], 0
+    for m in CODE.finditer(text):
+        out += [safe(text[at : m.start()]), plain(m.group())]
+        at = m.end()
+    return "".join([*out, safe(text[at:])])
+
+
 def safe_url(url: str | None) -> str | None:
     """Only http(s) links."""
     return url if url and re.match(r"https?://\S+$", url) and len(url) <= 2000 else None
@@ -122,9 +138,60 @@ def _size(embeds: list[discord.Embed]) -> int:
 
 
 def header(reply: Reply) -> discord.Embed:
-    """The reply's own embed: title and text, both escaped."""
+    """The reply's own embed: title and text, both escaped (a long text cut: see headers)."""
     title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
-    return discord.Embed(title=title, description=cut(safe(reply.text), MAX_DESCRIPTION))
+    return discord.Embed(title=title, description=cut(rich(reply.text), MAX_DESCRIPTION))
+
+
+def chunks(text: str, limit: int = MAX_DESCRIPTION) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, split at line ends where possible.
+
+    Nothing is dropped: a `list` of 50 long topics keeps its schedule and settings lines. A line
+    longer than ``limit`` is split inside, never right after an escaping backslash.
+    """
+    out: list[str] = []
+    piece = ""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            at = limit
+            while at > 1 and (len(line[:at]) - len(line[:at].rstrip("\\"))) % 2:
+                at -= 1  # an odd run of backslashes at the end would escape the next piece
+            if piece:
+                out.append(piece)
+                piece = ""
+            out.append(line[:at])
+            line = line[at:]
+        joined = f"{piece}\n{line}" if piece else line
+        if len(joined) <= limit:
+            piece = joined
+        else:
+            out.append(piece)
+            piece = line
+    return [p for p in (*out, piece) if p.strip()] or [""]
+
+
+def headers(reply: Reply) -> list[discord.Embed]:
+    """The reply's own embeds: the title on the first, the text split over as many as it needs,
+    the footer on the last (an embed of its own if the last would pass the 6,000 total)."""
+    title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
+    embeds = [discord.Embed(description=c) for c in chunks(rich(reply.text))]
+    embeds[0].title = title
+    if reply.footer:
+        foot = cut(reply.footer, MAX_FOOTER)
+        if len(embeds[-1]) + len(foot) > MAX_TOTAL:
+            embeds.append(discord.Embed())
+        embeds[-1].set_footer(text=foot)
+    return embeds
+
+
+def packed(embeds: list[discord.Embed]) -> list[list[discord.Embed]]:
+    """Embeds in order, as few messages' worth as fit (≤ 10 embeds, ≤ 6,000 characters each)."""
+    groups: list[list[discord.Embed]] = []
+    for e in embeds:
+        if not groups or len(groups[-1]) >= MAX_EMBEDS or _size(groups[-1]) + len(e) > MAX_TOTAL:
+            groups.append([])
+        groups[-1].append(e)
+    return groups
 
 
 def render(
@@ -134,16 +201,15 @@ def render(
 
     ``merge`` lets a short reply travel as one message; threaded digests keep the header apart.
     """
-    head = header(reply)
-    if reply.footer:
-        head.set_footer(text=cut(reply.footer, MAX_FOOTER))
+    heads = headers(reply)
     page_row = [
         ButtonSpec(a.label, custom_id=custom_id("p", a.value))
         for a in reply.actions
         if a.kind == "page"
     ]
     page_row = [b for b in page_row if b.custom_id]
-    messages = [DiscordMessage(embeds=[head])]
+    messages = [DiscordMessage(embeds=group) for group in packed(heads)]
+    n_heads = len(messages)
     if page_row:
         per_message = min(per_message, 4)  # the pager needs one of the five rows
     for start in range(0, len(reply.cards), per_message):
@@ -153,9 +219,15 @@ def render(
         )
         msg.paper_ids = tuple(c.paper_id for c in cards)
         messages.append(msg)
-    if merge and len(messages) == 2 and _size(messages[0].embeds + messages[1].embeds) <= MAX_TOTAL:
+    if (
+        merge
+        and n_heads == 1
+        and len(messages) == 2
+        and _size(messages[0].embeds + messages[1].embeds) <= MAX_TOTAL
+        and len(messages[0].embeds) + len(messages[1].embeds) <= MAX_EMBEDS
+    ):
         merged = messages[1]  # a short reply fits in one message: header plus papers
-        merged.embeds.insert(0, head)
+        merged.embeds[:0] = messages[0].embeds
         messages = [merged]
     if page_row:
         messages[-1].rows.append(page_row)

@@ -1,0 +1,60 @@
+"""Long Discord replies are split over embeds and messages, never cut (issue 23).
+
+`/papers list` on a channel following 50 topics of 200 characters (with Markdown to escape) is far
+over one embed's 4,096 characters and one message's 6,000: every topic and the schedule, "Today's
+digest" and settings lines still arrive, in follow-ups the strict fake accepts (it refuses what
+Discord refuses: 50035 on a description over 4,096, a message over 6,000 or over 10 embeds).
+
+Breaks that turn this red (each tried): header() cutting the text at 4,096 again (render using
+one cut embed: the settings line is lost); packed() putting every embed in one message (the fake
+refuses the follow-up: over 6,000); chunks() splitting right after an escaping backslash (a piece
+ends in a lone backslash); chunks() dropping the piece being built when a line does not fit.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.adapters.discord.embeds import chunks, render, safe
+from bot.adapters.discord.limits import message_problems
+from bot.adapters.discord.poster import payload
+from bot.commands.replies import Reply
+from tests.discord_interactions import discord_app_bot, dispatch, embed_text, slash  # noqa: F401
+
+TOPICS = [f"t{n:02d} " + ("*robot* _arm_ " * 20)[:190] for n in range(50)]
+
+
+def test_a_long_reply_is_split_not_cut() -> None:
+    """Every line arrives, in order, in messages Discord accepts; lines are never split apart."""
+    lines = [f"{n}. topic: {t}" for n, t in enumerate(TOPICS, 1)] + ["", "Schedule: 08:00 UTC"]
+    reply = Reply(text="\n".join(lines + ["Size 5 · threshold 0.30 · threads: off"]), title="Ch")
+    messages = render(reply)
+    assert len(messages) > 1
+    for m in messages:
+        assert message_problems(payload(m)) == []
+    shown = [e.description for m in messages for e in m.embeds]
+    assert "\n".join(shown) == safe(reply.text)
+    assert messages[0].embeds[0].title == "Ch"
+
+
+def test_a_line_over_the_limit_is_split_outside_an_escape() -> None:
+    """A single line longer than an embed is split, and no piece ends in a lone backslash."""
+    text = safe("a*" * 3000)  # 'a\\*' repeated: a backslash every third character
+    pieces = chunks(text)
+    assert "".join(pieces) == text and all(len(p) <= 4096 for p in pieces)
+    for p in pieces:
+        assert (len(p) - len(p.rstrip("\\"))) % 2 == 0, p[-5:]
+
+
+@pytest.mark.asyncio
+async def test_list_with_many_long_topics_keeps_its_settings(bot):
+    """`/papers list`: all 50 topics and the schedule/settings lines reach the fake."""
+    for t in TOPICS:
+        await dispatch(bot.client, slash("subscribe", f"s{t[:3]}", text=t))
+    await dispatch(bot.client, slash("list", "tl"))
+    assert bot.fake.rejected == []
+    sent = bot.fake.followups["tl"]
+    assert len(sent) > 1
+    text = "\n".join(embed_text(m) for m in sent)
+    for line in ("Schedule:", "Today's digest:", "threshold", "t00", "t49"):
+        assert line in text, line
