@@ -107,3 +107,22 @@ def test_no_why_line_names_only_generic_words(bundled, topic):
             assert not named or any(w not in words for w in named), c.why
             if not named:
                 assert f"matches '{topic}' (related wording)" in (c.why or ""), c.why
+
+
+def test_a_relative_of_a_generic_word_is_no_match_either(bundled):
+    """'sparse learning': 'learning' is generic, so a paper without 'sparse' is not said to match
+    on it, nor on its relatives ('learned', 'learn'), which count as generic as the word itself.
+    Break that turns this red: the relatives of a generic query word kept as specific in
+    Query.generic (scorer.compile_query): "matches 'sparse learning': learned" came back."""
+    chan = "relatives"
+    say(bundled, chan, "/papers subscribe sparse learning")
+    seen = 0
+    for reply in (
+        say(bundled, chan, "/papers search sparse learning"),
+        say(bundled, chan, "/papers digest preview"),
+    ):
+        for c in reply.cards:
+            named = named_words(c.why or "", "sparse learning")
+            seen += bool(named)
+            assert not named or any("sparse" in w for w in named), c.why
+    assert seen, "some picks do match on 'sparse'"

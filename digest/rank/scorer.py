@@ -13,7 +13,7 @@ from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.index import PaperIndex, row_means
 from digest.rank.matching import contributions, matched_many, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
-from digest.rank.weak import generic_columns
+from digest.rank.weak import generic_columns, generic_term
 
 # why.py takes them from here
 __all__ = ["contributions", "matched_many", "matched_terms"]
@@ -77,10 +77,13 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
             # query: it counts only as far as it is as specific as the word it stands for.
             spec = min(1.0, float(idf[vocab[t]] / max(idf[vocab[source]], 1e-9)))
             weights[t] = max(weights[t], p.expansion_weight * spec**p.expansion_spec)
+    relative: dict[str, str] = {}  # a relative -> the query word that brought it
     if p.family_weight > 0:
         for t in base:  # exact words first, their morphological relatives at a discount
             for v in index.family.get(family_key(t), ()):
                 weights[v] = max(weights[v], p.family_weight) if v not in base else weights[v]
+                if v not in base:
+                    relative.setdefault(v, t)
     known = [(t, c, w) for t, w in weights.items() if (c := vocab.get(t)) is not None]
     if not known:
         return None
@@ -96,6 +99,9 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     latent = index.project(cols, w * idf)
     names = tuple(t for t, _, _ in known)  # each column's term, for the why-lines
     generic = generic_columns(index, cols, names)
+    for i, name in enumerate(names):  # 'learned' for a generic 'learning' is no more telling
+        if not generic[i] and (word := relative.get(name)) is not None:
+            generic[i] = generic_term(index, word, vocab.get(word))
     return Query(
         text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)), generic,
         {"names": names},
