@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
-
-import joblib
-from filelock import FileLock, Timeout
 
 from digest.embedding_store import EmbeddingStore
 from digest.embeddings import (
@@ -33,6 +28,7 @@ from digest.embeddings import (
     model_tag,
     packaged_model,
 )
+from digest.index_files import SavedIndex, Snapshot
 from digest.models import Paper
 from digest.rank.index import DocInput, PaperIndex, add_documents, build_index
 from digest.rank.semantic import align
@@ -58,14 +54,6 @@ def doc_input(p: Paper) -> DocInput:
     return DocInput(p.id, p.title, p.abstract, p.authors, p.venue, p.year)
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """A complete index and the ingest sequence it covers (every paper numbered up to ``seq``)."""
-
-    index: PaperIndex
-    seq: int
-
-
 class IndexStore:
     """Loads, refreshes and saves the index for one database."""
 
@@ -81,8 +69,10 @@ class IndexStore:
         self.index: PaperIndex | None = None  # the one answers come from (vectors attached)
         url = store.engine.url.render_as_string(hide_password=False)
         key = hashlib.sha1(f"{FORMAT_VERSION}:{url}".encode()).hexdigest()[:16]
-        self.path = folder / f"index-{key}.joblib" if folder else None
-        self.lock_path = folder / f"index-{key}.lock" if folder else None
+        self.files = SavedIndex(
+            folder / f"index-{key}.joblib" if folder else None,
+            folder / f"index-{key}.lock" if folder else None,
+        )
         self.model_error = ""  # why a configured embedding model is not in use
         # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
         self.encoder = self._encoder(model, strict) if folder else None
@@ -96,8 +86,6 @@ class IndexStore:
         self.serving = False  # a running bot: never wait on a refresh while an index exists
         self.fits = 0  # full fits made by this process (the metrics and the tests read it)
         self._snap: Snapshot | None = None  # what ``index`` was made from, without vectors
-        self._stamp: tuple[int, int] | None = None  # (mtime, size) of the cache last read/written
-        self._saved: Snapshot | None = None  # the snapshot last read from or written to the cache
         self._stale = False  # papers changed text: the index held or saved describes the old one
         self._flight = threading.Lock()  # one refresh at a time: the others wait, then find it done
         self._fit_flight = threading.Lock()  # one full fit at a time
@@ -117,85 +105,14 @@ class IndexStore:
             log.warning("%s; ranking stays lexical", exc)
             return None
 
-    # -- the saved index, shared by the processes using this folder --------------------------
+    @property
+    def path(self) -> Path | None:
+        """The saved index file (None: nothing is saved)."""
+        return self.files.path
 
-    def _disk_stamp(self) -> tuple[int, int] | None:
-        try:
-            st = self.path.stat() if self.path else None
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size) if st else None
-
-    def _load(self) -> Snapshot | None:
-        stamp = self._disk_stamp()
-        if stamp is None:
-            return None
-        try:
-            snap = joblib.load(self.path)
-        except Exception as exc:  # noqa: BLE001 - a stale or truncated cache is simply rebuilt
-            log.warning("ignoring unreadable index cache %s: %s", self.path, exc)
-            return None
-        if not (isinstance(snap, Snapshot) and isinstance(snap.index, PaperIndex)):
-            return None
-        self._stamp, self._saved = stamp, snap
-        return snap
-
-    def _save(self, snap: Snapshot) -> None:
-        if not self.path:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        os.close(fd)
-        joblib.dump(snap, tmp)
-        os.replace(tmp, self.path)  # atomic: a reader never sees a half-written cache
-        self._stamp, self._saved = self._disk_stamp(), snap
-
-    def _try_save(self, snap: Snapshot, wait: bool) -> None:
-        """Save the cache if the folder is writable; otherwise warn and keep it in memory.
-
-        Without ``wait`` the save is skipped when another process holds the lock (it is fitting
-        and will save a newer index itself).
-        """
-        if snap is self._saved:
-            return
-        try:
-            with self._file_lock(None if wait else 0):
-                disk = self._disk_stamp()
-                if disk is not None and disk != self._stamp:  # someone saved since we looked
-                    newer = self._load()
-                    if newer is not None and newer.seq >= snap.seq:
-                        return
-                self._save(snap)
-        except Timeout:
-            return
-        except OSError as exc:
-            log.warning(
-                "index cache not saved (%s): %s; search works, the next start refits",
-                self.path,
-                exc,
-            )
-
-    @contextmanager
-    def _file_lock(self, timeout: float | None = None) -> Iterator[None]:
-        """Held while fitting or saving, so processes sharing the folder fit each version once."""
-        if self.lock_path is None:
-            with nullcontext():
-                yield
-            return
-        try:
-            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.lock_path), timeout=-1 if timeout is None else timeout)
-            lock.acquire()
-        except Timeout:  # held elsewhere and not to be waited for: the caller skips its work
-            raise
-        except OSError as exc:  # a read-only folder: no sharing, but search still works
-            log.warning("index lock %s not taken: %s", self.lock_path, exc)
-            yield
-            return
-        try:
-            yield
-        finally:
-            lock.release()
+    def _file_lock(self, timeout: float | None = None) -> AbstractContextManager[None]:
+        """The saved index's lock (a method of ours, so a test can watch it being asked for)."""
+        return self.files.lock(timeout)
 
     def invalidate(self) -> None:
         """Papers changed text, not just count: the next refresh refits (a running bot keeps
@@ -203,11 +120,7 @@ class IndexStore:
         self._stale = True
         if not self.serving:
             self._snap, self.index = None, None
-        if self.path:
-            try:
-                self.path.unlink(missing_ok=True)
-            except OSError as exc:
-                log.warning("stale index cache %s not removed: %s", self.path, exc)
+        self.files.remove()
 
     # -- serving ------------------------------------------------------------------------------
 
@@ -246,7 +159,7 @@ class IndexStore:
                 snap = self._fit_shared(version)
             if snap is not self._snap:
                 self._publish(snap)
-                self._try_save(snap, wait=False)
+                self.files.save_if_newest(snap, wait=False)
             return self._attach()
 
     def refit_due(self, snap: Snapshot | None = None) -> bool:
@@ -327,9 +240,8 @@ class IndexStore:
     def _newest(self, version: CorpusVersion) -> Snapshot | None:
         """Ours, or the saved one when another process saved a newer one since we looked."""
         snap = self._snap
-        stamp = self._disk_stamp()
-        if stamp is not None and stamp != self._stamp and not self._stale:
-            disk = self._load()
+        if self.files.changed() and not self._stale:
+            disk = self.files.load()
             if (
                 disk is not None
                 and disk.seq <= version.seq
@@ -351,7 +263,7 @@ class IndexStore:
         """A full fit up to ``version``, or the one another thread or process just saved."""
         with self._fit_flight, self._file_lock():
             if not self._stale:  # papers whose text changed make the saved index stale
-                disk = self._load()  # another thread or process may have fitted it meanwhile
+                disk = self.files.load()  # another thread or process may have fitted it meanwhile
                 if disk is not None and disk.seq <= version.seq:
                     snap = self._extend(disk, version)
                     if len(snap.index) == version.count and not snap.index.needs_refit():
@@ -361,14 +273,7 @@ class IndexStore:
             self.fits += 1
             docs = [doc_input(p) for p in self.store.papers.iter_all(upto=version.seq)]
             snap = Snapshot(build_index(docs), version.seq)
-            try:
-                self._save(snap)
-            except OSError as exc:
-                log.warning(
-                    "index cache not saved (%s): %s; search works, the next start refits",
-                    self.path,
-                    exc,
-                )
+            self.files.save(snap)
             return snap
 
     def _with_vectors(self, index: PaperIndex) -> PaperIndex:

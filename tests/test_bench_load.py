@@ -12,7 +12,9 @@ import asyncio
 
 import pytest
 
-from bench.load import COMMAND_HEADER, Config, command_rows, report, run_backend
+from bench.load import run_backend
+from bench.load_data import Config
+from bench.load_report import COMMAND_HEADER, command_rows, report
 
 # A real bot under load for over a minute: it runs with the reliability suite (CI, -m reliability).
 pytestmark = pytest.mark.reliability

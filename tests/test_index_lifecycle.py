@@ -247,7 +247,7 @@ def test_a_refresh_neither_waits_for_nor_writes_under_another_process_lock(db, t
     papers.indexes.tick()
     saved = papers.indexes.path.read_bytes()
     db.papers.upsert([novel("new-1")])
-    holder = FileLock(str(papers.indexes.lock_path))
+    holder = FileLock(str(papers.indexes.files.lock_path))
     holder.acquire()
     try:
         refresh, _ = in_thread(papers.indexes.refresh)
