@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bot.ports import Adapter
     from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
+    from bot.weekly import WeeklySender
     from digest.channels import ChannelService
     from digest.models import ChannelRef
     from digest.service import DigestService
@@ -180,7 +181,7 @@ class App:
         from bot.scheduler import DigestScheduler
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector
-        return DigestScheduler(
+        scheduler = DigestScheduler(
             self.store,
             runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
@@ -188,6 +189,22 @@ class App:
             ingest=self._scheduled_ingest if self._sources() else None,
             shards=self.settings.discord_shards(),
         )
+        # The weekly picture is its own job (not part of the digest tick): it starts with the
+        # scheduler and stops with it.
+        from bot.weekly import EVERY
+
+        weekly = self.weekly(runner.adapters)
+        scheduler.scheduler.add_job(weekly.sweep, "interval", seconds=EVERY.total_seconds(),
+                                    id="weekly", replace_existing=True, max_instances=1,
+                                    coalesce=True, next_run_time=datetime.now(UTC) + timedelta(minutes=1))  # fmt: skip
+        return scheduler
+
+    def weekly(self, adapters: dict[str, Adapter]) -> WeeklySender:
+        """Sends each channel's weekly picture through the adapters that can share one."""
+        from bot.weekly import WeeklySender
+        from digest.weekly import WeeklyPictures
+
+        return WeeklySender(WeeklyPictures(self.store, self.worker), adapters)
 
     def _sources(self) -> list[str]:
         s = self.settings

@@ -65,3 +65,15 @@ class Adapter(Protocol):
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """Post an ordinary message."""
         ...
+
+
+class ImagePoster(Protocol):
+    """A platform that can share a picture in a channel (the weekly picture, `stats`)."""
+
+    platform: str
+
+    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
+                           filename: str = "weekly.png") -> str:  # fmt: skip
+        """Share ``png`` with its alt text and title; the platform's reference to it.
+        Raises PostError (transient, rejected or gone) as posting does."""
+        ...

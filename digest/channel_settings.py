@@ -56,12 +56,13 @@ class ChannelSettings:
         )
 
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog (see `help`)."""
+        """Boolean channel options: quiet, admin-only, threads, backlog, weekly (see `help`)."""
         fields = {
             "quiet": "quiet_when_empty",
             "admin-only": "admin_only",
             "threads": "threaded",
             "backlog": "backlog",
+            "weekly": "weekly",
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")

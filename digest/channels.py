@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from digest.rank.profile import Profile
     from digest.service import DigestService
     from digest.store.deliveries import Delivery
+    from digest.weekly import Picture
 
 __all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
@@ -235,6 +236,12 @@ class ChannelService(Subscriptions, ChannelSettings):
         return Stats(
             self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)
         )
+
+    def weekly_picture(self, ref: ChannelRef, now: datetime) -> Picture | None:
+        """The weekly picture on demand: eight weeks up to this one; None with nothing to draw."""
+        from digest.weekly import WeeklyPictures
+
+        return WeeklyPictures(self.store, worker="").now_picture(self.channel(ref), now)
 
     def bibtex(self, ref: ChannelRef, which: str = "liked") -> str:
         """BibTeX for the channel's 👍 papers (``liked``) or every paper it was sent (``all``)."""

@@ -155,6 +155,11 @@ class Channel:
     admin_only: bool = False
     owner_user: str | None = None
     created_at: datetime | None = None  # when it was set up (digests start that local day)
+    weekly: bool | None = None  # the weekly picture; None: on once it has two interests
+
+    def weekly_on(self, interests: int) -> bool:
+        """Whether the weekly picture goes out, given how many interests the channel has."""
+        return self.weekly if self.weekly is not None else interests >= 2
 
     @property
     def pause_state(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email
 import json
 import re
 import threading
@@ -12,6 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
 from bot.adapters.discord.limits import error_body, message_problems
+from tests.fake_discord_files import attachment_refused, multipart, stored
 from tests.fake_discord_history import UNKNOWN_CHANNEL, DiscordChannels, user
 from tests.fake_discord_interactions import InteractionEndpoints
 from tests.httpfake import LocalServer
@@ -26,18 +26,14 @@ BOT = {
 }
 
 
-def _body(raw: bytes, content_type: str) -> dict:
-    """The JSON a request carries: the body itself, or a multipart upload's payload_json part."""
+def _body(raw: bytes, content_type: str) -> tuple[dict, dict[int, tuple[str, bytes]]]:
+    """The JSON a request carries (the body itself, or a multipart upload's payload_json part)
+    and its uploaded files (``files[n]`` parts: n -> (name, bytes))."""
     if raw and "json" in content_type:
-        return json.loads(raw)
+        return json.loads(raw), {}
     if raw and "multipart" in content_type:
-        doc = email.message_from_bytes(
-            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
-        )
-        for part in doc.walk():
-            if part.get_param("name", header="content-disposition") == "payload_json":
-                return json.loads(part.get_payload(decode=True))
-    return {}
+        return multipart(raw, content_type)
+    return {}, {}
 
 
 class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
@@ -59,6 +55,9 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         self.no_threads: set[str] = set()  # channels where threads cannot be started
         self.no_thread_permission: set[str] = set()  # the bot lacks Create Public Threads here
         self.gone: set[str] = set()
+        self.no_attach: set[str] = set()  # channels where the bot lacks Attach Files
+        self.files: dict[str, list[dict]] = {}  # message id -> its attachments, with ``data``
+        self.followup_files: list[list[dict]] = []  # attachments of interaction follow-ups
         self.threads: dict[str, str] = {}  # thread id -> parent channel
         self.rejected: list[tuple[str, list[str]]] = []
         self.thread_refusals: list[tuple[str, int]] = []  # (message id, Discord's code)
@@ -74,9 +73,9 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
             def _do(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                body = _body(raw, self.headers.get("Content-Type") or "")
+                body, files = _body(raw, self.headers.get("Content-Type") or "")
                 status, headers, data = fake.answer(
-                    method, self.path.split("/api/v10", 1)[-1], body
+                    method, self.path.split("/api/v10", 1)[-1], body, files
                 )
                 if headers.pop("X-Fake-Hang", None):
                     time.sleep(fake.hang)
@@ -118,7 +117,9 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/v10"
 
-    def answer(self, method: str, path: str, body: dict) -> tuple[int, dict, dict | list]:
+    def answer(
+        self, method: str, path: str, body: dict, files: dict | None = None
+    ) -> tuple[int, dict, dict | list]:
         path, _, qs = path.partition("?")
         query = {k: v[0] for k, v in parse_qs(qs).items()}
         with self._lock:
@@ -149,12 +150,19 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                     return self.history(channel, query)
                 if refused := self._refuse(channel, body):
                     return refused
+                if refused := attachment_refused(self, channel, body, files or {}):
+                    self.rejected.append((channel, [str(refused[2].get("message"))]))
+                    return refused
                 mid = self._next()
                 msg = {"id": mid, "channel_id": channel, "author": BOT, "content": body.get("content") or "",
                        "timestamp": self.stamp(mid), "edited_timestamp": None, "tts": False,
                        "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
                        "embeds": body.get("embeds", []), "components": body.get("components", []),
                        "pinned": False, "type": 0, "nonce": body.get("nonce")}  # fmt: skip
+                if files:  # what arrived, bytes and all (``data``); Discord answers without
+                    kept = stored(body, files, mid)
+                    self.files[mid] = kept
+                    msg["attachments"] = [{k: v for k, v in a.items() if k != "data"} for a in kept]
                 self.messages[channel].append(msg)
                 if fault == "hang":
                     return 200, {"X-Fake-Hang": "1"}, msg
@@ -170,7 +178,12 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
                                  "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
+            webhook = re.fullmatch(r"/webhooks/\d+/([^/]+)", path) and method == "POST"
+            if webhook and (refused := attachment_refused(self, "", body, files or {})):
+                return refused  # an interaction's follow-up takes files as a message does
             if (handled := self._interaction(method, path, body)) is not None:
+                if webhook and files and handled[0] == 200:
+                    self.followup_files.append(stored(body, files, str(handled[2].get("id", 0))))
                 return handled
             if (handled := self._commands(method, path, body)) is not None:
                 return handled

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from bot.adapters.slack.limits import error_code, message_problems, view_problems
+from tests.fake_slack_files import complete_ok, manifest_scopes, upload_ok, upload_refused
 from tests.fake_slack_history import BOT_ID, BOT_USER, SlackMessages
 from tests.httpfake import LocalServer
 
@@ -48,6 +49,9 @@ class FakeSlack(SlackMessages, LocalServer):
         self.public: set[str] = set()
         self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
         self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
+        # The bot token's scopes: what the app manifest asks for (tests remove one to see the
+        # missing_scope answer); see tests/fake_slack_files.py for the upload rules.
+        self.scopes: set[str] = manifest_scopes()
         self.rejected: list[tuple[str, list[str]]] = []
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
         self.latency = 0.0  # seconds added to every answer (to widen crash windows)
@@ -65,8 +69,15 @@ class FakeSlack(SlackMessages, LocalServer):
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode()
+                data = self.rfile.read(length)
                 parts = urlsplit(self.path)
+                if "/upload/" in parts.path:  # a file's bytes, not a form (a PNG is not UTF-8)
+                    upload = "upload-" + parts.path.rsplit("/", 1)[-1]
+                    status, headers, body = fake.answer(upload, {"bytes": data})
+                    status = status if body.get("ok") else 404  # the upload URL is not the API
+                    self._send(status, headers, body)
+                    return
+                raw = data.decode()
                 args = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 if "json" in (self.headers.get("Content-Type") or ""):
                     args.update(json.loads(raw or "{}"))
@@ -75,8 +86,10 @@ class FakeSlack(SlackMessages, LocalServer):
                 for key in ("blocks", "metadata"):
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
-                args = fake.upload_args(parts.path, raw, args)
                 status, headers, body = fake.answer(parts.path.rsplit("/", 1)[-1], args)
+                self._send(status, headers, body)
+
+            def _send(self, status: int, headers: dict, body: dict) -> None:
                 if fake.latency:
                     time.sleep(fake.latency)
                 if headers.pop("X-Fake-Drop", None):
@@ -245,10 +258,6 @@ class FakeSlack(SlackMessages, LocalServer):
 
     # Added for the Slack app's tests (issue 11): files, membership, ephemeral and response URLs.
 
-    def upload_args(self, path: str, raw: str, args: dict) -> dict:
-        """A file upload's body is the file itself, not a form."""
-        return {"content": raw} if "/upload/" in path else args
-
     def _refuse_more(self, method: str, args: dict) -> dict | None:
         """Response-URL messages and ephemeral messages are checked like any other message."""
         if method == "chat.postEphemeral" and (refused := self.ephemeral_refused(args)):
@@ -258,37 +267,18 @@ class FakeSlack(SlackMessages, LocalServer):
             if problems:
                 self.rejected.append((method, problems))
                 return {"ok": False, "error": error_code(problems), "errors": problems}
-        if method == "files.completeUploadExternal":
-            files = args.get("files")
-            files = json.loads(files) if isinstance(files, str) else files or []
-            if not files or any(f.get("id") not in self.uploads for f in files):
-                return {"ok": False, "error": "file_not_found"}
-            if any("content" not in self.uploads[f["id"]] for f in files):
-                return {"ok": False, "error": "file_upload_not_completed"}
-            # sharing into a channel needs the bot there, as chat.postMessage does
-            if (channel := args.get("channel_id")) and (
-                refused := self.membership_refused(channel)
-            ):
-                return refused
+        if method.startswith(("files.", "upload-")):
+            return upload_refused(self, method, args)
         return None
 
     def _ok_more(self, method: str, args: dict) -> dict | None:
         if method == "conversations.members":
             return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
                     "response_metadata": {"next_cursor": ""}}  # fmt: skip
-        if method == "files.getUploadURLExternal":
-            file_id = f"F{len(self.uploads) + 1}"
-            self.uploads[file_id] = {"name": args.get("filename"), "length": int(args["length"])}
-            return {"ok": True, "file_id": file_id, "upload_url": f"{self.url}upload/{file_id}"}
-        if method.startswith("F") and method[1:].isdigit():  # the upload itself
-            self.uploads[method]["content"] = args.get("content", "")
-            return {"ok": True}
+        if method == "files.getUploadURLExternal" or method.startswith("upload-"):
+            return upload_ok(self, method, args)
         if method == "files.completeUploadExternal":
-            files = args.get("files")
-            files = json.loads(files) if isinstance(files, str) else files
-            for f in files:
-                self.uploads[f["id"]]["channel"] = args.get("channel_id")
-            return {"ok": True, "files": [{"id": f["id"]} for f in files]}
+            return complete_ok(self, args)
         return None
 
     def shared_files(self, channel: str) -> list[dict]:

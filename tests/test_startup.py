@@ -41,10 +41,10 @@ def test_bogus_slack_token_is_one_line_and_exit_2(tmp_path):
 class RefusingDiscord(FakeDiscord):
     """Discord answers a bad token with 401 on /users/@me, as the real API does."""
 
-    def answer(self, method, path, body):
+    def answer(self, method, path, body, files=None):
         if path == "/users/@me":
             return 401, {}, {"message": "401: Unauthorized", "code": 0}
-        return super().answer(method, path, body)
+        return super().answer(method, path, body, files)
 
 
 def test_bogus_discord_token_is_reported_and_named_by_healthz(tmp_path, monkeypatch):

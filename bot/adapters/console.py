@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import sys
 import textwrap
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bot.commands.replies import Card, Reply
+from bot.ports import GONE, PostError
 from digest.models import ChannelRef
 
 if TYPE_CHECKING:
@@ -61,8 +63,16 @@ def render(reply: Reply) -> str:
 
 
 def save_attachment(reply: Reply, folder: Path) -> Reply:
-    """The reply with its attached export written to ``folder`` (a later export of the same name
-    replaces it) and the path said instead of the file's text; unchanged without an attachment."""
+    """The reply with its attached export (and picture) written to ``folder`` (a later one of the
+    same name replaces it) and the path said instead of the file; unchanged without one."""
+    if reply.image is not None:
+        pic = reply.image
+        try:
+            path = write_picture(folder, pic.filename, pic.png)
+            said = f"Picture written to {path}"
+        except OSError as exc:
+            said = f"(could not write the picture to {folder}: {exc.strerror})"
+        reply = replace(reply, text=f"{reply.text}\n{said}", image=None)
     if reply.attachment is None:
         return reply
     name, content = reply.attachment
@@ -75,14 +85,28 @@ def save_attachment(reply: Reply, folder: Path) -> Reply:
     return replace(reply, text=f"{reply.text}\nWritten to {path.resolve()}", attachment=None)
 
 
+def write_picture(folder: Path, name: str, png: bytes) -> Path:
+    """Write a PNG into ``folder`` under a bare ``name`` (atomically: a reader never sees half
+    a file); its absolute path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = (folder / Path(name).name).resolve()
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(png)
+    tmp.replace(path)
+    return path
+
+
 class ConsoleAdapter:
     """Posts to a text stream; a transcript file records the key of each digest printed (not its text)."""
 
     platform = "console"
 
-    def __init__(self, out: TextIO | None = None, transcript: Path | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, transcript: Path | None = None,
+                 pictures: Path | None = None) -> None:  # fmt: skip
         self._out = out
         self.transcript = transcript
+        # Where pictures go: beside the transcript (the data folder) unless given
+        self.pictures = pictures or (transcript.parent if transcript else Path.cwd())
 
     @property
     def out(self) -> TextIO:
@@ -117,6 +141,18 @@ class ConsoleAdapter:
         """Print an ordinary message."""
         self.out.write(render(reply) + "\n")
         self.out.flush()
+
+    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
+                           filename: str = "weekly.png") -> str:  # fmt: skip
+        """Write the picture to a file named for the channel and print its path and alt text."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{ref.channel_id}-{filename}")
+        try:
+            path = await asyncio.to_thread(write_picture, self.pictures, safe, png)
+        except OSError as exc:  # a full or read-only disk: nothing the channel can do about it
+            raise PostError(f"could not write {safe}: {exc.strerror}", GONE) from exc
+        self.out.write(f"\n=== #{ref.channel_id} ===\n{title}\n{alt}\nPicture: {path}\n")
+        self.out.flush()
+        return f"console:{path}"
 
 
 def _read_lines(stdin: TextIO) -> asyncio.Queue[str]:

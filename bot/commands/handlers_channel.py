@@ -15,7 +15,7 @@ from digest.schedule import local_day, parse_weekdays
 from digest.text import has_visible, plural
 from digest.zones import parse_timezone
 
-OPTIONS = ("quiet", "admin-only", "threads", "backlog")
+OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly")
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -110,6 +110,8 @@ def _settings_line(channel: Channel, personal: bool) -> str:
     if not personal:  # refused on a personal digest, so not shown there
         flags.append(("admins only", channel.admin_only))
     flags += [("threads", channel.threaded), ("backlog", channel.backlog)]
+    if channel.weekly is not None:  # the default (on from two interests) goes unsaid
+        flags.append(("weekly picture", channel.weekly))
     shown = " · ".join(f"{name}: {'on' if on else 'off'}" for name, on in flags)
     return f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · {shown}"
 
@@ -229,9 +231,9 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only|threads|backlog on|off",
+    "option quiet|admin-only|threads|backlog|weekly on|off",
     "silence empty days; restrict settings to admins; one thread reply per paper; "
-    "fill digests with unsent older papers",
+    "fill digests with unsent older papers; a weekly picture of papers and votes",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
@@ -269,9 +271,12 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     )
 
 
-@command("stats", "stats", "digests, papers and 👍/👎 so far, per interest")
+@command(
+    "stats", "stats", "digests, papers and 👍/👎 so far, per interest, with a picture of 8 weeks"
+)
 def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     s = cmds.channels.stats(ctx.ref)
+    picture = cmds.channels.weekly_picture(ctx.ref, ctx.now) if s.papers or s.up or s.down else None
     lines = [
         f"{plural(s.digests, 'digest')}, {plural(s.papers, 'paper')} posted, {s.up} 👍, {s.down} 👎."
     ]
@@ -279,4 +284,7 @@ def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         f"• {k}: {plural(v, 'paper')}"
         for k, v in sorted(s.per_interest.items(), key=lambda kv: -kv[1])
     ]
-    return Reply(text="\n".join(lines), title="Your stats" if ctx.personal else "Channel stats")
+    if picture is not None:
+        lines.append(f"Picture: {picture.alt}")
+    title = "Your stats" if ctx.personal else "Channel stats"
+    return Reply(text="\n".join(lines), title=title, image=picture)

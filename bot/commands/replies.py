@@ -12,6 +12,7 @@ from digest.models import ChannelRef, Paper
 
 if TYPE_CHECKING:
     from digest.compose import Digest
+    from digest.weekly import Picture
 
 SNIPPET_CHARS = 280
 # A why-line names a liked paper's title between asterisks ('like *Title*, which you liked');
@@ -68,6 +69,8 @@ class Reply:
     public: bool = False  # the person asked (`--public`) to share this answer in the channel
     error: bool = False
     attachment: tuple[str, str] | None = None  # (file name, content), e.g. a .bib export
+    # A PNG with its alt text (`stats`): each adapter uploads it its platform's way (upload_image)
+    image: Picture | None = None
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
     schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
     threaded: bool = False  # a digest whose papers go as replies under its header

@@ -14,6 +14,7 @@ from digest.store.engine import make_engine, sqlite_file, upgrade
 from digest.store.kv import KeyValueRepo
 from digest.store.ledger import LedgerRepo
 from digest.store.papers import PaperRepo, UpsertCounts
+from digest.store.weekly import WeeklyRepo
 
 __all__ = ["Store", "UpsertCounts"]
 
@@ -28,6 +29,7 @@ class Store:
         self.deliveries = DeliveryRepo(engine)
         self.ledger = LedgerRepo(engine, self.deliveries)
         self.kv = KeyValueRepo(engine)
+        self.weekly = WeeklyRepo(engine)
 
     @classmethod
     def open(cls, url: str, migrate: bool = True, create_folder: bool = False) -> Store:

@@ -78,6 +78,7 @@ SETTINGS = {
     "backlog",
     "admin_only",
     "owner_user",
+    "weekly",
 }
 #: Settings that move a channel's due times (or stop and restart them): changing one marks the
 #: channel for the scheduler's next look (see schema.LOOK_NOW).
@@ -102,6 +103,7 @@ def to_channel(row: ChannelRow) -> Channel:
         backlog=row.backlog,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
+        weekly=row.weekly,
         created_at=_aware(row.created_at),
     )
 

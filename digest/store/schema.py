@@ -116,6 +116,8 @@ class ChannelRow(Base):
     threaded: Mapped[bool] = mapped_column(Boolean, default=False)
     backlog: Mapped[bool] = mapped_column(Boolean, default=True)  # fill digests from older papers
     admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The weekly picture: None follows the default (on with two interests or more), else as set.
+    weekly: Mapped[bool | None] = mapped_column(Boolean)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the scheduler next has to look at this channel (UTC); see LOOK_NOW.
@@ -206,6 +208,27 @@ class FeedbackRow(Base):
     paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
     value: Mapped[int] = mapped_column(SmallInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WeeklyPictureRow(Base):
+    """A channel's weekly picture for one week; the unique key makes each go out at most once."""
+
+    __tablename__ = "weekly_pictures"
+    __table_args__ = (UniqueConstraint("channel_id", "week"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    week: Mapped[date] = mapped_column(Date)  # the Monday (channel's local calendar) it is for
+    status: Mapped[str] = mapped_column(String(16), default="claimed")
+    claimed_by: Mapped[str] = mapped_column(String(128), default="")
+    fence: Mapped[int] = mapped_column(Integer, default=1)
+    # Database clock, as for digests: a lapsed lease (crash before posting, or a deferred
+    # retry) lets another process take the claim over.
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    message_ref: Mapped[str | None] = mapped_column(Text)
+    posted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class KeyValueRow(Base):

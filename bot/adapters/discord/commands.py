@@ -107,13 +107,13 @@ class ChannelCommands(app_commands.Group):
         await self.invoke(i, "resume", Args.typed())
 
     @app_commands.command(
-        description="Quiet empty days, admin-only settings, a thread per digest, older-paper backlog"
+        description="Quiet empty days, admin-only settings, threads, older-paper backlog, weekly picture"
     )
     @app_commands.describe(name="Which option", on="Turn it on or off")
     async def option(
         self,
         i: discord.Interaction,
-        name: Literal["quiet", "admin-only", "threads", "backlog"],
+        name: Literal["quiet", "admin-only", "threads", "backlog", "weekly"],
         on: bool,
     ) -> None:
         await self.invoke(i, "option", Args.typed(name, "on" if on else "off"))
@@ -146,7 +146,7 @@ class ChannelCommands(app_commands.Group):
     ) -> None:
         await self.invoke(i, "export", Args.typed("bibtex", which))
 
-    @app_commands.command(description="Digests, papers and votes so far")
+    @app_commands.command(description="Digests, papers and votes so far, with a picture of 8 weeks")
     async def stats(self, i: discord.Interaction) -> None:
         await self.invoke(i, "stats", Args.typed())
 

@@ -283,10 +283,13 @@ def _fit(m: DiscordMessage) -> None:
 
 
 def attachment(reply: Reply) -> discord.File | None:
-    """An attached export as a file."""
-    if reply.attachment is None:
-        return None
+    """An attached export, or a picture with its alt text (Discord's attachment description)."""
     import io
 
+    if reply.image is not None:
+        pic = reply.image
+        return discord.File(io.BytesIO(pic.png), filename=pic.filename, description=pic.alt[:1024])
+    if reply.attachment is None:
+        return None
     name, content = reply.attachment
     return discord.File(io.BytesIO(content.encode()), filename=name)

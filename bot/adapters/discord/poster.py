@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,8 @@ THREAD_EXISTS, UNKNOWN_MESSAGE = 160004, 10008
 NO_THREADS = (50013, 50024)
 #: History is read newest first, at most MAX_SCAN messages (100 a request).
 MAX_SCAN = 5000
+#: Discord's limits: 25 MiB per upload without a boosted server; alt text 1,024 characters.
+MAX_ATTACHMENT, MAX_ALT = 25 * 1024 * 1024, 1024
 
 
 def view_for(msg: DiscordMessage) -> discord.ui.View | None:
@@ -243,6 +246,19 @@ class DiscordPoster:
             raise classify(exc) from exc
         except TRANSPORT as exc:
             raise PostError(f"no answer from Discord ({type(exc).__name__})", TRANSIENT) from exc
+
+    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
+                           filename: str = "weekly.png") -> str:  # fmt: skip
+        """A message with the PNG attached (multipart: ``files[0]`` and ``payload_json`` whose
+        ``attachments`` give its id, name and alt text as description); "channel:message"."""
+        if len(png) > MAX_ATTACHMENT:
+            raise PostError(f"refused (the picture is over {MAX_ATTACHMENT} bytes)", REJECTED)
+        file = discord.File(io.BytesIO(png), filename=filename, description=alt[:MAX_ALT])
+        with posting_errors():
+            where = await self._target(ref)
+            sent = await where.send(content=cut(title, 2000), file=file,
+                                    allowed_mentions=NO_MENTIONS)  # fmt: skip
+        return f"{sent.channel.id}:{sent.id}"
 
 
 def nonce(key: str) -> str:

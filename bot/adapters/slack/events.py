@@ -147,7 +147,7 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         name = await user_name(client, user) if pauses else ""
         ctx = Context(ref=me, user=user, dm=me, personal=True, name=name)
         reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
-        if reply.attachment is not None:
+        if reply.attachment is not None or reply.image is not None:
             reply = await send_file(client, reply, where, user)
 
         async def say(text: str, **_: object) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.access import is_member, workspace_admin
@@ -101,20 +101,27 @@ async def _respond(
 
 
 async def send_file(client: AsyncWebClient, reply: Reply, channel: str | None, user: str) -> Reply:
-    """Upload the reply's attachment as a file (never inline, where it would be read as mrkdwn).
+    """Upload the reply's attachment or picture as a file (never inline, where it would be read as
+    mrkdwn; a picture with its alt text).
 
     Into ``channel`` when the reply is public, else into the user's DM with the app; the answer
     says where it went, or why it could not be attached.
     """
-    name, content = reply.attachment
+    if reply.image is not None:  # a picture (`stats`): PNG bytes with their alt text
+        pic = reply.image
+        name, upload = pic.filename, {"file": pic.png, "title": pic.title, "alt_txt": pic.alt}
+    else:
+        name, content = reply.attachment
+        upload = {"content": content, "title": name}
     try:
         target = channel or (await client.conversations_open(users=user))["channel"]["id"]
-        await client.files_upload_v2(channel=target, filename=name, title=name, content=content)
-    except SlackApiError as exc:
-        why = exc.response.get("error") or "no answer"
+        await client.files_upload_v2(channel=target, filename=name, **upload)
+    except (SlackApiError, SlackRequestError) as exc:
+        why = exc.response.get("error") if isinstance(exc, SlackApiError) else "upload failed"
         return error(f"Could not attach {name} (Slack said: {why}). Is the app in this channel?")
     where = "here" if channel else "to your direct messages with the app"
-    return replace(reply, text=f"{reply.text} Sent as {name} {where}.", attachment=None)
+    said = f"{reply.text} Sent as {name} {where}."
+    return replace(reply, text=said, attachment=None, image=None)
 
 
 async def _context(
@@ -154,7 +161,7 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
-        if reply.attachment is not None:
+        if reply.attachment is not None or reply.image is not None:
             reply = await send_file(client, reply, channel if public else None, user)
         await _respond(respond, reply, public=public and not reply.error)
         await effects(deps, reply, respond)

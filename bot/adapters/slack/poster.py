@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import aiohttp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
@@ -230,6 +230,27 @@ class SlackPoster:
             channel = await self._channel(client, ref)
             for msg in render(reply):
                 await self._post(client, channel, msg)
+
+    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
+                           filename: str = "weekly.png") -> str:  # fmt: skip
+        """Share a PNG in the channel: files.getUploadURLExternal (with its alt text), the bytes
+        POSTed to the upload URL, then files.completeUploadExternal into the channel with the
+        title as its comment (needs the files:write scope). Its reference: "channel:file id".
+
+        Until the last step nothing is shared, so a failure before it is safe to retry; the
+        last step is sent once (as digests are), like every request of this client."""
+        with posting_errors():
+            client = await self.client(ref.workspace)
+            channel = await self._channel(client, ref)
+            await self._pace(channel)
+            try:
+                resp = await client.files_upload_v2(
+                    channel=channel, file=png, filename=filename, title=title,
+                    alt_txt=alt, initial_comment=title,
+                )  # fmt: skip
+            except SlackRequestError as exc:  # the upload URL refused the bytes: nothing shared
+                raise PostError(f"the file upload failed ({exc})"[:300], TRANSIENT) from exc
+        return f"{channel}:{resp['file']['id']}"
 
 
 def _oldest(since: str | datetime | None) -> str | None:

@@ -1,0 +1,89 @@
+"""Sends each channel's weekly picture through its platform's ``upload_image``, once per week.
+
+The composition root (bot/app.py) runs ``WeeklySender.sweep`` as its own APScheduler job; the
+claims live in the database (digest/store/weekly.py), so several processes may sweep together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+
+from bot.ports import TRANSIENT, PostError
+from digest.store.weekly import WeeklyLease
+from digest.weekly import WeeklyPictures
+
+log = logging.getLogger(__name__)
+#: How often the job looks for owed pictures (each is owed from Monday at the digest time).
+EVERY = timedelta(minutes=10)
+#: Waits before another try after a passing failure (seconds): 5, 30 minutes, then 2 hours.
+BACKOFF = (300.0, 1800.0, 7200.0)
+
+
+class WeeklySender:
+    """Claims owed pictures (and lapsed claims), draws each and uploads it; platform-neutral."""
+
+    def __init__(self, pictures: WeeklyPictures, adapters: Mapping[str, object],
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
+        self.pictures = pictures
+        self.store = pictures.store
+        # Only platforms that can share a picture (every adapter in bot/adapters can).
+        self.adapters = {p: a for p, a in adapters.items() if hasattr(a, "upload_image")}
+        self.clock = clock
+        self.backoff = backoff
+
+    async def sweep(self) -> dict[str, str]:
+        """Send every picture owed now; outcomes by channel. Never raises (a job must go on)."""
+        try:
+            return await self._sweep()
+        except asyncio.CancelledError:  # shutdown: a claim not yet sent is taken over later
+            return {}
+        except Exception:  # noqa: BLE001 - a database blip: the next sweep tries again
+            log.exception("weekly picture sweep failed")
+            return {}
+
+    async def _sweep(self) -> dict[str, str]:
+        leases = await asyncio.to_thread(self.pictures.take_over, set(self.adapters))
+        due = await asyncio.to_thread(self.pictures.due, self.clock(), set(self.adapters))
+        for channel, week in due:
+            if (lease := await asyncio.to_thread(self.pictures.claim, channel, week)) is not None:
+                leases.append(lease)
+        done = {}
+        for lease in leases:  # one at a time: drawing is CPU work, and pictures are not urgent
+            done[str(lease.channel_id)] = outcome = await self.send(lease)
+            log.info("weekly picture for channel %s, week of %s: %s", lease.channel_id,
+                     lease.week, outcome)  # fmt: skip
+        return done
+
+    async def send(self, lease: WeeklyLease) -> str:
+        """Draw and upload one claimed picture; what happened, in words."""
+        repo = self.store.weekly
+        found = await asyncio.to_thread(self.pictures.for_week, lease)
+        if found is None:
+            await asyncio.to_thread(repo.empty, lease)
+            return "nothing to draw"
+        channel, pic = found
+        adapter = self.adapters.get(channel.ref.platform)
+        if adapter is None:  # claims are only made for our platforms; a taken-over one may not be
+            await asyncio.to_thread(repo.fail, lease, "platform not connected")
+            return "platform not connected"
+        if not await asyncio.to_thread(repo.sending, lease):
+            return "taken over by another worker"
+        try:
+            ref = await adapter.upload_image(
+                channel.ref, pic.png, pic.alt, pic.title, filename=pic.filename
+            )
+        except PostError as exc:
+            if exc.kind == TRANSIENT:
+                wait = self.backoff[min(lease.attempts, len(self.backoff) - 1)]
+                delay = max(exc.retry_after or 0.0, wait)
+                if await asyncio.to_thread(self.pictures.retry_later, lease, exc.reason, delay):
+                    return f"retrying later: {exc.reason}"
+                return f"not sent: {exc.reason}"
+            await asyncio.to_thread(repo.fail, lease, exc.reason)
+            return f"not sent: {exc.reason}"
+        await asyncio.to_thread(repo.posted, lease, ref)
+        return "posted"
