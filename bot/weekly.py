@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 
-from bot.ports import TRANSIENT, PostError
+from bot.ports import TRANSIENT, ImagePoster, PostError
 from digest.store.weekly import WeeklyLease
 from digest.weekly import WeeklyPictures
 
@@ -31,7 +31,9 @@ class WeeklySender:
         self.pictures = pictures
         self.store = pictures.store
         # Only platforms that can share a picture (every adapter in bot/adapters can).
-        self.adapters = {p: a for p, a in adapters.items() if hasattr(a, "upload_image")}
+        self.adapters: dict[str, ImagePoster] = {
+            p: a for p, a in adapters.items() if hasattr(a, "upload_image")
+        }
         self.clock = clock
         self.backoff = backoff
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Module roots a listing must not import (the ranker's and the embedding model's).
 HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.engine",
          "digest.rank.index", "digest.index_store", "huggingface_hub", "alembic", "aiohttp",
-         "slack_bolt", "discord", "apscheduler")  # fmt: skip
+         "slack_bolt", "discord", "apscheduler", "matplotlib")  # fmt: skip
 
 PROBE = """
 import json, sys

@@ -109,8 +109,12 @@ def test_on_by_default_from_two_interests_and_the_option_decides(app):
         return {c.ref.channel_id for c, _ in pics.due(AFTER, {"console"})}
 
     assert due() == {"two"}
+    from bot.commands import Context
+
+    said = app.commands.handle("option weekly off", Context(ref=two, user="ann"))
+    assert said.text == "Option weekly is now off." and not said.error
+    assert "weekly picture: off" in app.commands.handle("list", Context(ref=two, user="ann")).text
     app.channels.set_option(one, "weekly", True)
-    app.channels.set_option(two, "weekly", False)
     assert due() == {"one"}
     assert due() == {"one"} and pics.due(AFTER, {"slack"}) == []  # only platforms served here
     assert pics.due(AFTER - timedelta(minutes=10), {"console"}) == []  # 08:55: not yet
