@@ -57,7 +57,7 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         self.gone: set[str] = set()
         self.no_attach: set[str] = set()  # channels where the bot lacks Attach Files
         self.files: dict[str, list[dict]] = {}  # message id -> its attachments, with ``data``
-        self.followup_files: list[list[dict]] = []  # attachments of interaction follow-ups
+        self.followup_files: list[list[dict]] = []  # attachments of interaction answers
         self.threads: dict[str, str] = {}  # thread id -> parent channel
         self.rejected: list[tuple[str, list[str]]] = []
         self.thread_refusals: list[tuple[str, int]] = []  # (message id, Discord's code)
@@ -178,7 +178,9 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                                  "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
                                  "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
                                  "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
-            webhook = re.fullmatch(r"/webhooks/\d+/([^/]+)", path) and method == "POST"
+            webhook = method in ("POST", "PATCH") and re.fullmatch(
+                r"/webhooks/\d+/[^/]+(/messages/(@original|\d+))?", path
+            )
             if webhook and (refused := attachment_refused(self, "", body, files or {})):
                 return refused  # an interaction's follow-up takes files as a message does
             if (handled := self._interaction(method, path, body)) is not None:

@@ -243,3 +243,34 @@ def test_the_composition_root_runs_weekly_sends_as_their_own_job(app):
     job = scheduler.scheduler.get_job("weekly")
     assert job is not None and job.trigger.interval == timedelta(minutes=10)
     assert set(job.func.__self__.adapters) == {"console"}
+
+
+async def test_stats_in_slack_uploads_the_picture_with_its_alt_text(app, slack):
+    """`/papers stats --public`: the PNG is shared in the channel through the upload flow, with
+    the alt text; without `--public` it goes to the person's DM with the app. Break tried:
+    send_file ignoring `image` (no file: red)."""
+    from tests.test_slack_http import Harness
+
+    seed(app.store, ChannelRef("slack", "C1", "T1"))
+    async with Harness(app, slack) as h:
+        await h.done("stats --public")
+        await h.done("stats")
+    shared = slack.shared_files("C1")
+    (dm,) = slack.shared_files("DU1")
+    assert len(shared) == 1 and shared[0]["alt_txt"].startswith("Papers matched per interest")
+    assert_png(shared[0]["bytes"])
+    assert_png(dm["bytes"])
+    assert "Sent as weekly-" in json.dumps(slack.responses()[-1])
+
+
+async def test_stats_in_discord_attaches_the_picture_with_its_alt_text(app, monkeypatch):
+    """The answer to `/papers stats` carries the PNG as an attachment whose description is the
+    alt text. Break tried: embeds.attachment ignoring `image` (red)."""
+    from tests.discord_interactions import discord_bot, dispatch, slash
+
+    seed(app.store, ChannelRef("discord", "111", "77"))
+    async with discord_bot(app, monkeypatch) as b:
+        await dispatch(b.client, slash("stats", "tok-stats"))
+        ((att,),) = b.fake.followup_files
+    assert_png(att["data"])
+    assert att["description"].startswith("Papers matched per interest")
