@@ -68,11 +68,11 @@ AB  - We show that diffusion models
   reach better sample quality.
 DO  - https://doi.org/10.5555/Diff.1
 UR  - https://arxiv.org/abs/2105.05233v4
-ER  - 
+ER  -
 
 TY  - JOUR
 AU  - Nobody
-ER  - 
+ER  -
 
 TY  - JOUR
 TI  - Never ended
