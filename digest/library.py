@@ -212,7 +212,7 @@ def parse_library(data: bytes, name: str = "the file") -> Library:
         raise LibraryError(f"{exc} Send {FORMATS}.") from None
     kind = _format(text, name)
     library = _READERS[kind](text)
-    if not library.read:
+    if not library.read or (kind == "id list" and not library.entries):  # not one id: wrong file
         raise LibraryError(f"No entries found in {name}. Send {FORMATS}.")
     return _deduplicated(library)
 
