@@ -12,7 +12,6 @@ from bot import clock
 from bot.cli import DbOption, app, wired
 from bot.cli_channels import _ref, cli_user
 from digest.errors import DigestError
-from digest.library import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
 if TYPE_CHECKING:
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
 def read_upload(path: str) -> object:
     """The file at ``path`` as an Upload for `import`; a DigestError says why it cannot be read."""
     from bot.commands.handlers_library import Upload
+    from digest.library import MAX_IMPORT_BYTES  # the parsers load with an import, not --help
 
     file = Path(path).expanduser()
     try:
