@@ -4,7 +4,7 @@
 with what identifies it (arXiv id, DOI, OpenReview id, a digestbot id from our own export) and,
 when it has a title, a paper record built by the ingest rules (clean text, cut fields). BibTeX is
 read by bibtexparser (string macros, nested braces, comments, broken entries); RIS (a line
-format) and Zotero's CSV by the small readers below, which keep line numbers for the reasons.
+format) and Zotero's CSV by small readers that keep line numbers (digest/library_formats.py).
 """
 
 from __future__ import annotations

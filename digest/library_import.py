@@ -13,7 +13,6 @@ from digest.subscriptions import MAX_SUBSCRIPTIONS
 from digest.text import plural
 
 if TYPE_CHECKING:
-    from digest.models import Channel
     from digest.service import DigestService
     from digest.store import Store
 
@@ -50,7 +49,8 @@ class ImportReport:
         rest = self.skipped[SHOWN_REASONS:] if len(self.skipped) > SHOWN_REASONS else []
         if rest:
             counts = Counter(s.reason.split(":")[0].split(" of the")[0] for s in rest)
-            lines.append("• and " + ", ".join(f"{n} more {why}" for why, n in counts.items()))
+            kinds = ", ".join(f"{why}: {n}" for why, n in counts.most_common())
+            lines.append(f"• and {len(rest)} more ({kinds})")
         return "\n".join(lines)
 
 
@@ -65,7 +65,7 @@ class LibraryImports:
     ) -> ImportReport:
         """Follow every entry of ``library`` as a `like:`: the stored paper it names, else the
         entry as given (stored as a library paper: an example, never a digest's news)."""
-        channel: Channel = self.channel(ref)  # type: ignore[attr-defined]
+        channel = self.channel(ref)
         report = ImportReport(library.format, library.read, skipped=list(library.skipped))
         entries = list(library.entries)
         found = self.store.papers.find_wanted([_wanted(e) for e in entries])
@@ -85,6 +85,7 @@ class LibraryImports:
                 report.matched += 1
                 report.skipped.append(Skipped(entry.line, "duplicate: already followed here"))
             elif room <= len(chosen):
+                report.matched += pid is not None
                 report.skipped.append(Skipped(
                     entry.line, f"over the limit: a channel follows at most {MAX_SUBSCRIPTIONS} things"
                 ))  # fmt: skip

@@ -126,6 +126,21 @@ def test_importing_again_adds_nothing_and_says_why(app):
     assert len(app.channels.subscriptions(NEW)) == 3
 
 
+def test_a_large_library_stops_at_the_channels_limit(app):
+    """A channel follows at most 50 things: the rest of a long library is skipped, each said.
+    Our own export's notes name the stored papers (re-importing another channel's 👍 papers)."""
+    say(app, "subscribe graph neural networks")
+    ids = [f"syn-{t}-{i}" for t in ("sae", "rl") for i in range(26)]
+    bib = "".join(
+        f"@misc{{k{i}, title = {{T{i}}}, note = {{digestbot id {p}}}}}\n" for i, p in enumerate(ids)
+    )
+    text = say(app, "import " + bib).text
+    assert text.startswith("Read 52 entries (BibTeX): 52 matched a stored paper; added 49")
+    assert "skipped 3." in text and "over the limit: a channel follows at most 50 things" in text
+    assert "• and" not in text  # up to five reasons are each named
+    assert len(app.channels.subscriptions(NEW)) == 50
+
+
 def test_an_id_list_matches_stored_papers_and_skips_unknown_ids(app):
     """Pasted ids and links: stored ones are followed; an id of no stored paper has no title to
     keep, so it is skipped with that reason."""
