@@ -287,6 +287,13 @@ class FakeSlack(SlackMessages, LocalServer):
     def _ok_more(self, method: str, args: dict) -> dict | None:
         if method == "files.list":
             return self.files_list(args)
+        if method == "files.info":
+            if "files:read" not in self.scopes:
+                return {"ok": False, "error": "missing_scope", "needed": "files:read"}
+            held = self.files.get(str(args.get("file")))
+            if held is None:
+                return {"ok": False, "error": "file_not_found"}
+            return {"ok": True, "file": {k: v for k, v in held.items() if k != "content"}}
         if method == "conversations.members":
             return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
                     "response_metadata": {"next_cursor": ""}}  # fmt: skip

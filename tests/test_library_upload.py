@@ -26,7 +26,7 @@ from tests.discord_interactions import (
 )
 from tests.fake_slack import FakeSlack
 from tests.test_library_import import DIFFUSION, SAE, three_papers
-from tests.test_slack_http import Harness
+from tests.test_slack_http import Harness, eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -140,3 +140,25 @@ async def test_slack_a_token_slack_refuses_gets_the_sign_in_page_not_the_file(ap
     assert "Slack would not hand over mine.bib (HTTP 302)" in answer["text"]
     assert app.store.channels.get(SLACK) is None
     assert json.dumps(answer).count("Read ") == 0
+
+
+async def test_slack_a_file_sent_to_the_app_with_import_seeds_the_personal_digest(app, slack):
+    """In a DM with the app, a file sent with the words `import` is read through `files.info`
+    (the event names the file) into the personal digest; a file sent without them is nobody's
+    command. Breaks tried: file_share messages still dropped as 'subtype' (no answer: red)."""
+    im = slack.open_im("U1")
+    data = three_papers(app.store.papers.get("syn-gnn-0").title).encode()
+    quiet = slack.share_file(im, "U1", "notes.txt", b"2401.01234")
+    mine = slack.share_file(im, "U1", "mine.bib", data)
+    event = {"type": "message", "channel_type": "im", "user": "U1", "channel": im,
+             "subtype": "file_share", "ts": "1.1"}  # fmt: skip
+    async with Harness(app, slack) as h:
+        await h.event({**event, "text": "", "files": [{"id": quiet["id"]}]}, event_id="Ev1")
+        await h.event({**event, "text": "import", "files": [{"id": mine["id"]}]}, event_id="Ev2")
+        await eventually(lambda: slack.posts(im))
+    (answer,) = slack.posts(im)
+    assert "added 3 `like:` interests, skipped 0." in answer["text"]
+    assert slack.fetched == [mine["id"]]
+    assert any(m == "files.info" and a["file"] == mine["id"] for m, a in slack.calls)
+    personal = ChannelRef("slack", "@U1", "T1")
+    assert len(app.channels.subscriptions(personal)) == 3

@@ -142,7 +142,7 @@ async def effects(deps: SlackDeps, reply: Reply, respond) -> None:
         await respond(text=f"Today's digest: {outcome}.", response_type="ephemeral")
 
 
-async def _handled(
+async def handled(
     deps: SlackDeps, client: AsyncWebClient, text: str, ctx: Context, channel: str
 ) -> Reply:
     """Run a typed command; `import` with nothing pasted takes the file shared here just before."""
@@ -168,7 +168,7 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
-        reply = await _handled(deps, client, text, ctx, channel)
+        reply = await handled(deps, client, text, ctx, channel)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None:

@@ -45,7 +45,23 @@ async def shared_file(client: AsyncWebClient, channel: str, user: str) -> Upload
     files = sorted(found.get("files") or [], key=lambda f: -int(f.get("created") or 0))
     if not files:
         return error(NO_FILE)
-    f = files[0]
+    return await _fetch(client, files[0])
+
+
+async def file_by_id(client: AsyncWebClient, file_id: str) -> Upload | Reply:
+    """A file sent with a direct message (its event names it): ``files.info``, then its bytes."""
+    try:
+        info = await client.files_info(file=file_id)
+    except SlackApiError as exc:
+        code = exc.response.get("error") or "no answer"
+        if code == "missing_scope":
+            return error(NO_SCOPE)
+        return error(f"Could not read that file (Slack said: {code}); send it again.")
+    return await _fetch(client, info.get("file") or {})
+
+
+async def _fetch(client: AsyncWebClient, f: dict) -> Upload | Reply:
+    """The bytes of a file object Slack described (its size is checked first)."""
     name, size = str(f.get("name") or "the file"), int(f.get("size") or 0)
     if size > MAX_IMPORT_BYTES:
         return error(
