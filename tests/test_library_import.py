@@ -77,6 +77,8 @@ def test_a_bibtex_of_three_papers_seeds_a_new_channel_and_its_first_digest(app, 
     assert [p.title for p in liked] == [gnn_title(app), SAE, DIFFUSION]
     assert liked[0].id == "syn-gnn-0" and liked[2].id == "2501.04321"
     assert {p.source for p in liked[1:]} == {"library"}
+    listed = say(app, "list").text
+    assert f"2. like: {SAE} ({liked[1].id})" in listed  # by title, not by an opaque id alone
 
     digest = app.channels.preview(NEW, DAY)
     whys = [item.why for item in digest.items]
