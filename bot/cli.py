@@ -107,7 +107,7 @@ def _missing_command(exc: TyperException) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every user-facing error is one line on stderr and exit code 2."""
     import bot.cli_papers  # noqa: F401 - first: its commands lead the help, as they always did
-    from bot import cli_channels, cli_ops, cli_run  # noqa: F401 - registers their commands
+    from bot import cli_channels, cli_library, cli_ops, cli_run  # noqa: F401 - registers them
 
     try:
         rv = app(args=argv, standalone_mode=False)

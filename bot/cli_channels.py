@@ -109,7 +109,9 @@ def cmd_cmd(
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
-    reply = application.commands.handle(text, ctx)
+    from bot.cli_library import handle_console  # `import PATH` reads the file
+
+    reply = handle_console(application.commands, text, ctx)
     if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
         raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
     # Only `digest now` posts: the runner (metrics, platform clients) is built for it alone.

@@ -152,13 +152,14 @@ def _console(
     application: App, runner: DigestRunner, scheduler: DigestScheduler
 ) -> Callable[[str], Awaitable[str]]:
     """What answers a line typed at the console prompt."""
+    from bot.cli_library import handle_console  # `import PATH` reads the file
     from bot.commands import Context
 
     async def handle(line: str) -> str:
         me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
         ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
-        reply = await asyncio.to_thread(application.commands.handle, line, ctx)
+        reply = await asyncio.to_thread(handle_console, application.commands, line, ctx)
         if reply.schedule_changed is not None:
             scheduler.poke()
         return await apply_reply(application, runner, reply, ctx)

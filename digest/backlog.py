@@ -39,8 +39,8 @@ class Reads:
 
     @property
     def seen(self) -> frozenset[str]:
-        """Sent or voted on: never offered again."""
-        return self.delivered | self.voted
+        """Sent, voted on, or followed as `like:` (the channel's own example): never offered."""
+        return self.delivered | self.voted | frozenset(self.profile.likes)
 
 
 def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
@@ -70,7 +70,9 @@ def candidates(
     never by clock), up to ``upto``, that are not in ``seen`` (sent or voted on: ``Reads.seen``)."""
     upto = service.store.papers.max_seq() if upto is None else upto
     after = service.store.deliveries.last_upto(channel.id)
-    return [pid for pid in service.store.papers.ids_between(after, upto) if pid not in seen]
+    return [
+        pid for pid in service.store.papers.ids_between(after, upto, news=True) if pid not in seen
+    ]
 
 
 def backlog(
@@ -93,7 +95,7 @@ def backlog(
     if not channel.backlog or ranker is None:
         return Picks(())
     skip = state.seen | set(exclude_ids)
-    recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip))
+    recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip), news=True)
     ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
     return ranker.rank(
         state.profile,

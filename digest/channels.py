@@ -11,6 +11,7 @@ from digest.backlog import compose_digest, profile_of
 from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
+from digest.library_import import LibraryImports
 from digest.models import Channel, ChannelRef, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
@@ -44,7 +45,7 @@ def no_channel(ref: ChannelRef) -> str:
     return f"No channel {ref}; subscribe first (that creates it)."
 
 
-class ChannelService(Subscriptions, ChannelSettings):
+class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
     """Per-channel use cases over the store and the shared ranker."""
 
     def __init__(

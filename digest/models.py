@@ -28,6 +28,11 @@ class Links:
         )
 
 
+#: The source of papers read from someone's own library (`/papers import`): kept as examples of
+#: what a channel likes, never news, so never a digest candidate (``PaperRepo.ids_between``).
+LIBRARY_SOURCE = "library"
+
+
 @dataclass(frozen=True, slots=True)
 class PaperRecord:
     """A paper as parsed from a source, before it is stored."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from digest.errors import DigestError, NotFoundError
-from digest.models import Paper
+from digest.models import Paper, PaperRecord
 from digest.store import Store
 
 # The index, the ranker and ingest load when first used: listings and settings rank nothing.
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from digest.index_store import IndexStore
     from digest.ingest.pipeline import IngestReport, SourceConfig
     from digest.rank.engine import Filters, Hit, Ranker, SearchResult
+    from digest.store.papers import UpsertCounts
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,38 @@ class DigestService:
         if paper is None:
             raise NotFoundError(f"No paper with id {paper_id.strip()[:80]!r}.")
         return paper
+
+    def paper_named(self, text: str) -> Paper:
+        """The paper a person names: its stored id, or an arXiv id, DOI, arXiv, OpenReview or
+        doi.org link of a stored paper; else a NotFoundError saying what was looked for."""
+        from digest.library import parse_ref
+        from digest.store.papers import Wanted
+
+        text = text.strip()
+        if (paper := self.store.papers.get(text)) is not None:
+            return paper
+        ref = parse_ref(text)
+        if ref is None:
+            raise NotFoundError(f"No paper with id {text[:80]!r}.")
+        wanted = Wanted(arxiv=ref.arxiv, doi=ref.doi, openreview=ref.openreview)
+        found = self.store.papers.find_wanted([wanted])[0]
+        if found is None:
+            what = ref.arxiv or ref.doi or ref.openreview
+            raise NotFoundError(
+                f"No stored paper is {what!r}; `/papers import` a BibTeX or RIS entry with its "
+                "title to follow it anyway."
+            )
+        return self.paper(found)
+
+    def store_library(self, records: list[PaperRecord]) -> UpsertCounts:
+        """Store papers read from someone's library (examples, never news), indexed as ingest
+        indexes new papers so a `like:` of them ranks at once."""
+        counts = self.store.papers.upsert(records)
+        if counts.updated_ids:
+            self.indexes.invalidate()
+        if counts.added_ids or counts.updated_ids:
+            self.indexes.embed_new(counts.updated_ids)
+        return counts
 
     def find_paper(self, paper_id: str) -> Paper | None:
         """The paper with exactly this id, or None (for autocomplete: no error to show)."""

@@ -30,7 +30,7 @@ class Subscriptions:
         text = clean_topic(text)
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
-            text = self.papers.paper(text).id
+            text = self.papers.paper_named(text).id  # an id, or an arXiv/DOI/OpenReview link
         subs = self.store.channels.subscriptions(channel.id)
         if len(subs) >= MAX_SUBSCRIPTIONS:
             raise DigestError(

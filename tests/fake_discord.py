@@ -67,10 +67,19 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         self.chaos = None  # (method, path) -> "429" | "500" | "drop" | None
         self.injected: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
+        self.files: dict[str, tuple[bytes, int, str]] = {}  # CDN path -> (bytes, expiry, hm)
+        self.downloads: list[str] = []  # CDN paths fetched (signed and not expired)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def _do(self, method: str) -> None:
+                if self.path.startswith("/attachments/"):  # the CDN: bytes, not JSON
+                    status, data = fake.cdn(method, self.path)
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 body, files = _body(raw, self.headers.get("Content-Type") or "")
@@ -219,6 +228,36 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
             if m := re.fullmatch(r"/users/(\d+)", path):
                 return 200, {}, user(m.group(1))
             return 404, {}, {"message": "Unknown", "code": 0}
+
+    def attach(self, filename: str, data: bytes, channel: str = "111", life: int = 86400) -> dict:
+        """A file a user attached: Discord's resolved-attachment payload, its URL on the fake
+        CDN signed as Discord signs it (``ex`` expiry in hex seconds, ``is``, ``hm``)."""
+        aid = self._next()
+        path = f"/attachments/{channel}/{aid}/{filename}"
+        expiry = int(self.now().timestamp()) + life
+        hm = f"{hash((path, expiry)) & 0xFFFFFFFF:08x}"
+        self.files[path] = (data, expiry, hm)
+        query = f"ex={expiry:x}&is={int(self.now().timestamp()):x}&hm={hm}&"
+        url = f"http://127.0.0.1:{self.port}{path}?{query}"
+        return {"id": aid, "filename": filename, "size": len(data), "url": url, "proxy_url": url,
+                "content_type": "text/plain; charset=utf-8"}  # fmt: skip
+
+    def cdn(self, method: str, raw_path: str) -> tuple[int, bytes]:
+        """The CDN's answer: the bytes for a GET of a signed URL that has not expired, else 404
+        with Discord's text (an unsigned or stale link is refused as on the real CDN)."""
+        path, _, qs = raw_path.partition("?")
+        query = {k: v[0] for k, v in parse_qs(qs).items()}
+        with self._lock:
+            self.calls.append((method, path, {}))
+            held = self.files.get(path)
+            fresh = (
+                held is not None
+                and int(query.get("ex", "0"), 16) == held[1] > self.now().timestamp()
+            )
+            if method != "GET" or not fresh or query.get("hm") != held[2]:
+                return 404, b"This content is no longer available."
+            self.downloads.append(path)
+            return 200, held[0]
 
     def _refuse(self, channel: str, body: dict) -> tuple[int, dict, dict] | None:
         """Discord's 400 for a message it would not accept; None when it would."""

@@ -59,12 +59,24 @@ class FakeSlack(SlackMessages, LocalServer):
         self.users: dict[str, str] = dict(ROSTER)  # the workspace's people: id -> handle
         self.ims: dict[str, str] = {}  # user id -> the app's IM with them (D…), once opened
         self.refusals: list[tuple[str, str, str]] = []  # (method, channel or user, error)
+        self.files: dict[str, dict] = {}  # file id -> a file people shared (see share_file)
+        self.scopes = {"files:read"}  # the bot token's scopes that matter to the fake
+        self.tokens = {"xoxb-test", "xoxb-installed"}  # tokens a private file URL accepts
+        self.fetched: list[str] = []  # file ids downloaded with a valid token
         self._init_messages()
         self._lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server API
+                if self.path.startswith(("/files-pri/", "/signin")):  # files, not the Web API
+                    status, headers, data = fake.download(self.path, self.headers)
+                    self.send_response(status)
+                    for k, v in {**headers, "Content-Length": str(len(data))}.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 self.do_POST()
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
@@ -272,6 +284,15 @@ class FakeSlack(SlackMessages, LocalServer):
         return None
 
     def _ok_more(self, method: str, args: dict) -> dict | None:
+        if method == "files.list":
+            return self.files_list(args)
+        if method == "files.info":
+            if "files:read" not in self.scopes:
+                return {"ok": False, "error": "missing_scope", "needed": "files:read"}
+            held = self.files.get(str(args.get("file")))
+            if held is None:
+                return {"ok": False, "error": "file_not_found"}
+            return {"ok": True, "file": {k: v for k, v in held.items() if k != "content"}}
         if method == "conversations.members":
             return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
                     "response_metadata": {"next_cursor": ""}}  # fmt: skip
@@ -280,6 +301,49 @@ class FakeSlack(SlackMessages, LocalServer):
         if method == "files.completeUploadExternal":
             return complete_ok(self, args)
         return None
+
+    def share_file(self, channel: str, user: str, name: str, data: bytes, age: float = 0) -> dict:
+        """``user`` shares a file in ``channel`` (``age`` seconds ago), as Slack keeps it."""
+        fid = f"F{user}{len(self.files) + 1}"
+        url = f"http://127.0.0.1:{self.port}/files-pri/T1-{fid}/download/{name}"
+        self.files[fid] = {
+            "id": fid, "name": name, "title": name, "user": user, "channels": [channel],
+            "created": int(time.time() - age), "size": len(data), "filetype": "text",
+            "mimetype": "text/plain", "url_private": url.replace("/download/", "/"),
+            "url_private_download": url, "content": data,
+        }  # fmt: skip
+        return self.files[fid]
+
+    def files_list(self, args: dict) -> dict:
+        """``files.list``: the files the token can see, newest first, filtered as Slack filters
+        (channel, user, ts_from, count); without files:read, ``missing_scope``."""
+        if "files:read" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "files:read"}
+        since = int(float(args.get("ts_from") or 0))
+        found = [{k: v for k, v in f.items() if k != "content"} for f in self.files.values()
+                 if (not args.get("channel") or args["channel"] in f["channels"])
+                 and (not args.get("user") or f["user"] == args["user"]) and f["created"] >= since]  # fmt: skip
+        found.sort(key=lambda f: -f["created"])
+        count = int(args.get("count") or 100)
+        return {"ok": True, "files": found[:count], "paging": {"count": count, "total": len(found)}}
+
+    def download(self, path: str, headers) -> tuple[int, dict, bytes]:  # noqa: ANN001 - http.server's
+        """A private file URL: the bytes with a valid bot token; else, as Slack does, a redirect
+        to a sign-in page (HTML, status 200), never the file."""
+        if path.startswith("/signin"):
+            return (
+                200,
+                {"Content-Type": "text/html; charset=utf-8"},
+                b"<html>Sign in to Slack</html>",
+            )
+        fid = path.split("/")[2].split("-", 1)[-1]
+        auth = headers.get("Authorization") or ""
+        with self._lock:
+            self.calls.append(("files-pri", {"file": fid, "authorized": bool(auth)}))
+            if fid not in self.files or auth.removeprefix("Bearer ") not in self.tokens:
+                return 302, {"Location": f"/signin?redir={path}"}, b""
+            self.fetched.append(fid)
+            return 200, {"Content-Type": "text/plain"}, self.files[fid]["content"]
 
     def shared_files(self, channel: str) -> list[dict]:
         """Files whose upload was completed into ``channel``."""

@@ -26,6 +26,8 @@ BROKEN_TEXT = (
 #: Commands that read (or empty) a channel's digest: on a shared channel or personal digest
 #: nobody set up they answer without creating it, so a look at `list` never starts a digest (README).
 READS_CHANNEL = frozenset({"list", "stats", "why", "digest", "export", "unsubscribe"})
+#: Commands whose text is a pasted file: its line breaks are kept (every other text is one line).
+KEEPS_LINES = frozenset({"import"})
 NO_PERSONAL = "You have no personal digest yet; `/papers me subscribe <topic>` sets it up."
 NO_CHANNEL = "This channel has no digest yet; `/papers subscribe <topic>` sets it up."
 # `--public` shares the answer in the channel (Slack, Discord); the console has no one to share with.
@@ -217,6 +219,8 @@ class Commands:
             )
         public = PUBLIC.search(text) is not None  # anywhere, even before the subcommand
         name, personal, rest = _split(_drop_public(text))
+        if ALIASES.get(name, name) in KEEPS_LINES:  # only the flag goes: RIS is a line format
+            rest = _split(PUBLIC.sub(" ", text))[2]
         return self._run(name, ctx, Args.parse(rest), personal, public)
 
     def target(self, text: str, ctx: Context) -> tuple[ChannelRef, bool]:
@@ -269,14 +273,20 @@ class Commands:
 def _split(text: str) -> tuple[str, bool, str]:
     """(subcommand in lower case, whether it is a `me` command, the rest) of a typed command."""
     text = (text or "").replace("\x00", "").strip()
-    first, _, after = text.partition(" ")
+    first, after = _first_word(text)
     if first.lower() == "/papers":  # '/paperssize' is not '/papers size'
         text = after.strip()
-    name, _, rest = text.partition(" ")
+    name, rest = _first_word(text)
     personal = name.lower() == "me"
     if personal:
-        name, _, rest = rest.strip().partition(" ")
+        name, rest = _first_word(rest.strip())
     return name.lower(), personal, rest
+
+
+def _first_word(text: str) -> tuple[str, str]:
+    """The first word and the rest (after any whitespace: a pasted file's first line break too)."""
+    parts = re.split(r"\s", text, maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
 
 
 #: Reactions name a message, not a paper: only a message showing one paper can take them.

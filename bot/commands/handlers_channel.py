@@ -10,7 +10,8 @@ from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
 from digest.due import overdue_note
 from digest.errors import DigestError
-from digest.models import Channel, SubscriptionKind
+from digest.headline import shorten
+from digest.models import Channel, Subscription, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
 from digest.text import has_visible, plural
 from digest.zones import parse_timezone
@@ -73,7 +74,7 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.channel(ctx.ref)
     subs = cmds.channels.subscriptions(ctx.ref)
     me = "me " if ctx.personal else ""
-    lines = [f"{i}. {s.kind.value}: {s.text}" for i, s in enumerate(subs, 1)] or [
+    lines = [f"{i}. {_followed(cmds, s)}" for i, s in enumerate(subs, 1)] or [
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
     due = cmds.channels.next_digest(channel, ctx.now)
@@ -93,6 +94,14 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         else f"Channel {channel.ref.channel_id}"
     )
     return Reply(text="\n".join(lines), title=who)
+
+
+def _followed(cmds: Commands, s: Subscription) -> str:
+    """One followed thing as `list` shows it; a `like:` by its paper's title too (an imported
+    library's ids alone say nothing)."""
+    if s.kind is SubscriptionKind.LIKE and (paper := cmds.papers.find_paper(s.text)):
+        return f"like: {shorten(paper.title, 80)} ({s.text})"
+    return f"{s.kind.value}: {s.text}"
 
 
 def _next_line(cmds: Commands, channel: Channel, due: datetime | None, ctx: Context) -> str:

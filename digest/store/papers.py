@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from digest.models import Links, Paper, PaperRecord
-from digest.store.identity import Keys, KeyView
+from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
+from digest.store.identity import Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
-from digest.text import arxiv_base_id
+from digest.text import arxiv_base_id, normalize_title
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,18 @@ class CorpusVersion:
 
     seq: int
     count: int
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A paper someone names by any of its identities (an imported library entry)."""
+
+    arxiv: str | None = None
+    doi: str | None = None  # lower case
+    openreview: str | None = None
+    paper_id: str | None = None
+    title: str = ""
+    abstract: str = ""
 
 
 @dataclass
@@ -168,9 +180,12 @@ class PaperRepo:
             seq, count = session.execute(select(func.max(PaperRow.seq), func.count())).one()
             return CorpusVersion(seq or 0, count or 0)
 
-    def ids_between(self, after: int, upto: int) -> list[str]:
-        """Ids of papers whose ingest sequence is in (after, upto]."""
+    def ids_between(self, after: int, upto: int, news: bool = False) -> list[str]:
+        """Ids of papers whose ingest sequence is in (after, upto]; ``news``: only those from a
+        source (not someone's imported library: those are examples, never a digest's news)."""
         stmt = select(PaperRow.id).where(PaperRow.seq > after, PaperRow.seq <= upto)
+        if news:
+            stmt = stmt.where(PaperRow.source != LIBRARY_SOURCE)
         with Session(self.engine) as session:
             return list(session.scalars(stmt.order_by(PaperRow.seq)))
 
@@ -209,10 +224,13 @@ class PaperRepo:
         with Session(self.engine) as session:
             return [to_paper(r) for r in session.scalars(stmt)]
 
-    def recent_ids(self, limit: int) -> list[str]:
-        """Ids of the ``limit`` most recently ingested papers, newest first (by ingest sequence)."""
+    def recent_ids(self, limit: int, news: bool = False) -> list[str]:
+        """Ids of the ``limit`` most recently ingested papers, newest first (by ingest sequence);
+        ``news``: without imported library papers (as ``ids_between``)."""
         order = (PaperRow.seq.desc().nulls_last(), PaperRow.ingested_at.desc(), PaperRow.id)
         stmt = select(PaperRow.id).order_by(*order).limit(limit)
+        if news:
+            stmt = stmt.where(PaperRow.source != LIBRARY_SOURCE)
         with Session(self.engine) as session:
             return list(session.scalars(stmt))
 
@@ -248,3 +266,71 @@ class PaperRepo:
             stmt = stmt.where(PaperRow.ingested_at > since)
         with Session(self.engine) as session:
             return list(session.scalars(stmt))
+
+    def find_wanted(self, wanted: list[Wanted]) -> list[str | None]:
+        """The stored paper each of ``wanted`` names (None: none), by id, arXiv id, OpenReview
+        id, DOI (in a doi.org link) or normalised title (abstracts, when both have one, agree).
+
+        A few statements for the whole list, not a few per entry: a library holds hundreds."""
+
+        def chunks(values: set[str]) -> Iterator[list[str]]:
+            items = sorted(values)
+            for start in range(0, len(items), 500):
+                yield items[start : start + 500]
+
+        def lookup(col, values: set[str]) -> dict[str, str]:  # noqa: ANN001 - a column
+            out: dict[str, str] = {}
+            with Session(self.engine) as session:
+                for part in chunks(values):
+                    stmt = select(col, PaperRow.id).where(col.in_(part)).order_by(PaperRow.seq)
+                    for key, pid in session.execute(stmt):
+                        out.setdefault(key, pid)
+            return out
+
+        ids = lookup(PaperRow.id, {w.paper_id for w in wanted if w.paper_id})
+        arxiv = lookup(PaperRow.arxiv_id, {w.arxiv for w in wanted if w.arxiv})
+        openreview = lookup(PaperRow.openreview_id, {w.openreview for w in wanted if w.openreview})
+        dois = self._by_doi({w.doi for w in wanted if w.doi})
+        keys = {normalize_title(w.title)[:500] for w in wanted if w.title}
+        titles: dict[str, list[tuple[str, str]]] = {}
+        with Session(self.engine) as session:
+            for part in chunks({k for k in keys if k}):
+                stmt = (
+                    select(PaperRow.title_key, PaperRow.id, PaperRow.abstract)
+                    .where(PaperRow.title_key.in_(part), PaperRow.title_derived.is_(False))
+                    .order_by(PaperRow.seq)
+                )
+                for key, pid, abstract in session.execute(stmt):
+                    titles.setdefault(key, []).append((pid, abstract))
+        out: list[str | None] = []
+        for w in wanted:
+            found = (
+                ids.get(w.paper_id or "")
+                or arxiv.get(w.arxiv or "")
+                or openreview.get(w.openreview or "")
+                or dois.get(w.doi or "")
+            )
+            if found is None and w.title:
+                same = titles.get(normalize_title(w.title)[:500], ())
+                found = next((p for p, a in same if abstracts_agree(a, w.abstract)), None)
+            out.append(found)
+        return out
+
+    def _by_doi(self, dois: set[str]) -> dict[str, str]:
+        """Stored papers with a doi.org link, by lower-cased DOI (the store keeps no DOI column)."""
+        if not dois:
+            return {}
+        cols = (PaperRow.abs_url, PaperRow.pdf_url, PaperRow.forum_url)
+        stmt = (
+            select(PaperRow.id, *cols)
+            .where(or_(*(c.ilike("%doi.org/10.%") for c in cols)))
+            .order_by(PaperRow.seq)
+        )
+        out: dict[str, str] = {}
+        with Session(self.engine) as session:
+            for pid, *urls in session.execute(stmt):
+                for url in filter(None, urls):
+                    _, _, doi = url.partition("doi.org/")
+                    if doi.lower() in dois:
+                        out.setdefault(doi.lower(), pid)
+        return out

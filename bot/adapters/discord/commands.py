@@ -146,6 +146,18 @@ class ChannelCommands(app_commands.Group):
     ) -> None:
         await self.invoke(i, "export", Args.typed("bibtex", which))
 
+    @app_commands.command(
+        name="import", description="Follow papers like your own: a .bib, .ris or Zotero .csv file"
+    )
+    @app_commands.describe(
+        file="A BibTeX, RIS or Zotero CSV export, or a text file of arXiv ids, DOIs or links",
+        text="Or arXiv ids, DOIs or arXiv/OpenReview/DOI links, separated by spaces",
+    )
+    async def import_(
+        self, i: discord.Interaction, file: discord.Attachment | None = None, text: str = ""
+    ) -> None:
+        await run(self.deps, i, "import", Args.typed(text), personal=self.personal, upload=file)
+
     @app_commands.command(description="Digests, papers and votes so far, with a picture of 8 weeks")
     async def stats(self, i: discord.Interaction) -> None:
         await self.invoke(i, "stats", Args.typed())

@@ -11,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+import aiohttp
 import discord
 
 from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_one
@@ -18,7 +19,10 @@ from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
+from bot.commands.handlers_library import Upload
+from bot.commands.replies import error
 from digest.channels import ChannelService
+from digest.library import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
@@ -159,11 +163,18 @@ async def run(
     public: bool = False,
     personal: bool = False,
     search: dict | None = None,
+    upload: discord.Attachment | None = None,
 ) -> Reply:
-    """Defer (work may take longer than Discord's 3 s), run the core, answer, apply effects."""
+    """Defer (work may take longer than Discord's 3 s), fetch an attached file, run the core,
+    answer, apply effects."""
     public = public or args.asks_public  # `--public` typed into a text option: the core drops it
     await i.response.defer(ephemeral=not public, thinking=True)
-    reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
+    got = await fetch_upload(upload) if upload is not None else None
+    if isinstance(got, Reply):
+        reply = got
+    else:
+        args = replace(args, options={**args.options, "file": got}) if got else args
+        reply = await asyncio.to_thread(invoke, deps, i, name, args, personal)
     if name == "subscribe" and not personal and not reply.error and (gap := cannot_post(i)):
         reply = replace(reply, text=f"{reply.text}\n⚠ {gap}")
     if search is not None:
@@ -177,6 +188,18 @@ async def run(
         sent = i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
         await guarded(i, sent, Reply(text=text))
     return reply
+
+
+async def fetch_upload(file: discord.Attachment) -> Upload | Reply:
+    """An attached file's bytes from Discord's CDN (the size is checked first), or the error."""
+    if file.size > MAX_IMPORT_BYTES:
+        mb = MAX_IMPORT_BYTES / 1e6
+        return error(f"{file.filename} is {file.size / 1e6:.1f} MB; the limit is {mb:.0f} MB.")
+    try:
+        return Upload(file.filename, await file.read())
+    except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("could not fetch an attachment: %s", exc, extra={"platform": PLATFORM})
+        return error(f"Could not fetch {file.filename} from Discord; attach it again.")
 
 
 def cannot_post(i: discord.Interaction) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 
 from slack_bolt.async_app import AsyncApp
 
@@ -18,10 +19,13 @@ from bot.adapters.slack.listeners import (
     SlackDeps,
     as_messages,
     effects,
+    handled,
     send_file,
     voting_for,
 )
-from bot.commands import Context
+from bot.adapters.slack.uploads import file_by_id
+from bot.commands import Context, Reply
+from bot.commands.core import Args
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 
@@ -135,10 +139,13 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
     """Direct messages to the app are `/papers me` commands: "search diffusion" just works."""
 
     async def direct(event, body, client) -> None:
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
-            return  # edits, joins, our own posts and other bots' are not commands
-        user, where, team = event["user"], event["channel"], body.get("team_id", "")
         text = unescape(event.get("text") or "").strip().removeprefix("/papers").strip()
+        sent = event.get("subtype") == "file_share" and text.lower().split(" ", 1)[0] == "import"
+        if event.get("channel_type") != "im" or event.get("bot_id"):
+            return  # our own posts and other bots' are not commands
+        if event.get("subtype") and not sent:
+            return  # edits, joins and files sent without `import` are not commands either
+        user, where, team = event["user"], event["channel"], body.get("team_id", "")
         me = ChannelRef("slack", f"@{user}", team)
         command = text if text.lower().split(" ", 1)[0] in ("me", "help", "") else f"me {text}"
         # A message event carries no name, and only a pause reason shows one ("paused by ann",
@@ -146,7 +153,16 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         pauses = "pause" in command.lower().split()[:2]
         name = await user_name(client, user) if pauses else ""
         ctx = Context(ref=me, user=user, dm=me, personal=True, name=name)
-        reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
+        if sent:  # `import` with the file attached to the message itself
+            files = event.get("files") or [{}]
+            got = await file_by_id(client, str(files[0].get("id") or ""))
+            if isinstance(got, Reply):
+                reply = got
+            else:
+                work = partial(deps.commands.invoke, "import", ctx, Args.typed(file=got), True)
+                reply = await asyncio.to_thread(work)
+        else:  # `import` alone takes the file shared here just before, as `/papers import` does
+            reply = await handled(deps, client, command, ctx, where)
         if reply.attachment is not None or reply.image is not None:
             reply = await send_file(client, reply, where, user)
 

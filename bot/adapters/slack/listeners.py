@@ -19,7 +19,9 @@ from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, r
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
 from bot.adapters.slack.poster import degraded
+from bot.adapters.slack.uploads import shared_file
 from bot.commands import Commands, Context, Reply
+from bot.commands.core import PUBLIC, Args, _split
 from bot.commands.replies import Action, error
 from bot.runner import DigestRunner
 from digest.channels import ChannelService
@@ -147,6 +149,21 @@ async def effects(deps: SlackDeps, reply: Reply, respond) -> None:
         await respond(text=f"Today's digest: {outcome}.", response_type="ephemeral")
 
 
+async def handled(
+    deps: SlackDeps, client: AsyncWebClient, text: str, ctx: Context, channel: str
+) -> Reply:
+    """Run a typed command; `import` with nothing pasted takes the file shared here just before."""
+    name, personal, rest = _split(text)
+    if name != "import" or PUBLIC.sub(" ", rest).strip():
+        return await asyncio.to_thread(deps.commands.handle, text, ctx)
+    got = await shared_file(client, channel, ctx.user)
+    if isinstance(got, Reply):
+        return got
+    args = Args.typed(file=got)
+    reply = await asyncio.to_thread(deps.commands.invoke, "import", ctx, args, personal)
+    return replace(reply, public=bool(PUBLIC.search(text))) if not reply.error else reply
+
+
 def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
     """`/papers`: ack at once, then run the core and answer through the response URL."""
 
@@ -158,7 +175,7 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
-        reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
+        reply = await handled(deps, client, text, ctx, channel)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         if reply.attachment is not None or reply.image is not None:
