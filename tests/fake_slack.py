@@ -60,7 +60,6 @@ class FakeSlack(SlackMessages, LocalServer):
         self.ims: dict[str, str] = {}  # user id -> the app's IM with them (D…), once opened
         self.refusals: list[tuple[str, str, str]] = []  # (method, channel or user, error)
         self.files: dict[str, dict] = {}  # file id -> a file people shared (see share_file)
-        self.scopes = {"files:read"}  # the bot token's scopes that matter to the fake
         self.tokens = {"xoxb-test", "xoxb-installed"}  # tokens a private file URL accepts
         self.fetched: list[str] = []  # file ids downloaded with a valid token
         self._init_messages()
