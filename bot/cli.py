@@ -69,13 +69,7 @@ def wired(db: str | None = None, strict_model: bool = True) -> App:
 @db_app.command("upgrade")
 def db_upgrade(db: DbOption = None) -> None:
     """Apply database migrations (also done automatically on start)."""
-    from digest.store.engine import revision_of  # here: `digestbot --help` loads no SQLAlchemy
-
-    application = wired(db)
-    before = revision_of(application.database_url)
-    store = application.store  # migrates
-    after = revision_of(application.database_url)
-    where = store.engine.url.render_as_string(hide_password=True)
+    before, after, where = wired(db).upgrade()
     if before == after:
         said = f"database is up to date (revision {after}): {where}"
     elif before is None:
