@@ -56,7 +56,7 @@ class App:
     @cached_property
     def service(self) -> DigestService:
         """Use cases over the store and the shared ranker."""
-        from digest.ingest.pipeline import SourceConfig
+        from digest.ingest import SourceConfig
         from digest.service import DigestService
 
         s = self.settings
@@ -93,7 +93,14 @@ class App:
         """The `/papers` command core shared by every adapter."""
         from bot.commands import Commands
 
-        return Commands(self.channels, observe=self.metrics.command)
+        return Commands(self.channels, observe=self._observe)
+
+    def _observe(self, platform: str, seconds: float) -> None:
+        """Count a command's time once this process keeps metrics (a running bot builds them
+        with its runner); a one-shot CLI command has no one to scrape them and must not load
+        Prometheus for it (issue 21, item 4)."""
+        if "metrics" in self.__dict__:
+            self.metrics.command(platform, seconds)
 
     @cached_property
     def metrics(self) -> Metrics:

@@ -21,7 +21,8 @@ LAST_INGEST_KEY = "ops.last_ingest_at"
 if TYPE_CHECKING:
     from digest.embeddings import ModelConfig
     from digest.index_store import IndexStore
-    from digest.ingest.pipeline import IngestReport, SourceConfig
+    from digest.ingest import SourceConfig
+    from digest.ingest.pipeline import IngestReport
     from digest.rank.engine import Filters, Hit, Ranker, SearchResult
 
 
@@ -64,7 +65,8 @@ class DigestService:
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
     ) -> IngestReport:
         """Read one source into the store (and embed new papers when the semantic extra is on)."""
-        from digest.ingest.pipeline import SourceConfig, ingest
+        from digest.ingest import SourceConfig
+        from digest.ingest.pipeline import ingest
 
         report = ingest(self.store, source, fmt, self.sources or SourceConfig(), progress)
         if report.updated_ids:  # same ids, new text: the fitted index no longer describes them

@@ -19,7 +19,6 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -128,7 +127,13 @@ def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> Feedba
 
 def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
     """The dialect's INSERT, which knows ON CONFLICT (both backends we support do)."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    # Imported here: the PostgreSQL dialect package loads all its drivers' modules, which a
+    # SQLite deployment (and every command that only reads) never needs.
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
 
 
 class ChannelRepo:
