@@ -2,6 +2,8 @@
 
     python -m bench.cli_cost             # 5 runs each, a table of CPU-seconds and peak RSS
     python -m bench.cli_cost --runs 9
+    git archive 6f99d09 | tar -x -C /tmp/before   # an older tree, measured alongside:
+    python -m bench.cli_cost --baseline /tmp/before
 
 Each command runs as a real `digestbot` process on a fresh SQLite database seeded with the
 bundled papers (and a channel following a topic, so `channels` and `list` have one to show).
@@ -11,7 +13,8 @@ that process's own (``os.wait4``: RUSAGE_CHILDREN's maxrss is the largest child 
 Two reference rows price the floor on the same machine at the same moment: a bare interpreter,
 and the imports every command needs (SQLAlchemy's ORM for the store, Typer for the command
 line, pydantic-settings for the settings). On a shared machine the minimum of the runs is the
-figure to compare; the median shows how noisy the moment was.
+figure to compare; the median shows how noisy the moment was. ``--baseline DIR`` adds the two
+commands run from another source tree (first on PYTHONPATH), interleaved with these runs.
 
 Each command runs once unmeasured first, so the package's bytecode is cached (as after any
 first use); PYTHONDONTWRITEBYTECODE is removed from the children's environment for that reason.
@@ -59,6 +62,9 @@ def environment(folder: Path) -> dict[str, str]:
     return env
 
 
+Row = tuple[list[str], dict[str, str]]  # (argv, environment)
+
+
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
     """Run one process to its end: (user+sys CPU-seconds, peak RSS in MB); a failure stops."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -83,14 +89,14 @@ def seed(env: dict[str, str], cwd: Path) -> None:
         run(argv, env, cwd)
 
 
-def measure(rows: dict[str, list[str]], runs: int, env: dict[str, str], cwd: Path) -> list[tuple]:
+def measure(rows: dict[str, Row], runs: int, cwd: Path) -> list[tuple]:
     """Per row: (name, min CPU, median CPU, peak RSS MB); runs interleaved row by row, so a
     busy moment weighs on every row alike."""
-    for argv in rows.values():
+    for argv, env in rows.values():
         run(argv, env, cwd)  # warm-up: bytecode cached, files in the page cache
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
     for _ in range(runs):
-        for name, argv in rows.items():
+        for name, (argv, env) in rows.items():
             samples[name].append(run(argv, env, cwd))
     return [
         (
@@ -106,20 +112,25 @@ def measure(rows: dict[str, list[str]], runs: int, env: dict[str, str], cwd: Pat
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="measured runs per command")
+    ap.add_argument("--baseline", type=Path, help="another source tree to run the commands from")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="digestbot-cli-cost-"))
     try:
         env = environment(folder)
         seed(env, folder)
-        results = measure({**COMMANDS, **FLOOR}, args.runs, env, folder)
+        rows = {name: (argv, env) for name, argv in {**COMMANDS, **FLOOR}.items()}
+        if args.baseline is not None:
+            old = {**env, "PYTHONPATH": str(args.baseline.resolve())}
+            rows |= {f"{name} [baseline]": (argv, old) for name, argv in COMMANDS.items()}
+        results = measure(rows, args.runs, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     load = os.getloadavg()[0]
     print(f"{args.runs} runs each; load average {load:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'command':<48} {'CPU-s min':>9} {'median':>7} {'peak RSS MB':>11}  ≤ {BUDGET} s")
+    print(f"{'command':<58} {'CPU-s min':>9} {'median':>7} {'peak RSS MB':>11}  ≤ {BUDGET} s")
     for name, low, mid, rss in results:
-        verdict = ("yes" if low <= BUDGET else "NO") if name in COMMANDS else "(floor)"
-        print(f"{name:<48} {low:>9.2f} {mid:>7.2f} {rss:>11.0f}  {verdict}")
+        verdict = "(floor)" if name in FLOOR else ("yes" if low <= BUDGET else "NO")
+        print(f"{name:<58} {low:>9.2f} {mid:>7.2f} {rss:>11.0f}  {verdict}")
 
 
 if __name__ == "__main__":

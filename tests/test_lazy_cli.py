@@ -26,7 +26,7 @@ HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank
          "digest.rank.index", "digest.index_store", "huggingface_hub", "alembic", "aiohttp",
          "slack_bolt", "discord", "apscheduler", "numpy", "httpx", "feedparser",
          "digest.ingest.pipeline", "sqlalchemy.dialects.postgresql", "prometheus_client",
-         "rich")  # fmt: skip
+         "rich", "pylatexenc")  # fmt: skip
 
 PROBE = """
 import json, sys
