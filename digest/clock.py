@@ -1,9 +1,9 @@
 """The one clock business time is read from: due times, delivery days, votes, ingest times.
 
 The composition root (bot/app.py) builds it once and hands it down (store, services, commands,
-CLI), so a test moves every "now" at once with a fake clock. The database's own clock stays the
-source for leases and claims (digest/store/deliveries.py); monotonic timers (timeouts, latency)
-are not business time and keep ``time.monotonic``/``perf_counter``.
+CLI), so a test moves every "now" at once with a fake clock (tests/fakes.py: FixedClock). The
+database's own clock stays the source for leases and claims (digest/store/deliveries.py);
+monotonic timers (timeouts, latency) are not business time and keep ``time.monotonic``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,3 @@ Clock = Callable[[], datetime]
 def system_clock() -> datetime:
     """The current instant in UTC, from the host."""
     return datetime.now(UTC)
-
-
-class FixedClock:
-    """A clock that says what it is told (tests, replays): ``clock.now = ...`` moves it."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        """The instant set last."""
-        return self.now

@@ -125,9 +125,9 @@ def test_rows_are_stamped_by_the_stores_clock(tmp_path):
     (catch-up never posts a day before a channel existed: that date must be the clock's).
     Breaks that turn this red: ChannelRepo.ensure or PaperRepo.upsert stamping with
     datetime.now(UTC) instead of self.clock()."""
-    from digest.clock import FixedClock
     from digest.models import ChannelRef
     from digest.store import Store
+    from tests.fakes import FixedClock
 
     clock = FixedClock(datetime(2031, 1, 2, 3, 4, tzinfo=UTC))
     store = Store.open(f"sqlite:///{tmp_path / 'c.db'}", clock=clock)

@@ -83,7 +83,7 @@ async def test_ingest_age_is_read_on_the_services_clock(app):
     datetime.now() instead of self.clock (the clock here runs 30 hours ahead of the host)."""
     from datetime import UTC, datetime, timedelta
 
-    from digest.clock import FixedClock
+    from tests.fakes import FixedClock
 
     clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
     service = DigestService(app.store, clock=clock)
