@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 from bot.config import Settings, default_database_url, load_settings
+from digest.clock import Clock, system_clock
 
 # What each property needs is imported inside it: a CLI command that only reads channels must not
 # pay for scikit-learn, APScheduler, Prometheus or the chat SDKs.
@@ -40,6 +41,9 @@ class App:
     # A one-shot CLI command stops on an embedding model it cannot have; a running bot logs it
     # and ranks lexically.
     strict_model: bool = False
+    #: Business time (due days, votes, ingest times) for everything built here: one clock, so a
+    #: test (or a replay) moves every "now" at once. The database keeps its own for leases.
+    clock: Clock = system_clock
 
     @cached_property
     def store(self) -> Store:
@@ -47,14 +51,13 @@ class App:
         from digest.store import Store
 
         # Only the default data directory is ours to create; a typed URL's folder must exist.
-        return Store.open(
-            self.database_url, create_folder=self.database_url == default_database_url()
-        )
+        create = self.database_url == default_database_url()
+        return Store.open(self.database_url, create_folder=create, clock=self.clock)
 
     @cached_property
     def service(self) -> DigestService:
         """Use cases over the store and the shared ranker."""
-        from digest.ingest.pipeline import SourceConfig
+        from digest.ingest import SourceConfig
         from digest.service import DigestService
 
         s = self.settings
@@ -67,7 +70,12 @@ class App:
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
         return DigestService(
-            self.store, s.resolved_index_dir(), sources, model=model, strict_model=self.strict_model
+            self.store,
+            s.resolved_index_dir(),
+            sources,
+            model=model,
+            strict_model=self.strict_model,
+            clock=self.clock,
         )
 
     @cached_property
@@ -86,14 +94,21 @@ class App:
         """The `/papers` command core shared by every adapter."""
         from bot.commands import Commands
 
-        return Commands(self.channels, observe=self.metrics.command)
+        return Commands(self.channels, observe=self._observe)
+
+    def _observe(self, platform: str, seconds: float) -> None:
+        """Count a command's time once this process keeps metrics (a running bot builds them
+        with its runner); a one-shot CLI command has no one to scrape them and must not load
+        Prometheus for it (issue 21, item 4)."""
+        if "metrics" in self.__dict__:
+            self.metrics.command(platform, seconds)
 
     @cached_property
     def metrics(self) -> Metrics:
         """Prometheus metrics for this process."""
         from bot.ops import Metrics
 
-        return Metrics(self.store)
+        return Metrics(self.channels.paused_count)
 
     @cached_property
     def worker(self) -> str:
@@ -154,7 +169,7 @@ class App:
 
             async def deliver_now(ref: ChannelRef) -> str:
                 channel = await asyncio.to_thread(self.channels.channel, ref)
-                return await runner.run_now(ref, local_day(datetime.now(UTC), channel.timezone))
+                return await runner.run_now(ref, local_day(self.clock(), channel.timezone))
 
             self.discord.deps.deliver_now, self.discord.deps.on_schedule_change = (
                 deliver_now,
@@ -196,7 +211,7 @@ class App:
         weekly = self.weekly(runner.adapters)
         scheduler.scheduler.add_job(weekly.sweep, "interval", seconds=EVERY.total_seconds(),
                                     id="weekly", replace_existing=True, max_instances=1,
-                                    coalesce=True, next_run_time=datetime.now(UTC) + timedelta(minutes=1))  # fmt: skip
+                                    coalesce=True, next_run_time=self.clock() + timedelta(minutes=1))  # fmt: skip
         return scheduler
 
     def weekly(self, adapters: dict[str, Adapter]) -> WeeklySender:
@@ -204,7 +219,7 @@ class App:
         from bot.weekly import WeeklySender
         from digest.weekly import WeeklyPictures
 
-        return WeeklySender(WeeklyPictures(self.store, self.worker), adapters)
+        return WeeklySender(WeeklyPictures(self.store, self.worker), adapters, clock=self.clock)
 
     def _sources(self) -> list[str]:
         s = self.settings
@@ -213,14 +228,12 @@ class App:
         ]
 
     async def _scheduled_ingest(self) -> None:
-        from bot.ops import record_ingest
-
         for source in self._sources():
             try:
                 report = await asyncio.to_thread(self.service.ingest, source)
                 log.info("ingest %s: %d new", source, report.added)
                 self.metrics.ingested.inc(report.added)
-                await asyncio.to_thread(record_ingest, self.store)
+                await asyncio.to_thread(self.service.record_ingest)
             except Exception as exc:  # noqa: BLE001 - one failing source must not stop the others
                 self.metrics.ingest_errors.inc()
                 log.warning("ingest %s failed: %s", source, exc)
@@ -235,12 +248,21 @@ class App:
         if self.discord is not None:
             platforms["discord"] = self.discord.is_ready
         return Health(
-            self.store,
+            self.service,
             lambda: scheduler.scheduler.running,
             platforms,
             bool(self._sources()),
             failed=self.failed,
         )
+
+    def upgrade(self) -> tuple[str | None, str | None, str]:
+        """Migrate the database: (revision before, revision after, its URL with the password hidden)."""
+        from digest.store.engine import revision_of
+
+        before = revision_of(self.database_url)
+        store = self.store  # opening it migrates
+        after = revision_of(self.database_url)
+        return before, after, store.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
         """Release database connections."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot import clock
 from bot.cli import DbOption, app, err, out, wired
 from bot.cli_digest import digest_day, digest_exit_code, preview, print_run
 
@@ -105,9 +104,9 @@ def cmd_cmd(
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = cli_user(user, ref)
     me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
-    ctx = Context(ref, user, dm=me, now=clock.now(), name=name)
+    ctx = Context(ref, user, dm=me, now=application.clock(), name=name)
     target, creates = application.commands.target(text, ctx)
-    known = application.store.channels.get(target) is not None
+    known = application.channels.existing(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     from bot.cli_library import handle_console  # `import PATH` reads the file
 
@@ -180,7 +179,7 @@ def digest_cmd(
 ) -> None:
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
     application = wired(db)
-    now = clock.now()  # read once: the day posted, refused and previewed is one day
+    now = application.clock()  # read once: the day posted, refused and previewed is one day
     ref = _ref(channel)
     # With --json the console rendering goes to stderr so stdout stays parseable.
     adapters = application.adapters(err.file if as_json else out.file)
@@ -195,38 +194,36 @@ def digest_cmd(
 @app.command("channels")
 def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
-    from digest.delivery import next_digest, today_state
     from digest.due import overdue_note
 
     application = wired(db)
-    now = clock.now()
-    channels = application.store.channels.all()
+    now = application.clock()
+    service = application.channels
+    channels = service.all_channels()
     if not channels:
         print(
             'No channels yet; `digestbot subscribe console:lab "a topic"` or `digestbot run` makes one.'
         )
     for ch in channels:
-        last = application.store.deliveries.last(ch.id)
-        due = next_digest(application.store, ch, now, application.channels.catchup_grace)
+        last = service.last_delivery(ch)
+        due = service.next_digest(ch, now)
         state = (
             f"PAUSED ({ch.pause_state})"
             if ch.paused
             else (f"next {due:%Y-%m-%d %H:%M %Z}{overdue_note(due, now)}" if due else "no days")
         )
-        if not ch.paused and application.channels.follows_nothing(ch):  # the digests to come
+        if not ch.paused and service.follows_nothing(ch):  # the digests to come
             state = "no digest: follows nothing"
         if last and last.posted_at:
             last_text = (
                 f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
             )
-        elif last and any(
-            m.status == "confirmed" for m in application.store.ledger.messages(last.id)
-        ):
+        elif last and service.partly_delivered(last):
             last_text = f"last {last.digest_date} (partly delivered)"  # not "nothing delivered"
         else:
             last_text = "no digest delivered yet"
-        last_text += f"; today: {today_state(application.store, ch, now)}"
-        topics = len(application.store.channels.subscriptions(ch.id))
+        last_text += f"; today: {service.today_state(ch, now)}"
+        topics = len(service.subscriptions_of(ch))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"
         )

@@ -63,9 +63,9 @@ def print_run(
     if not as_json:
         print(f"{ref} {when}: {outcome}")
         return code
-    delivery = application.store.deliveries.for_day(ch.id, when)
+    delivery = application.channels.delivery_on(ch, when)
     items = list(delivery.items) if delivery else []
-    titles = application.store.papers.get_many(i.paper_id for i in items)
+    titles = application.service.papers_by_id(i.paper_id for i in items)
     rows = [
         (i.paper_id, titles[i.paper_id].title if i.paper_id in titles else "", i.score, i.why)
         for i in items
@@ -78,7 +78,7 @@ def digest_exit_code(outcome: Outcome) -> int:
     """The exit code of `digestbot digest` for a run's outcome (README, `digest`): 0 settled;
     3 another process holds it (not an error, not settled by us); 1 our own post failed
     (retried later or given up); 2 not sent (paused, follows nothing...)."""
-    from bot.outcome import Kind  # here: it loads the store, which `--help` must not
+    from bot.outcome import Kind  # here: it loads the service layer, which `--help` must not
 
     codes = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
              Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
@@ -90,13 +90,11 @@ def preview(application: App, ch: Channel, day: date, as_json: bool, now: dateti
     today's has gone out."""
     from bot.adapters.console import render
     from bot.commands.replies import digest_reply
-    from digest.delivery import preview_target
 
     note = ""
     today = local_day(now, ch.timezone)
     if day == today:
-        grace = application.channels.catchup_grace
-        day, note = preview_target(application.store, ch, now, grace)
+        day, note = application.channels.preview_target(ch, now)
     d = application.channels.preview(ch.ref, day)
     if as_json:
         items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]

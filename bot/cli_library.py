@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot import clock
 from bot.cli import DbOption, app, wired
 from bot.cli_channels import _ref, cli_user
 from digest.errors import DigestError
@@ -91,7 +90,7 @@ def import_library_cmd(
     who = cli_user(user, ref)
     application = wired(db)
     me = ChannelRef(ref.platform, f"@{who}", ref.workspace)
-    ctx = Context(ref, who, dm=me, now=clock.now(), name="" if user else "the command line")
+    ctx = Context(ref, who, dm=me, now=application.clock(), name="" if user else "the command line")
     reply = application.commands.invoke("import", ctx, Args.typed(file=upload))
     if reply.error:
         raise DigestError(reply.text)

@@ -99,13 +99,13 @@ def export_cmd(
     db: DbOption = None,
 ) -> None:
     """Write channels, subscriptions, feedback and delivery history (and the papers they cite) as JSON."""
-    from digest.portable import dumps, export_state
+    from digest.portable import dumps
 
     if not file.parent.is_dir():
         raise DigestError(f"Folder {file.parent} does not exist; create it first.")
     application = wired(db)
     _refuse_overwrite(file, application.database_url, force)
-    doc = export_state(application.store, SECRET_TABLES if include_secrets else ())
+    doc = application.service.export_state(SECRET_TABLES if include_secrets else ())
     try:  # user data (and maybe tokens): owner-only, always
         _write_private(file, dumps(doc))
     except OSError as exc:
@@ -136,12 +136,10 @@ def _refuse_overwrite(file: Path, database_url: str, force: bool) -> None:
 @app.command("import")
 def import_cmd(file: Path, db: DbOption = None) -> None:
     """Load an export into an empty database (e.g. moving from SQLite to PostgreSQL)."""
-    from digest.portable import import_state
-
     text = read_text_file(file)
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise DigestError(f"{file} is not valid JSON: {exc}") from exc
-    counts = import_state(wired(db).store, doc, SECRET_TABLES)
+    counts = wired(db).service.import_state(doc, SECRET_TABLES)
     print("imported " + ", ".join(f"{n} {k}" for k, n in counts.items()))

@@ -76,9 +76,7 @@ def ingest_cmd(
         _print_problems(source, report)
         skipped += sum(not p.warning for p in report.problems)
         out.print(_report_line(report), markup=False)
-    from bot.ops import record_ingest
-
-    record_ingest(service.store)
+    service.record_ingest()
     with _bar() as bar:
         bar.add_task("fitting the search index", total=None)
         service.ranker()  # fit or extend the index now, so the first search is fast

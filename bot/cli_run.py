@@ -10,7 +10,6 @@ import stat
 import sys
 from typing import TYPE_CHECKING
 
-from bot import clock
 from bot.cli import DbOption, app, out, wired
 from bot.cli_channels import CONSOLE_USER, DEMO_CHANNEL, DEMO_TOPICS, apply_reply
 from digest.errors import DigestError
@@ -36,11 +35,11 @@ def _first_run(application: App) -> None:
     """The embedded default: bundled papers and, without platform tokens, a demo console channel,
     so `run` shows a digest. Every line says what this process found in the database."""
     s = application.settings
-    if application.store.papers.count() == 0 and not (s.arxiv_queries or s.openreview_venues):
+    if application.service.paper_count() == 0 and not (s.arxiv_queries or s.openreview_venues):
         _load_bundled(application)
     if application.slack is not None or application.discord is not None:
         return  # a real deployment: no console demo channel (README, `run`)
-    if not application.store.channels.all():
+    if not application.channels.all_channels():
         _create_demo(application)
 
 
@@ -142,10 +141,10 @@ async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
     channel keeps to its schedule, so a later `run` never uses up a day's digest early."""
     from digest.schedule import local_day
 
-    demo = application.store.channels.get(DEMO_CHANNEL)
-    if demo is None or demo.paused or application.store.deliveries.last(demo.id) is not None:
+    demo = application.channels.existing(DEMO_CHANNEL)
+    if demo is None or demo.paused or application.channels.last_delivery(demo) is not None:
         return
-    await runner.run_channel(demo.id, local_day(clock.now(), demo.timezone))
+    await runner.run_channel(demo.id, local_day(application.clock(), demo.timezone))
 
 
 def _console(
@@ -157,7 +156,9 @@ def _console(
 
     async def handle(line: str) -> str:
         me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
-        ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
+        ctx = Context(
+            DEMO_CHANNEL, CONSOLE_USER, dm=me, now=application.clock(), name="the console"
+        )
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
         reply = await asyncio.to_thread(handle_console, application.commands, line, ctx)
         if reply.schedule_changed is not None:

@@ -18,7 +18,7 @@ from digest.zones import parse_timezone
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
-    from digest.store.channels import Shards
+    from digest.models import Shards
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ class Settings(BaseSettings):
 
     def discord_shards(self) -> Shards | None:
         """This replica's part of Discord's shards, or None: every shard (discord.py decides)."""
-        from digest.store.channels import Shards
+        from digest.models import Shards
 
         if self.discord_shard_count is None:
             return None

@@ -7,28 +7,24 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from sqlalchemy import text
-
-from digest.store import Store
 
 if TYPE_CHECKING:  # the web server loads with `run`: a CLI command counts metrics only
     from aiohttp import web
 
     from bot.outcome import Outcome
+    from digest.service import DigestService
 
 log = logging.getLogger(__name__)
-LAST_INGEST_KEY = "ops.last_ingest_at"
 
 
 class Metrics:
     """The bot's Prometheus metrics, in their own registry (several bots per process in tests)."""
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, paused: Callable[[], int] | None = None) -> None:
         self.registry = CollectorRegistry()
         self.digests = Counter("digestbot_digests", "Digests by platform and outcome", ["platform", "outcome"],
                                registry=self.registry)  # fmt: skip
@@ -42,8 +38,8 @@ class Metrics:
         )
         self.paused = Gauge("digestbot_paused_channels", "Channels paused (by users or by errors)",
                             registry=self.registry)  # fmt: skip
-        if store is not None:  # counted from the database at scrape time, so every process agrees
-            self.paused.set_function(lambda: sum(c.paused for c in store.channels.all()))
+        if paused is not None:  # counted from the database at scrape time, so every process agrees
+            self.paused.set_function(paused)
 
     def digest(self, platform: str, outcome: Outcome) -> None:
         """Count a run's outcome by its typed kind (posted, settled, not_sent, busy, lost,
@@ -59,7 +55,7 @@ class Metrics:
 class Health:
     """What /healthz looks at; each check returns (ok, detail)."""
 
-    store: Store
+    service: DigestService
     scheduler_running: Callable[[], bool] = lambda: True
     platforms: dict[str, Callable[[], bool]] = field(default_factory=dict)
     ingest_configured: bool = False
@@ -83,26 +79,19 @@ class Health:
         return all(c["ok"] for c in checks.values()), checks
 
     def _ping(self) -> None:
-        with self.store.engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        self.service.ping()
 
     def _ingest(self) -> dict:
         try:
-            last = self.store.kv.get(LAST_INGEST_KEY)
+            age = self.service.ingest_age_hours()
         except Exception:  # noqa: BLE001 - reported by the database check
             return {"ok": True, "age_hours": None}
-        if last is None:
+        if age is None:
             return {"ok": not self.ingest_configured, "age_hours": None}
-        age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds() / 3600
         return {
             "ok": not self.ingest_configured or age <= self.max_ingest_age_hours,
             "age_hours": round(age, 2),
         }
-
-
-def record_ingest(store: Store) -> None:
-    """Remember when papers were last ingested (for /healthz)."""
-    store.kv.set(LAST_INGEST_KEY, datetime.now(UTC).isoformat())
 
 
 def ops_app(health: Health, metrics: Metrics) -> web.Application:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping
+from datetime import timedelta
 
 from bot.ports import TRANSIENT, ImagePoster, PostError
-from digest.store.weekly import WeeklyLease
-from digest.weekly import WeeklyPictures
+from digest.clock import Clock, system_clock
+from digest.weekly import WeeklyLease, WeeklyPictures
 
 log = logging.getLogger(__name__)
 #: How often the job looks for owed pictures (each is owed from Monday at the digest time).
@@ -26,10 +26,9 @@ class WeeklySender:
     """Claims owed pictures (and lapsed claims), draws each and uploads it; platform-neutral."""
 
     def __init__(self, pictures: WeeklyPictures, adapters: Mapping[str, object],
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 clock: Clock = system_clock,
                  backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
         self.pictures = pictures
-        self.store = pictures.store
         # Only platforms that can share a picture (every adapter in bot/adapters can).
         self.adapters: dict[str, ImagePoster] = {
             p: a for p, a in adapters.items() if hasattr(a, "upload_image")
@@ -62,17 +61,16 @@ class WeeklySender:
 
     async def send(self, lease: WeeklyLease) -> str:
         """Draw and upload one claimed picture; what happened, in words."""
-        repo = self.store.weekly
         found = await asyncio.to_thread(self.pictures.for_week, lease)
         if found is None:
-            await asyncio.to_thread(repo.empty, lease)
+            await asyncio.to_thread(self.pictures.nothing_to_draw, lease)
             return "nothing to draw"
         channel, pic = found
         adapter = self.adapters.get(channel.ref.platform)
         if adapter is None:  # claims are only made for our platforms; a taken-over one may not be
-            await asyncio.to_thread(repo.fail, lease, "platform not connected")
+            await asyncio.to_thread(self.pictures.fail, lease, "platform not connected")
             return "platform not connected"
-        if not await asyncio.to_thread(repo.sending, lease):
+        if not await asyncio.to_thread(self.pictures.sending, lease):
             return "taken over by another worker"
         try:
             ref = await adapter.upload_image(
@@ -85,7 +83,7 @@ class WeeklySender:
                 if await asyncio.to_thread(self.pictures.retry_later, lease, exc.reason, delay):
                     return f"retrying later: {exc.reason}"
                 return f"not sent: {exc.reason}"
-            await asyncio.to_thread(repo.fail, lease, exc.reason)
+            await asyncio.to_thread(self.pictures.fail, lease, exc.reason)
             return f"not sent: {exc.reason}"
-        await asyncio.to_thread(repo.posted, lease, ref)
+        await asyncio.to_thread(self.pictures.posted, lease, ref)
         return "posted"

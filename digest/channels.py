@@ -12,7 +12,7 @@ from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.library_import import LibraryImports
-from digest.models import Channel, ChannelRef, Subscription
+from digest.models import Channel, ChannelRef, MessageState, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
         # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
         self.catchup_grace = catchup_grace
         self.store = papers.store
+        self.clock = papers.clock  # the one clock (digest/clock.py), built by the composition root
         self.default_timezone = default_timezone
         # Platforms whose new (non-DM) channels start with settings limited to channel admins.
         self.restricted_platforms = restricted_platforms
@@ -142,6 +143,19 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
     def last_delivery(self, channel: Channel) -> Delivery | None:
         """The channel's most recent digest, whatever its state."""
         return self.store.deliveries.last(channel.id)
+
+    def delivery_on(self, channel: Channel, day: date) -> Delivery | None:
+        """The channel's digest for ``day`` as stored now, or None."""
+        return self.store.deliveries.for_day(channel.id, day)
+
+    def partly_delivered(self, delivery: Delivery) -> bool:
+        """True when at least one of the digest's messages was confirmed on the platform."""
+        confirmed = MessageState.CONFIRMED
+        return any(m.status == confirmed for m in self.store.ledger.messages(delivery.id))
+
+    def paused_count(self) -> int:
+        """How many channels are paused (by their users or by the platform's refusals)."""
+        return sum(c.paused for c in self.store.channels.all())
 
     def digest_count(self, channel: Channel) -> int:
         """How many digests the channel has received."""

@@ -18,10 +18,14 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from digest.model_hub import ModelUnavailableError, fetch
+
+# NumPy loads with the encoder: the composition root reads ModelConfig for every command, and a
+# listing must not pay for NumPy (issue 21, item 4).
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 DIM = 384
@@ -132,6 +136,8 @@ class Encoder:
 
     def encode(self, texts: list[str], batch: int = 16) -> np.ndarray:
         """Unit float32 vectors, one row per text (batched by length: less padding)."""
+        import numpy as np
+
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         order = np.argsort([len(t) for t in texts], kind="stable")
         for s in range(0, len(order), batch):
@@ -140,6 +146,8 @@ class Encoder:
         return out
 
     def _run(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         with self._lock:
             enc = self.tokenizer.encode_batch(texts)
             ids = np.array([e.ids for e in enc], dtype=np.int64)

@@ -9,6 +9,16 @@ from enum import StrEnum
 from digest.errors import DigestError
 
 
+@dataclass(frozen=True)
+class Shards:
+    """One replica's part of a sharded platform's channels: shard ``ids`` out of ``count``
+    (the store turns it into SQL: digest/store/channels.py)."""
+
+    ids: frozenset[int]
+    count: int
+    platform: str = "discord"
+
+
 @dataclass(frozen=True, slots=True)
 class Links:
     """Where a paper can be read."""

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from digest.clock import Clock, system_clock
 from digest.errors import DigestError, NotFoundError
 from digest.models import Paper, PaperRecord
 from digest.store import Store
+
+#: Where the time of the last ingest is kept (what /healthz reports as the ingest's age).
+LAST_INGEST_KEY = "ops.last_ingest_at"
 
 # The index, the ranker and ingest load when first used: listings and settings rank nothing.
 if TYPE_CHECKING:
     from digest.embeddings import ModelConfig
     from digest.index_store import IndexStore
-    from digest.ingest.pipeline import IngestReport, SourceConfig
+    from digest.ingest import SourceConfig
+    from digest.ingest.pipeline import IngestReport
     from digest.rank.engine import Filters, Hit, Ranker, SearchResult
     from digest.store.papers import UpsertCounts
 
@@ -39,8 +45,10 @@ class DigestService:
         sources: SourceConfig | None = None,
         model: ModelConfig | None = None,
         strict_model: bool = False,
+        clock: Clock = system_clock,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.sources = sources
         self._index_args = (index_dir, model, strict_model)
         self._ranker: Ranker | None = None
@@ -58,7 +66,8 @@ class DigestService:
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
     ) -> IngestReport:
         """Read one source into the store (and embed new papers when the semantic extra is on)."""
-        from digest.ingest.pipeline import SourceConfig, ingest
+        from digest.ingest import SourceConfig
+        from digest.ingest.pipeline import ingest
 
         report = ingest(self.store, source, fmt, self.sources or SourceConfig(), progress)
         if report.updated_ids:  # same ids, new text: the fitted index no longer describes them
@@ -165,3 +174,40 @@ class DigestService:
         ranker = self.ranker()
         hits = ranker.similar(paper.id, k) if ranker else []
         return paper, hits, self.store.papers.get_many(h.paper_id for h in hits)
+
+    def paper_count(self) -> int:
+        """How many papers are stored."""
+        return self.store.papers.count()
+
+    def papers_by_id(self, ids: Iterable[str]) -> dict[str, Paper]:
+        """The stored papers among ``ids``, by id (unknown ids are left out)."""
+        return self.store.papers.get_many(ids)
+
+    def record_ingest(self) -> None:
+        """Remember that papers were ingested now (for /healthz)."""
+        self.store.kv.set(LAST_INGEST_KEY, self.clock().isoformat())
+
+    def ingest_age_hours(self) -> float | None:
+        """Hours since the last recorded ingest, or None when none was recorded."""
+        last = self.store.kv.get(LAST_INGEST_KEY)
+        if last is None:
+            return None
+        return (self.clock() - datetime.fromisoformat(last)).total_seconds() / 3600
+
+    def ping(self) -> None:
+        """One round trip to the database (raises when it cannot be reached)."""
+        self.store.ping()
+
+    def export_state(self, secret_tables: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Everything user-made as one document (digest/portable.py), ``secret_tables`` too."""
+        from digest.portable import export_state
+
+        return export_state(self.store, secret_tables)
+
+    def import_state(
+        self, doc: dict[str, Any], secret_tables: tuple[str, ...] = ()
+    ) -> dict[str, int]:
+        """Load an export into this (empty) deployment; counts of what was loaded."""
+        from digest.portable import import_state
+
+        return import_state(self.store, doc, secret_tables)

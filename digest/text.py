@@ -7,10 +7,13 @@ import logging
 import re
 import unicodedata
 from functools import lru_cache
-
-from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from typing import TYPE_CHECKING
 
 from digest.errors import DigestError
+
+# The converter loads with the first abstract holding LaTeX (an ingest), not with every command.
+if TYPE_CHECKING:
+    from pylatexenc.latex2text import LatexNodes2Text
 
 # Its warnings about odd macros in abstracts are noise to users; we fall back to the raw span.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
@@ -74,6 +77,8 @@ _SPACES = re.compile(r"\s+")
 @lru_cache(maxsize=1)
 def _latex() -> LatexNodes2Text:
     """A converter that keeps unknown macro names (``\\method`` -> ``method``) instead of dropping them."""
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
     db = get_default_latex_context_db()
     keep = [
         MacroTextSpec(m, simplify_repl="%(1)s") for m in ("texttt", "mathrm", "textsc", "mathbf")

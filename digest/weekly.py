@@ -152,6 +152,22 @@ class WeeklyPictures:
         """Claims on ``platforms`` never posted whose owner died or whose retry is due; ours now."""
         return self.store.weekly.take_over(self.worker, self.lease_s, platforms)
 
+    def sending(self, lease: WeeklyLease) -> bool:
+        """Mark a claim as uploading (never taken over after this); False if it was lost."""
+        return self.store.weekly.sending(lease)
+
+    def posted(self, lease: WeeklyLease, message_ref: str) -> bool:
+        """Record the uploaded picture's platform reference."""
+        return self.store.weekly.posted(lease, message_ref)
+
+    def nothing_to_draw(self, lease: WeeklyLease) -> bool:
+        """Close a claim whose eight weeks hold nothing (no picture is sent)."""
+        return self.store.weekly.empty(lease)
+
+    def fail(self, lease: WeeklyLease, error: str) -> bool:
+        """Close a claim that cannot be sent, keeping the reason."""
+        return self.store.weekly.fail(lease, error)
+
     def retry_later(self, lease: WeeklyLease, error: str, delay_s: float) -> bool:
         """A passing failure: tried again after ``delay_s``; False once attempts ran out."""
         return self.store.weekly.defer(lease, error, delay_s, self.max_attempts)

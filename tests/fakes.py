@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.commands.replies import Reply
 from bot.ports import PostError
 from digest.models import ChannelRef
@@ -50,3 +52,14 @@ class RecordingAdapter:
         return [
             p for ref, _, ids in self.messages if channel in (None, ref.channel_id) for p in ids
         ]
+
+
+class FixedClock:
+    """A clock (digest/clock.py) that says what it is told: ``clock.now = ...`` moves it."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        """The instant set last."""
+        return self.now

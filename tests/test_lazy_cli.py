@@ -17,10 +17,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Module roots a listing must not import (the ranker's and the embedding model's).
+#: Module roots a listing must not import: the ranker's and the embedding model's, the chat
+#: SDKs, the scheduler, Alembic; then what the composition root and the command core once
+#: loaded for every command: NumPy (ranking results, the profile, the encoder), the HTTP client
+#: and feed parser (ingest), the PostgreSQL dialect (on SQLite), Prometheus (metrics nobody
+#: scrapes in a one-shot command) and rich (most commands print plain lines).
 HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.engine",
          "digest.rank.index", "digest.index_store", "huggingface_hub", "alembic", "aiohttp",
-         "slack_bolt", "discord", "apscheduler", "matplotlib")  # fmt: skip
+         "slack_bolt", "discord", "apscheduler", "matplotlib", "numpy", "httpx", "feedparser",
+         "digest.ingest.pipeline", "sqlalchemy.dialects.postgresql", "prometheus_client",
+         "rich", "pylatexenc", "bibtexparser")  # fmt: skip
 
 PROBE = """
 import json, sys
@@ -83,7 +89,13 @@ def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, 
     index store load). Each of these would show in the same list (the module it imports is in
     HEAVY): analyzer.py importing sklearn's stop-word list; digest.channels, backlog or delivery
     importing digest.compose at module level (the ranker); `cmd` building the runner (metrics:
-    aiohttp) when nothing is posted; upgrade() running Alembic on a database at the head."""
+    aiohttp) when nothing is posted; upgrade() running Alembic on a database at the head.
+    Also tried, red: `import numpy as np` back at the top of digest/rank/results.py,
+    digest/rank/profile.py or digest/embeddings.py; SourceConfig imported from
+    digest.ingest.pipeline in bot/app.py (httpx, feedparser); `from sqlalchemy.dialects import
+    postgresql, sqlite` back at the top of digest/store/channels.py; App.commands observing
+    with `self.metrics.command` (prometheus_client); `from rich.console import Console` at the
+    top of bot/cli.py."""
     result = _loaded(workdir, *args)
     assert result["code"] == 0
     assert result["heavy"] == [], result["heavy"]

@@ -63,9 +63,8 @@ def test_next_digest_is_what_the_scheduler_sends(app, lab, now, grace, expected)
 
 def test_channels_cli_agrees(app, lab, monkeypatch, capsys):
     import bot.cli_channels as cli
-    from bot import clock
 
-    monkeypatch.setattr(clock, "now", lambda: MONDAY_1220_BERLIN)  # the CLI's one clock
+    monkeypatch.setattr(app, "clock", lambda: MONDAY_1220_BERLIN)  # the CLI's one clock
     monkeypatch.setattr(cli, "wired", lambda db: app)
     channels_cmd()
     assert "next 2026-11-30 09:00 CET (missed: caught up at once)" in capsys.readouterr().out

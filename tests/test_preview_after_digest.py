@@ -40,39 +40,41 @@ def test_chat_preview_after_todays_digest_names_the_next_one(app):
     assert sent.isdisjoint(c.paper_id for c in after.cards)  # never the posted papers again
 
 
-def test_cli_dry_run_after_todays_digest_names_the_next_one(env_isolated, monkeypatch, capsys):
-    """Every date here comes from one instant: the test freezes ``bot.clock.now`` and derives
+def test_cli_dry_run_after_todays_digest_names_the_next_one(env_isolated, capsys):
+    """Every date here comes from one instant: the test freezes the clock and derives
     "tomorrow" from it, so the test cannot straddle midnight UTC (it ran `digestbot` in
     subprocesses, each reading the wall clock, and the test read it again afterwards).
     Breaks that turn this red: `digest --dry-run` previewing under today's date after today's
-    digest was posted; `digest` reading datetime.now() instead of bot.clock.now() (with the
-    clock frozen a day ahead, the post and the preview fall on different days)."""
-    from bot import clock
+    digest was posted; `digest` reading the clock twice (with the clock frozen a second before
+    midnight, the post and the preview would fall on different days)."""
+    import time_machine
+
     from bot.cli import main
 
-    # a day ahead of the wall clock, just before midnight: a date read from the wall clock is off
+    # a day ahead of the wall clock, just before midnight: a date read twice may straddle it
     instant = (datetime.now(UTC) + timedelta(days=1)).replace(hour=23, minute=59, second=59)
-    monkeypatch.setattr(clock, "now", lambda: instant)
-    corpus = env_isolated / "papers.jsonl"
-    rows = [{"id": f"p{i}", "title": f"Sparse autoencoders {i}", "abstract": "Sparse features."}
-            for i in range(12)]  # fmt: skip
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["ingest", str(corpus)]) == 0
-    assert main(["cmd", "console:lab", "/papers subscribe sparse"]) == 0
-    assert main(["cmd", "console:lab", "/papers schedule 00:00 UTC daily"]) == 0
-    capsys.readouterr()
-    assert main(["digest", "console:lab"]) == 0
-    assert "posted" in capsys.readouterr().out
-    assert main(["digest", "console:lab", "--dry-run", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    tomorrow = local_day(instant, "UTC") + timedelta(days=1)
-    assert out["date"] == tomorrow.isoformat()
-    assert out["outcome"].startswith("preview: Today's digest: already delivered at ")
-    assert main(["digest", "console:lab", "--dry-run"]) == 0
-    text = capsys.readouterr().out
-    assert (
-        text.startswith("Today's digest: already delivered") and f"{tomorrow:%a %d %b %Y}" in text
-    )
+    with time_machine.travel(instant, tick=False):  # every "now" in the process, one instant
+        corpus = env_isolated / "papers.jsonl"
+        rows = [{"id": f"p{i}", "title": f"Sparse autoencoders {i}", "abstract": "Sparse features."}
+                for i in range(12)]  # fmt: skip
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert main(["ingest", str(corpus)]) == 0
+        assert main(["cmd", "console:lab", "/papers subscribe sparse"]) == 0
+        assert main(["cmd", "console:lab", "/papers schedule 00:00 UTC daily"]) == 0
+        capsys.readouterr()
+        assert main(["digest", "console:lab"]) == 0
+        assert "posted" in capsys.readouterr().out
+        assert main(["digest", "console:lab", "--dry-run", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        tomorrow = local_day(instant, "UTC") + timedelta(days=1)
+        assert out["date"] == tomorrow.isoformat()
+        assert out["outcome"].startswith("preview: Today's digest: already delivered at ")
+        assert main(["digest", "console:lab", "--dry-run"]) == 0
+        text = capsys.readouterr().out
+        assert (
+            text.startswith("Today's digest: already delivered")
+            and f"{tomorrow:%a %d %b %Y}" in text
+        )
 
 
 def test_an_empty_next_digest_preview_says_no_paper_matches_yet(app):

@@ -8,7 +8,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from bot.commands.replies import Reply, error
 from digest.channels import ChannelService
@@ -43,7 +43,9 @@ class Context:
     user: str
     is_admin: bool = True
     dm: ChannelRef | None = None  # the user's direct-message channel, for `me` commands
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: When it was typed; None: Commands fills it in from the one clock (digest/clock.py), so
+    #: every date a command derives agrees with the scheduler's and the CLI's.
+    now: datetime | None = None
     personal: bool = False
     name: str = ""  # how others read who it was: a display name, or "the command line"
     place: str = ""  # the channel's name as the platform shows it ("general"), if it says
@@ -240,6 +242,8 @@ class Commands:
             ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
         elif ctx.ref.channel_id.startswith("@"):  # typed in a DM with the app: the same digest
             ctx = replace(ctx, personal=True)
+        if ctx.now is None:  # read once per command: every date it derives is of one instant
+            ctx = replace(ctx, now=self.channels.clock())
         name = ALIASES.get(name, name or "help")
         spec = REGISTRY.get(name)
         if spec is None:

@@ -9,24 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from digest.errors import IngestError
-from digest.ingest import fetch
+from digest.ingest import SourceConfig, fetch
 from digest.ingest.feeds import parse_arxiv_feed, parse_openreview_notes
 from digest.ingest.parse import Parsed, decode, parse_csv, parse_jsonl, parse_neurips_list
 from digest.models import PaperRecord, ParseProblem
 from digest.store import Store
 
 FORMATS = ("auto", "neurips-list", "jsonl", "csv", "arxiv", "arxiv-rss", "openreview")
-
-
-@dataclass(frozen=True)
-class SourceConfig:
-    """Where network sources live (configurable so tests can point at a local server)."""
-
-    arxiv_base_url: str = "https://export.arxiv.org/api/query"
-    arxiv_rss_url: str = "https://rss.arxiv.org/rss"
-    openreview_base_url: str = "https://api2.openreview.net"
-    min_interval: float = 3.0
-    arxiv_max_results: int = 200
 
 
 @dataclass

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from digest.rank.analyzer import phrase_terms
 
-if TYPE_CHECKING:  # the index (scipy) loads with ranking, not with every profile read
+# NumPy and the index (SciPy) load with ranking, not with every profile read: `list` and
+# `channels` build a Profile to say whether a channel follows anything (issue 21, item 4).
+if TYPE_CHECKING:
+    import numpy as np
+
     from digest.rank.index import PaperIndex
 
 # A followed author's paper is worth posting: it scores at least AUTHOR_BASE, more as the author
@@ -53,6 +55,8 @@ def author_scores(
 ) -> np.ndarray:
     """The score of each row's followed author (``names``, from ``author_matches``; 0 for None):
     ``AUTHOR_BASE``, plus ``AUTHOR_LEAD`` when they lead it, plus ``AUTHOR_TOPIC`` x ``other``."""
+    import numpy as np
+
     out = np.zeros(len(rows), dtype=np.float32)
     for i, (r, name) in enumerate(zip(rows.tolist(), names, strict=True)):
         if name is None:
@@ -67,6 +71,8 @@ def author_scores(
 
 def excluded_rows(index: PaperIndex, rows: np.ndarray, terms: tuple[str, ...]) -> np.ndarray:
     """True for rows whose title/abstract contain any exclude term (as a phrase when multi-word)."""
+    import numpy as np
+
     mask = np.zeros(len(rows), dtype=bool)
     w = index.weights
     for term in terms:
@@ -84,6 +90,8 @@ def excluded_rows(index: PaperIndex, rows: np.ndarray, terms: tuple[str, ...]) -
 
 def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarray:
     """Latent similarity of each row to a liked paper ('papers like this one')."""
+    import numpy as np
+
     pos = index.pos.get(paper_id)
     if pos is None:
         return np.zeros(len(rows), dtype=np.float32)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # the chat side imports Filters for every command; NumPy loads with ranking
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ def page_order(scores: np.ndarray, page: int, per_page: int) -> np.ndarray:
     Only the papers at least as good as the page's last one are sorted: a search sorts a page
     of ten, not its thousand candidates.
     """
+    import numpy as np
+
     need = page * per_page
     if len(scores) > 4 * need:
         cut = np.partition(-scores, need - 1)[need - 1]

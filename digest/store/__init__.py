@@ -6,8 +6,9 @@ import hashlib
 import os
 from uuid import uuid4
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
+from digest.clock import Clock, system_clock
 from digest.store.channels import ChannelRepo
 from digest.store.deliveries import DeliveryRepo
 from digest.store.engine import make_engine, sqlite_file, upgrade
@@ -22,23 +23,32 @@ __all__ = ["Store", "UpsertCounts"]
 class Store:
     """Everything persistent, reached through one engine (SQLite or PostgreSQL by URL)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
-        self.papers = PaperRepo(engine)
-        self.channels = ChannelRepo(engine)
+        self.clock = clock
+        self.papers = PaperRepo(engine, clock)
+        self.channels = ChannelRepo(engine, clock)
         self.deliveries = DeliveryRepo(engine)
         self.ledger = LedgerRepo(engine, self.deliveries)
         self.kv = KeyValueRepo(engine)
         self.weekly = WeeklyRepo(engine)
 
     @classmethod
-    def open(cls, url: str, migrate: bool = True, create_folder: bool = False) -> Store:
+    def open(
+        cls, url: str, migrate: bool = True, create_folder: bool = False,
+        clock: Clock = system_clock,
+    ) -> Store:  # fmt: skip
         """Connect to ``url`` and bring its schema up to date (``create_folder``: a SQLite
         file's missing folder is made, as for the default data directory)."""
         engine = make_engine(url, create_folder)
         if migrate:
             upgrade(engine)
-        return cls(engine)
+        return cls(engine, clock)
+
+    def ping(self) -> None:
+        """One round trip to the database (raises when it cannot be reached)."""
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
 
     def identity(self) -> str:
         """This database's own random id, made on first use and kept in it (never exported):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,11 +19,18 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.models import Channel, ChannelRef, FeedbackVote, Subscription, SubscriptionKind
+from digest.clock import Clock, system_clock
+from digest.models import (
+    Channel,
+    ChannelRef,
+    FeedbackVote,
+    Shards,
+    Subscription,
+    SubscriptionKind,
+)
 from digest.store.deliveries import _aware
 from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow, look_mark
 from digest.zones import usable_timezone
@@ -34,34 +40,26 @@ from digest.zones import usable_timezone
 SNOWFLAKE_SHIFT = 22
 
 
-@dataclass(frozen=True)
-class Shards:
-    """One replica's part of a sharded platform's channels: shard ``ids`` out of ``count``."""
-
-    ids: frozenset[int]
-    count: int
-    platform: str = "discord"
-
-    def where(self) -> ColumnElement[bool]:
-        """SQL for both engines: the channels that are this replica's. Discord's rule: a server
-        channel is on shard (guild_id >> 22) % count, a DM (``@user``) on shard 0; other
-        platforms' channels are everyone's."""
-        server = ~ChannelRow.channel_id.startswith("@", autoescape=True)
-        shard = case(
-            (
-                server,
-                # // is integer division on both engines (/ would be NUMERIC on PostgreSQL)
-                cast(ChannelRow.workspace, BigInteger)
-                // literal(1 << SNOWFLAKE_SHIFT, BigInteger)
-                % self.count,
-            ),
-            else_=0,
-        )
-        return (ChannelRow.platform != self.platform) | shard.in_(sorted(self.ids))
+def _shard_clause(shards: Shards) -> ColumnElement[bool]:
+    """SQL for both engines: the channels that are this replica's. Discord's rule: a server
+    channel is on shard (guild_id >> 22) % count, a DM (``@user``) on shard 0; other
+    platforms' channels are everyone's."""
+    server = ~ChannelRow.channel_id.startswith("@", autoescape=True)
+    shard = case(
+        (
+            server,
+            # // is integer division on both engines (/ would be NUMERIC on PostgreSQL)
+            cast(ChannelRow.workspace, BigInteger)
+            // literal(1 << SNOWFLAKE_SHIFT, BigInteger)
+            % shards.count,
+        ),
+        else_=0,
+    )
+    return (ChannelRow.platform != shards.platform) | shard.in_(sorted(shards.ids))
 
 
 def _mine(shards: Shards | None) -> ColumnElement[bool]:
-    return shards.where() if shards is not None else true()
+    return _shard_clause(shards) if shards is not None else true()
 
 
 SETTINGS = {
@@ -131,14 +129,21 @@ def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> Feedba
 
 def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
     """The dialect's INSERT, which knows ON CONFLICT (both backends we support do)."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    # Imported here: the PostgreSQL dialect package loads all its drivers' modules, which a
+    # SQLite deployment (and every command that only reads) never needs.
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
 
 
 class ChannelRepo:
     """Reads and writes channels, their subscriptions and their members' feedback."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
+        self.clock = clock  # stamps rows (ingested, created, voted): the composition root's clock
 
     def _find(self, session: Session, ref: ChannelRef) -> ChannelRow | None:
         stmt = select(ChannelRow).where(
@@ -172,7 +177,7 @@ class ChannelRepo:
                     platform=ref.platform,
                     workspace=ref.workspace,
                     channel_id=ref.channel_id,
-                    created_at=datetime.now(UTC),
+                    created_at=self.clock(),
                     **fields,
                 )
             )
@@ -277,7 +282,7 @@ class ChannelRepo:
                     kind=kind.value,
                     text=text,
                     created_by=user,
-                    created_at=datetime.now(UTC),
+                    created_at=self.clock(),
                 )
             )
             try:
@@ -320,7 +325,7 @@ class ChannelRepo:
             FeedbackRow.user == user,
             FeedbackRow.paper_id == paper_id,
         )
-        now = datetime.now(UTC)
+        now = self.clock()
         row = {"channel_id": channel_id, "user": user, "paper_id": paper_id, "value": value}
         for _ in range(5):  # a round only repeats when another press changed the row in between
             with self.engine.begin() as conn:
@@ -350,7 +355,7 @@ class ChannelRepo:
                 row.value = value
             elif value:
                 session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
-                                        created_at=datetime.now(UTC)))  # fmt: skip
+                                        created_at=self.clock()))  # fmt: skip
             try:
                 self.look(session, channel_id)  # flushes the vote first
                 session.commit()

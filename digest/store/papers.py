@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from digest.clock import Clock, system_clock
 from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
 from digest.store.identity import Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
@@ -118,8 +119,9 @@ def to_paper(row: PaperRow) -> Paper:
 class PaperRepo:
     """Reads and writes papers."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
+        self.clock = clock  # stamps rows (ingested, created, voted): the composition root's clock
 
     def _keys(self, session: Session) -> Keys:
         # Only the identity columns: loading abstracts of 100k papers here would be wasted I/O.
@@ -150,7 +152,7 @@ class PaperRepo:
         others (a command's de-duplication, another ingest) write between batches.
         """
         counts = UpsertCounts()
-        now = datetime.now(UTC)
+        now = self.clock()
         with Session(self.engine, expire_on_commit=False) as session:
             keys = self._keys(session)
             pending, fresh = 0, []
