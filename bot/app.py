@@ -46,9 +46,12 @@ class App:
         from digest.store import Store
 
         # Only the default data directory is ours to create; a typed URL's folder must exist.
-        return Store.open(
+        store = Store.open(
             self.database_url, create_folder=self.database_url == default_database_url()
         )
+        llm = self.settings.llm()
+        store.papers.tldr_model = llm.model if llm else None  # papers carry this model's TL;DRs
+        return store
 
     @cached_property
     def service(self) -> DigestService:
@@ -65,8 +68,18 @@ class App:
         from digest.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
+        llm = s.llm()
+        if llm is not None:
+            from digest.tldr_writer import TldrWriter
+
+            tldrs = TldrWriter(self.store, llm)
         return DigestService(
-            self.store, s.resolved_index_dir(), sources, model=model, strict_model=self.strict_model
+            self.store,
+            s.resolved_index_dir(),
+            sources,
+            model=model,
+            strict_model=self.strict_model,
+            tldrs=tldrs if llm is not None else None,
         )
 
     @cached_property
@@ -180,6 +193,8 @@ class App:
         from bot.scheduler import DigestScheduler
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector
+        if self.service.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
+            self.service.tldrs.background = True
         return DigestScheduler(
             self.store,
             runner,
