@@ -143,10 +143,10 @@ class Settings(BaseSettings):
 
     def llm(self) -> LlmConfig | None:
         """The TL;DR endpoint's settings (the key revealed only here), or None when unset."""
-        from digest.llm import LlmConfig
-
         if not self.llm_url:
             return None
+        from digest.llm import LlmConfig  # httpx loads only when an endpoint is configured
+
         if not self.llm_model:
             raise DigestError(
                 "bad setting: DIGESTBOT_LLM_URL is set but DIGESTBOT_LLM_MODEL is not; "

@@ -178,7 +178,10 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
     from bot.config import Settings
 
     release = threading.Event()
-    llm.answer = lambda body: (release.wait(30), "We held this answer back until the ingest had returned.")[1]
+    llm.answer = lambda body: (
+        release.wait(30),
+        "We held this answer back until the ingest had returned.",
+    )[1]
     url = f"sqlite:///{tmp_path / 'bg.db'}"
     settings = Settings(database_url=url, index_dir=str(tmp_path / "index"), llm_url=llm.url,
                         llm_model="tiny-tldr", llm_key=KEY, llm_per_run=2)  # fmt: skip

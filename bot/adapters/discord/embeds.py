@@ -106,7 +106,7 @@ def card_embed(c: Card) -> discord.Embed:
     """A paper: linked title, authors and venue, TL;DR, snippet, why."""
     meta = " · ".join(safe(x) for x in (c.authors, c.venue) if x)
     rank = f"{c.rank}. " if c.rank is not None else ""
-    text = f"**TL;DR:** {safe(c.tldr)}\n{safe(c.snippet)}" if c.tldr else safe(c.snippet)
+    text = f"TL;DR: {safe(c.tldr)}\n{safe(c.snippet)}" if c.tldr else safe(c.snippet)
     embed = discord.Embed(
         title=cut(safe(rank + c.title), MAX_TITLE),
         url=safe_url(c.url),
