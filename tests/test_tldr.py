@@ -59,10 +59,10 @@ def test_the_derived_headlines_sentence_is_not_used_again():
 def test_a_sentence_restating_a_real_title_is_skipped():
     abstract = (
         "Graph transformers are popular. "
-        "We propose sparse attention for graph transformers. "
+        "We introduce GraphSparse, a sparse attention for graph transformers. "
         "We show that sparse attention halves memory use on molecule benchmarks while keeping accuracy."
     )
-    line = extractive_tldr(abstract, "Sparse Attention for Graph Transformers")
+    line = extractive_tldr(abstract, "GraphSparse: Sparse Attention for Graph Transformers")
     assert line.startswith("We show that sparse attention halves memory")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from datetime import date
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -109,38 +109,37 @@ def test_answer_line_drops_preamble_and_markup():
 # --- writing, caching, budgets -------------------------------------------------------------------
 
 
-def stored(sqlite_store):
-    sqlite_store.papers.upsert(bundled())
-    return [p.id for p in sqlite_store.papers.list(50)]
+def stored(store):
+    store.papers.upsert(bundled())
+    return [p.id for p in store.papers.list(50)]
 
 
-def test_lines_are_cached_per_paper_and_model(llm, sqlite_store):
-    ids = stored(sqlite_store)
-    newest = sqlite_store.papers.recent_ids(3)  # what a run takes after the ingested ids
-    writer = TldrWriter(sqlite_store, config(llm, per_run=3))
+def test_lines_are_cached_per_paper_and_model(llm, store):
+    ids = stored(store)
+    newest = store.papers.recent_ids(3)  # what a run takes after the ingested ids
+    writer = TldrWriter(store, config(llm, per_run=3))
     assert writer.write(newest) == 3 and len(llm.calls) == 3
     assert writer.write(newest) == 0 and len(llm.calls) == 3  # current lines: never asked again
-    sqlite_store.papers.tldr_model = "tiny-tldr"
-    got = sqlite_store.papers.get_many(ids)
+    store.papers.tldr_model = "tiny-tldr"
+    got = store.papers.get_many(ids)
     assert sorted(i for i, p in got.items() if p.tldr) == sorted(newest)
-    assert sqlite_store.papers.get(newest[0]).tldr.startswith("The authors study")
-    sqlite_store.papers.tldr_model = "other-model"  # a change of model: none of them is current
-    assert all(p.tldr is None for p in sqlite_store.papers.get_many(ids).values())
-    assert sqlite_store.papers.tldrs.stale(newest, "other-model") == newest
-    assert TldrWriter(sqlite_store, config(llm, per_run=3)).write(newest) == 0  # model unchanged
+    assert store.papers.get(newest[0]).tldr.startswith("The authors study")
+    store.papers.tldr_model = "other-model"  # a change of model: none of them is current
+    assert all(p.tldr is None for p in store.papers.get_many(ids).values())
+    assert store.papers.tldrs.stale(newest, "other-model") == newest
+    assert TldrWriter(store, config(llm, per_run=3)).write(newest) == 0  # model unchanged
 
 
-def test_the_run_and_the_day_budget_hold(llm, sqlite_store):
-    ids = stored(sqlite_store)
-    day = date(2026, 12, 1)
-    from datetime import UTC, datetime
-
-    writer = TldrWriter(sqlite_store, config(llm, per_run=4, per_day=6),
-                        now=lambda: datetime(2026, 12, 1, 12, tzinfo=UTC))  # fmt: skip
+def test_the_run_and_the_day_budget_hold(llm, store):
+    ids = stored(store)
+    noon, next_day = datetime(2026, 12, 1, 12, tzinfo=UTC), datetime(2026, 12, 2, 1, tzinfo=UTC)
+    writer = TldrWriter(store, config(llm, per_run=4, per_day=6), now=lambda: noon)
     assert writer.write(ids) == 4  # the run's budget
     assert writer.write(ids) == 2  # what is left of the day's
     assert writer.write(ids) == 0 and len(llm.calls) == 6
-    assert sqlite_store.papers.tldrs.spent(day) == 6
+    assert TldrWriter(store, config(llm, per_day=7), now=lambda: noon).write(ids) == 1
+    later = TldrWriter(store, config(llm, per_run=4, per_day=6), now=lambda: next_day)
+    assert later.write(ids) == 4  # a new UTC day, a new budget
 
 
 def test_a_dead_endpoint_costs_two_calls_not_one_per_paper(llm, sqlite_store):
@@ -177,11 +176,14 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
     from bot.app import build
     from bot.config import Settings
 
-    release = threading.Event()
-    llm.answer = lambda body: (
-        release.wait(30),
-        "We held this answer back until the ingest had returned.",
-    )[1]
+    asked, release = threading.Event(), threading.Event()
+
+    def held(body: dict) -> str:
+        asked.set()
+        release.wait(30)
+        return "We held this answer back until the ingest had returned."
+
+    llm.answer = held
     url = f"sqlite:///{tmp_path / 'bg.db'}"
     settings = Settings(database_url=url, index_dir=str(tmp_path / "index"), llm_url=llm.url,
                         llm_model="tiny-tldr", llm_key=KEY, llm_per_run=2)  # fmt: skip
@@ -190,13 +192,35 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
         app.service.tldrs.background = True
         report = app.service.ingest(str(BUNDLED_PAPERS))
         assert report.added == 19  # returned while the first answer is still held
-        assert not any(p.tldr for p in app.store.papers.list(50)) and llm.calls
+        assert not any(p.tldr for p in app.store.papers.list(50))
+        assert asked.wait(30)  # the background thread did ask, and waits for the answer
         release.set()
         app.service.tldrs.wait(30)
         lines = [p.tldr for p in app.store.papers.list(50) if p.tldr]
         assert lines == ["We held this answer back until the ingest had returned."] * 2
     finally:
         release.set()
+        app.close()
+
+
+def test_a_writer_crash_does_not_break_ingest(llm, tmp_path, caplog):
+    """Whatever goes wrong while writing (a database error, a bug), the papers stay stored."""
+    from bot.app import build
+    from bot.config import Settings
+
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    settings = Settings(database_url=url, index_dir=str(tmp_path / "index"), llm_url=llm.url,
+                        llm_model="tiny-tldr", llm_key=KEY)  # fmt: skip
+    app = build(url, settings)
+    try:
+
+        def crash(ids):
+            raise RuntimeError("disk on fire")
+
+        app.service.tldrs.write = crash
+        assert app.service.ingest(str(BUNDLED_PAPERS)).added == 19
+        assert app.store.papers.count() == 19 and "writing TL;DRs after ingesting" in caplog.text
+    finally:
         app.close()
 
 

@@ -95,9 +95,3 @@ class TldrRepo:
                 except IntegrityError:  # another process made it first
                     session.rollback()
         return False
-
-    def spent(self, day: date) -> int:
-        """How many calls ``day``'s budget has counted."""
-        with Session(self.engine) as session:
-            row = session.get(CounterRow, f"{_BUDGET}{day.isoformat()}")
-            return row.value if row else 0
