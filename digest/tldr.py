@@ -10,6 +10,7 @@ docs/tldr.md explains both.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from digest.headline import headline_sentence, ranked_sentences, shorten
 from digest.models import Paper
@@ -131,6 +132,7 @@ def _order(sents: list[str]) -> list[int]:
     return sorted(range(len(sents)), key=key)
 
 
+@lru_cache(maxsize=4096)  # a paper is shown again and again (pages, previews, digests)
 def extractive_tldr(abstract: str, title: str = "", title_derived: bool = False) -> str:
     """The abstract's sentence that best states the contribution, tidied ('' for no abstract).
 
@@ -142,8 +144,8 @@ def extractive_tldr(abstract: str, title: str = "", title_derived: bool = False)
     if not sents:
         return ""
     used = headline_sentence(sents) if title_derived else None
-    usable = [i for i in _order(sents) if i != used and not restates(sents[i], title)]
-    return tidy(sents[usable[0]]) if usable else ""
+    best = next((i for i in _order(sents) if i != used and not restates(sents[i], title)), None)
+    return "" if best is None else tidy(sents[best])
 
 
 def tldr_line(paper: Paper) -> str:
