@@ -252,6 +252,10 @@ def test_digest_json_gives_the_abstractive_line_with_the_endpoint(llm, tmp_path)
     assert len(llm.calls) == 19
     for row in digest_json(tmp_path, **settings):
         assert row["tldr"].startswith("The authors study") and "TL;DR" not in row["tldr"]
+    posted = digestbot(tmp_path, "digest", "console:lab", "--json", **settings)
+    doc = json.loads(posted.stdout)
+    assert doc["outcome"].startswith("posted") and doc["papers"], posted.stderr
+    assert all(row["tldr"].startswith("The authors study") for row in doc["papers"])
 
 
 def test_digest_json_falls_back_to_extractive_when_the_endpoint_times_out(llm, tmp_path):
