@@ -68,8 +68,8 @@ class App:
         from digest.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
-        llm = s.llm()
-        if llm is not None:
+        llm, tldrs = s.llm(), None
+        if llm is not None:  # abstractive TL;DRs, written after each ingest (docs/tldr.md)
             from digest.tldr_writer import TldrWriter
 
             tldrs = TldrWriter(self.store, llm)
@@ -79,7 +79,7 @@ class App:
             sources,
             model=model,
             strict_model=self.strict_model,
-            tldrs=tldrs if llm is not None else None,
+            tldrs=tldrs,
         )
 
     @cached_property
