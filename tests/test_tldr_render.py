@@ -5,7 +5,8 @@ Deliberate breaks that turn these red: a renderer dropping ``Card.tldr`` (its li
 Slack's card body built without ``plain()`` on the TL;DR (a mention or formatting gets through);
 the TL;DR added outside the Discord description's 1,200 cut or after `_fit` (over 6,000
 characters); ``stored_reply`` not round-tripping the field (a retried digest loses its lines);
-``paper_cmd`` clearing the TL;DR with the snippet.
+``paper_cmd`` clearing the TL;DR with the snippet; ``PaperRepo`` not attaching the cached line
+(the scheduled Slack digest shows the extractive one instead).
 """
 
 from __future__ import annotations
@@ -92,3 +93,46 @@ def test_the_paper_command_shows_the_tldr(app):
     ctx = Context(ref=ChannelRef("console", "lab"), user="ann")
     reply = app.commands.handle(f"paper {some.id}", ctx)
     assert reply.cards[0].tldr == tldr_line(some) and reply.cards[0].snippet == ""
+
+
+def test_a_scheduled_slack_digest_arrives_with_cached_lines(app):
+    """Through the runner and the strict fake Web API: the cached abstractive line when the
+    paper has one for the configured model, the extractive one otherwise; every post valid."""
+    import asyncio
+    from datetime import date
+
+    from bot.adapters.slack.poster import SlackPoster
+    from bot.runner import DigestRunner
+    from digest.delivery import Deliveries
+    from digest.models import ChannelRef, SubscriptionKind
+    from tests.fake_slack import FakeSlack
+
+    ids = app.store.papers.recent_ids(1000)
+    papers = app.store.papers.get_many(ids)
+    for pid in ids[::2]:
+        app.store.papers.tldrs.save(
+            pid, "tiny", papers[pid].content_hash, f"Cached line for {pid}."
+        )
+    app.store.papers.tldr_model = "tiny"
+    with FakeSlack() as slack:
+        slack.join("C1")
+        ref = ChannelRef("slack", "C1", "T1")
+        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+
+        async def lookup(team):
+            return "xoxb-test"
+
+        poster = SlackPoster(lookup, base_url=slack.url, min_interval=0, backoff=0.01)
+        runner = DigestRunner(Deliveries(app.channels, "w1"), {"slack": poster})
+        ch = app.store.channels.get(ref)
+        assert asyncio.run(runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+        (post,) = slack.posts("C1")
+        assert slack_problems(post["blocks"], post["text"]) == []
+        sections = [b for b in post["blocks"] if b["type"] == "section" and "block_id" in b]
+        cards = [b for b in sections if b["block_id"].startswith("paper:")]
+        assert cards and all("*TL;DR:* " in b["text"]["text"] for b in cards)
+        for b in cards:
+            pid = b["block_id"].removeprefix("paper:")
+            want = f"Cached line for {pid}." if pid in ids[::2] else tldr_line(papers[pid])
+            assert plain(want)[:50] in b["text"]["text"]
+        assert not slack.rejected
