@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from bot.adapters.console import render as console_render
 from bot.adapters.discord.embeds import render as discord_render
+from bot.adapters.discord.embeds import render_one
 from bot.adapters.discord.limits import message_problems as discord_problems
 from bot.adapters.discord.poster import payload
 from bot.adapters.slack.blocks import plain, render_items
@@ -57,7 +58,7 @@ def test_discord_shows_each_tldr_within_limits():
     for hostile in (False, True):
         reply = digest(hostile=hostile)
         messages = discord_render(reply)
-        for m in messages:
+        for m in [*messages, render_one(replace(reply, cards=reply.cards[:9]))]:  # a search page
             assert discord_problems(payload(m)) == []
         shown = "\n".join(e.description or "" for m in messages for e in m.embeds)
         assert shown.count("TL;DR: ") == len(reply.cards)
