@@ -8,7 +8,8 @@ ignoring `MAX_FAILURES_IN_A_ROW` (a dead endpoint gets every paper's call); `Tld
 ignoring the model (another model's line is shown); `spend` not checking the limit (the day's
 budget is passed); `PaperRepo.get` calling the endpoint, or `tldr_line` doing so (the
 interactive commands reach the fake); `TldrWriter.after_ingest` writing inline in background
-mode (ingest waits for the held answer).
+mode (ingest waits for the held answer); `digestbot run` not setting background mode before its
+first-run ingest (the first digest shows the held line).
 """
 
 from __future__ import annotations
@@ -222,6 +223,25 @@ def test_a_writer_crash_does_not_break_ingest(llm, tmp_path, caplog):
         assert app.store.papers.count() == 19 and "writing TL;DRs after ingesting" in caplog.text
     finally:
         app.close()
+
+
+def test_the_first_runs_digest_does_not_wait_for_the_endpoint(llm, tmp_path):
+    """`digestbot run` on an empty machine: the bundled papers' lines are written on a thread,
+    so the first digest shows extractive lines while the endpoint still holds its answers."""
+    release = threading.Event()
+
+    def held(body: dict) -> str:
+        release.wait(30)
+        return "We held this answer back until the first digest was out."
+
+    llm.answer = held
+    try:
+        done = digestbot(tmp_path, "run", input="/papers list\n",
+                         **env(llm, DIGESTBOT_LLM_TIMEOUT_SECONDS="120", DIGESTBOT_LLM_PER_RUN="1"))  # fmt: skip
+    finally:
+        release.set()
+    assert done.returncode == 0 and "=== #lab ===" in done.stdout, done.stderr
+    assert "TL;DR: " in done.stdout and "We held this answer" not in done.stdout
 
 
 # --- the issue's done-when, through the command line ----------------------------------------------
