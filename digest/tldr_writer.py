@@ -80,7 +80,12 @@ class TldrWriter:
         stale, within the run's and the day's budget; how many lines were stored."""
         cfg, repo = self.config, self.store.papers.tldrs
         recent = self.store.papers.recent_ids(cfg.per_run)
-        todo = repo.stale([*ids, *recent], cfg.model)
+        wanted = list(dict.fromkeys([*ids, *recent]))
+        todo: list[str] = []
+        for start in range(0, len(wanted), 500):  # a 10k-paper ingest reads only what it needs
+            if len(todo) >= 2 * cfg.per_run + 20:  # room for papers without an abstract
+                break
+            todo += repo.stale(wanted[start : start + 500], cfg.model)
         written = failures = calls = 0
         papers = self.store.papers.get_many(todo)
         for paper in (papers[i] for i in todo if i in papers):  # new papers first, then recent
