@@ -52,7 +52,10 @@ class App:
 
         # Only the default data directory is ours to create; a typed URL's folder must exist.
         create = self.database_url == default_database_url()
-        return Store.open(self.database_url, create_folder=create, clock=self.clock)
+        store = Store.open(self.database_url, create_folder=create, clock=self.clock)
+        llm = self.settings.llm()
+        store.papers.tldr_model = llm.model if llm else None  # papers carry this model's TL;DRs
+        return store
 
     @cached_property
     def service(self) -> DigestService:
@@ -69,6 +72,11 @@ class App:
         from digest.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
+        llm, tldrs = s.llm(), None
+        if llm is not None:  # abstractive TL;DRs, written after each ingest (docs/tldr.md)
+            from digest.tldr_writer import TldrWriter
+
+            tldrs = TldrWriter(self.store, llm, now=self.clock)
         return DigestService(
             self.store,
             s.resolved_index_dir(),
@@ -76,6 +84,7 @@ class App:
             model=model,
             strict_model=self.strict_model,
             clock=self.clock,
+            tldrs=tldrs,
         )
 
     @cached_property
@@ -196,6 +205,8 @@ class App:
         from bot.scheduler import DigestScheduler
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector
+        if self.service.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
+            self.service.tldrs.background = True
         scheduler = DigestScheduler(
             self.store,
             runner,

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from digest.errors import DigestError
-from digest.models import Channel, ChannelRef
+from digest.models import Channel, ChannelRef, Paper
 from digest.schedule import local_day
 
 if TYPE_CHECKING:
@@ -65,11 +65,8 @@ def print_run(
         return code
     delivery = application.channels.delivery_on(ch, when)
     items = list(delivery.items) if delivery else []
-    titles = application.service.papers_by_id(i.paper_id for i in items)
-    rows = [
-        (i.paper_id, titles[i.paper_id].title if i.paper_id in titles else "", i.score, i.why)
-        for i in items
-    ]
+    papers = application.service.papers_by_id(i.paper_id for i in items)
+    rows = [(i.paper_id, papers.get(i.paper_id), i.score, i.why) for i in items]
     print(_digest_json(ref, when, outcome, rows))
     return code
 
@@ -97,7 +94,7 @@ def preview(application: App, ch: Channel, day: date, as_json: bool, now: dateti
         day, note = application.channels.preview_target(ch, now)
     d = application.channels.preview(ch.ref, day)
     if as_json:
-        items = [(i.paper.id, i.paper.title, i.score, i.why) for i in d.items]
+        items = [(i.paper.id, i.paper, i.score, i.why) for i in d.items]
         print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))
         return
     shown = render(digest_reply(d, upcoming=day > today))
@@ -115,7 +112,16 @@ def _no_connection(platform: str) -> str:
     return f"Unknown platform {platform!r}; channels look like console:lab, slack:T123/C456 or discord:GUILD/CHANNEL."
 
 
-def _digest_json(ref: ChannelRef, when: date, outcome: str, items: list[tuple]) -> str:
-    papers = [{"id": i, "title": t, "score": s, "why": w} for i, t, s, w in items]
+def _digest_json(
+    ref: ChannelRef, when: date, outcome: str, items: list[tuple[str, Paper | None, float, str]]
+) -> str:
+    """The digest as JSON: each paper's id, title, TL;DR (digest/tldr.py), score and why."""
+    from digest.tldr import tldr_line
+
+    papers = [
+        {"id": i, "title": p.title if p else "", "tldr": tldr_line(p) if p else "", "score": s,
+         "why": w}
+        for i, p, s, w in items
+    ]  # fmt: skip
     return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
                       ensure_ascii=False)  # fmt: skip

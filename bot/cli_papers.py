@@ -113,10 +113,13 @@ def papers_show(paper_id: str, db: DbOption = None) -> None:
 
 
 def _hit_json(hit: Hit, papers: dict[str, Paper]) -> dict:
+    from digest.tldr import tldr_line
+
     paper = papers.get(hit.paper_id)
     return {
         "id": hit.paper_id,
         "title": paper.title if paper else "",
+        "tldr": tldr_line(paper) if paper else "",
         "score": hit.score,
         "why": hit.why,
     }

@@ -278,5 +278,7 @@ def run_cmd(db: DbOption = None) -> None:
             "nothing to run: no Slack or Discord token is set (DIGESTBOT_SLACK_BOT_TOKEN, "
             "DIGESTBOT_DISCORD_TOKEN) and stdin is not a terminal for the console"
         )
+    if application.service.tldrs is not None:  # even the first run's ingest: no digest waits
+        application.service.tldrs.background = True
     _first_run(application)
     asyncio.run(_serve(application))

@@ -18,6 +18,7 @@ from digest.zones import parse_timezone
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
+    from digest.llm import LlmConfig
     from digest.models import Shards
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # Upper bounds keep every duration finite and convertible to timers and timestamps (1e999 is inf).
 MAX_GRACE_HOURS = 168
 MAX_SECONDS = 86400
+MAX_LLM_SECONDS = 600
 SEMANTIC = ("auto", "on", "off", "1", "0", "true", "false", "yes", "no")
 
 
@@ -65,6 +67,10 @@ FORMS = {
     "log_level": "one of " + ", ".join(LEVELS),
     "log_format": "text or json",
     "default_timezone": "an IANA time zone such as Europe/Berlin",
+    "llm_url": "an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1",
+    "llm_timeout_seconds": f"a number of seconds above 0, at most {MAX_LLM_SECONDS} (e.g. 20)",
+    "llm_per_run": "a whole number of calls, 0 or more (e.g. 50)",
+    "llm_per_day": "a whole number of calls, 0 or more (e.g. 500)",
 }
 
 
@@ -114,6 +120,47 @@ class Settings(BaseSettings):
     semantic: str = "auto"  # "off": lexical only, even with the extra; "on": the extra is required
     embedding_path: str | None = None  # a local model folder (model.onnx + tokenizer.json)
     embedding_model: str | None = None  # a Hugging Face Hub repo id, fetched into the HF cache
+    # Abstractive TL;DRs through an OpenAI-compatible chat endpoint (docs/tldr.md); unset: the
+    # extractive line only. Calls are made at ingest, never while someone waits.
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_key: SecretStr | None = None
+    llm_timeout_seconds: float = Field(20.0, gt=0, le=MAX_LLM_SECONDS, allow_inf_nan=False)
+    llm_per_run: int = Field(50, ge=0)
+    llm_per_day: int = Field(500, ge=0)
+
+    @field_validator("llm_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"https?://[^/\s]+", value.strip()):
+            raise ValueError("not an http(s) URL")
+        return value.strip() if value else value
+
+    @field_validator("llm_model")
+    @classmethod
+    def _model_name(cls, value: str | None) -> str | None:
+        return value.strip() if value and value.strip() else None
+
+    def llm(self) -> LlmConfig | None:
+        """The TL;DR endpoint's settings (the key revealed only here), or None when unset."""
+        if not self.llm_url:
+            return None
+        from digest.llm import LlmConfig  # httpx loads only when an endpoint is configured
+
+        if not self.llm_model:
+            raise DigestError(
+                "bad setting: DIGESTBOT_LLM_URL is set but DIGESTBOT_LLM_MODEL is not; "
+                "name the model the endpoint serves (e.g. llama3.2)."
+            )
+        key = self.llm_key.get_secret_value() if self.llm_key is not None else None
+        return LlmConfig(
+            url=self.llm_url,
+            model=self.llm_model,
+            key=key,
+            timeout=self.llm_timeout_seconds,
+            per_run=self.llm_per_run,
+            per_day=self.llm_per_day,
+        )
 
     @field_validator("semantic")
     @classmethod

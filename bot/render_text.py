@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from digest.models import Paper
+from digest.tldr import tldr_line
 
 
 def paper_line(p: Paper) -> str:
@@ -25,7 +26,7 @@ def links_line(p: Paper) -> str:
 
 
 def paper_detail(p: Paper, width: int = 100) -> str:
-    """Title, metadata, links and the clean abstract."""
+    """Title, metadata, links, the TL;DR and the clean abstract."""
     lines = [p.title + ("  (title derived from the abstract)" if p.title_derived else "")]
     meta = [
         p.id,
@@ -37,6 +38,8 @@ def paper_detail(p: Paper, width: int = 100) -> str:
         lines.append("keywords: " + ", ".join(p.keywords))
     if links := links_line(p):
         lines.append(links)
+    if tldr := tldr_line(p):
+        lines += [""] + textwrap.wrap(f"TL;DR: {tldr}", width)
     lines.append("")
     lines.extend(textwrap.wrap(p.abstract, width) or ["(no abstract)"])
     return "\n".join(lines)

@@ -14,6 +14,7 @@ trailing clauses and prepositional phrases; "…" only when nothing else fits, n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from digest.text import acronym_span, clean_text, sentences
 
@@ -173,26 +174,55 @@ def _first_sentence(sents: list[str]) -> str:
     return _capital(_phrase(first))
 
 
-def derive_title(abstract: str) -> str:
-    """A short headline naming the contribution of a paper whose source has no title."""
-    sents = sentences(clean_text(abstract))
-    if not sents:
-        return "Untitled paper"
-    found = _acronym_title(sents)
-    if found and len(found) <= MAX_TITLE_CHARS:
-        return found
-    for rule in (
+def _rules() -> tuple[Callable[[list[str]], str | None], ...]:
+    """The headline rules after the acronym one, in the order they are tried."""
+    return (
         _named,
         lambda s: _first_match(s, _PLACEHOLDER),
         lambda s: _first_match(s, _MADE),
         lambda s: _first_match(s, _CLAIM),
         lambda s: _first_match(s, _STUDY),
         lambda s: _first_match(s, _OBJECT),
-    ):
+    )
+
+
+def _source(rule: Callable[[list[str]], str | None], sents: list[str]) -> int | None:
+    """The index of the sentence ``rule`` took its phrase from (each rule takes the first match)."""
+    return next((i for i, s in enumerate(sents) if rule([s])), None)
+
+
+def _derive(sents: list[str]) -> tuple[str, int | None]:
+    """The headline of ``sents`` and the index of the sentence it was taken from."""
+    found = _acronym_title(sents)
+    if found and len(found) <= MAX_TITLE_CHARS:
+        return found, _source(_acronym_title, sents)
+    for rule in _rules():
         found = rule(sents)
         if found and len(found) >= 12:
-            return found
-    return _first_sentence(sents) or "Untitled paper"
+            return found, _source(rule, sents)
+    return _first_sentence(sents) or "Untitled paper", 0
+
+
+def derive_title(abstract: str) -> str:
+    """A short headline naming the contribution of a paper whose source has no title."""
+    sents = sentences(clean_text(abstract))
+    if not sents:
+        return "Untitled paper"
+    return _derive(sents)[0]
+
+
+def headline_sentence(sents: list[str]) -> int | None:
+    """The index of the sentence a derived headline of ``sents`` comes from (None: no sentence)."""
+    return _derive(sents)[1] if sents else None
+
+
+def ranked_sentences(sents: list[str]) -> list[int]:
+    """Indices of the sentences that say what the paper did, in the headline rules' order (a
+    named method, what it proposes, what it shows, what it studies); others are left out."""
+    order: list[int] = []
+    for rule in (_acronym_title, *_rules()):
+        order += [i for i, s in enumerate(sents) if i not in order and rule([s])]
+    return order
 
 
 def contribution_sentences(abstract: str, limit: int = 2) -> list[str]:

@@ -69,6 +69,9 @@ class Paper(PaperRecord):
     content_hash: str = ""
     arxiv_id: str | None = None  # the store's: from an id that is an arXiv id or an arxiv.org link
     cite_key: str | None = None  # the BibTeX key issued when the paper was first stored
+    tldr: str | None = (
+        None  # the cached abstractive TL;DR for the configured model (digest/tldr.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)

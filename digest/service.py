@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from digest.ingest.pipeline import IngestReport
     from digest.rank.engine import Filters, Hit, Ranker, SearchResult
     from digest.store.papers import UpsertCounts
+    from digest.tldr_writer import TldrWriter
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,12 @@ class DigestService:
         model: ModelConfig | None = None,
         strict_model: bool = False,
         clock: Clock = system_clock,
+        tldrs: TldrWriter | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.sources = sources
+        self.tldrs = tldrs  # abstractive TL;DRs, written after ingest (None: extractive only)
         self._index_args = (index_dir, model, strict_model)
         self._ranker: Ranker | None = None
 
@@ -74,6 +80,11 @@ class DigestService:
             self.indexes.invalidate()
         if report.added_ids or report.updated_ids:
             self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
+        if self.tldrs is not None:
+            try:
+                self.tldrs.after_ingest([*report.added_ids, *report.updated_ids])
+            except Exception:  # noqa: BLE001 - the papers are stored; digests show the extractive line
+                log.exception("writing TL;DRs after ingesting %s failed", source)
         return report
 
     def ranker(self, covering: int | None = None, wait: bool = True) -> Ranker | None:

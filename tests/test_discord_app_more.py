@@ -283,3 +283,4 @@ async def test_hostile_paper_text_arrives_neutralised(bot):
         "[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]", shown.replace("@\u200b", "@")
     )
     assert not re.search(r"(?<!\\)<(?:#|/|t:|@)", shown) and "**" not in shown
+    assert "TL;DR: " in shown  # the paper's TL;DR arrives, neutralised like the rest

@@ -30,6 +30,10 @@ def render_card(c: Card) -> str:
     lines = [f"{head}{c.title}"]
     meta = " · ".join(x for x in (c.authors, c.venue, c.paper_id) if x)
     lines.append(f"   {meta}")
+    if c.tldr:
+        lines += textwrap.wrap(
+            f"TL;DR: {c.tldr}", WIDTH, initial_indent="   ", subsequent_indent="   "
+        )
     lines += textwrap.wrap(c.snippet, WIDTH, initial_indent="   ", subsequent_indent="   ")
     if c.why:
         lines.append(f"   why: {c.why}" + (f" ({c.score:.2f})" if c.score is not None else ""))

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from digest.headline import contribution_sentences
 from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
+from digest.text import normalize_title, sentences
+from digest.tldr import tidy, tldr_line
 
 if TYPE_CHECKING:
     from digest.compose import Digest
@@ -54,6 +56,7 @@ class Card:
     rank: int | None = None
     score: float | None = None
     actions: tuple[Action, ...] = ()
+    tldr: str = ""  # one sentence: what the paper did and found (digest/tldr.py)
 
 
 @dataclass(frozen=True)
@@ -87,13 +90,19 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def _body(p: Paper) -> str:
-    """The abstract; under a derived headline, the sentences that say what the paper does."""
+def _body(p: Paper, tldr: str = "") -> str:
+    """The abstract; under a derived headline, the sentences that say what the paper does.
+    The sentence already shown as the TL;DR is left out: the card says it once."""
+    body = p.abstract
     if p.title_derived:
-        said = contribution_sentences(p.abstract)
+        said = contribution_sentences(p.abstract, limit=3)
         if said:
-            return " ".join(said)
-    return p.abstract
+            body = " ".join(said)
+    if not tldr:
+        return body
+    shown = normalize_title(tldr)
+    kept = [s for s in sentences(body) if normalize_title(tidy(s)) != shown]
+    return " ".join(kept[:2] if p.title_derived else kept)
 
 
 def headline(p: Paper) -> str:
@@ -126,6 +135,7 @@ def card(
 ) -> Card:
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
+    tldr = tldr_line(p)
     buttons = (
         Action("up", "👍", p.id),
         Action("down", "👎", p.id),
@@ -137,11 +147,12 @@ def card(
         url=paper_url(p),
         authors=authors,
         venue=p.venue or "",
-        snippet=snippet(_body(p)),
+        snippet=snippet(_body(p, tldr)),
         why=why,
         rank=rank,
         score=score,
         actions=(buttons if feedback else ()) + link_actions(p),
+        tldr=tldr,
     )
 
 

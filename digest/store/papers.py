@@ -14,6 +14,7 @@ from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
 from digest.store.identity import Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
+from digest.store.tldrs import TldrRepo
 from digest.text import arxiv_base_id, normalize_title
 
 
@@ -94,8 +95,8 @@ def _absorb(session: Session, keys: Keys, row: PaperRow, counts: UpsertCounts) -
     return False
 
 
-def to_paper(row: PaperRow) -> Paper:
-    """Domain object from a row."""
+def to_paper(row: PaperRow, tldr: str | None = None) -> Paper:
+    """Domain object from a row (``tldr``: its cached abstractive line, if any)."""
     return Paper(
         id=row.id,
         source=row.source,
@@ -113,6 +114,7 @@ def to_paper(row: PaperRow) -> Paper:
         arxiv_id=row.arxiv_id,
         cite_key=row.cite_key,
         content_hash=row.content_hash,
+        tldr=tldr,
     )
 
 
@@ -122,6 +124,15 @@ class PaperRepo:
     def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
         self.clock = clock  # stamps rows (ingested, created, voted): the composition root's clock
+        self.tldrs = TldrRepo(engine, clock)
+        # The model whose cached TL;DRs papers read here carry (None: none, the extractive line).
+        # Set by the composition root from DIGESTBOT_LLM_MODEL when an endpoint is configured.
+        self.tldr_model: str | None = None
+
+    def _papers(self, session: Session, rows: list[PaperRow]) -> list[Paper]:
+        """Domain objects for ``rows``, with the configured model's cached TL;DRs."""
+        lines = self.tldrs.current(session, rows, self.tldr_model) if self.tldr_model else {}
+        return [to_paper(r, lines.get(r.id)) for r in rows]
 
     def _keys(self, session: Session) -> Keys:
         # Only the identity columns: loading abstracts of 100k papers here would be wasted I/O.
@@ -197,7 +208,7 @@ class PaperRepo:
             row = session.get(PaperRow, paper_id)
             if row is None and (base := arxiv_base_id(paper_id)):
                 row = session.get(PaperRow, base)
-            return to_paper(row) if row else None
+            return self._papers(session, [row])[0] if row else None
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Paper]:
         """Papers by id, for the ids that exist."""
@@ -206,8 +217,8 @@ class PaperRepo:
         with Session(self.engine) as session:
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start : start + 500]
-                for row in session.scalars(select(PaperRow).where(PaperRow.id.in_(chunk))):
-                    out[row.id] = to_paper(row)
+                rows = list(session.scalars(select(PaperRow).where(PaperRow.id.in_(chunk))))
+                out.update((p.id, p) for p in self._papers(session, rows))
         return out
 
     def count(self) -> int:
@@ -224,7 +235,7 @@ class PaperRepo:
             .offset(offset)
         )
         with Session(self.engine) as session:
-            return [to_paper(r) for r in session.scalars(stmt)]
+            return self._papers(session, list(session.scalars(stmt)))
 
     def recent_ids(self, limit: int, news: bool = False) -> list[str]:
         """Ids of the ``limit`` most recently ingested papers, newest first (by ingest sequence);

@@ -238,3 +238,18 @@ class KeyValueRow(Base):
 
     key: Mapped[str] = mapped_column(String(128), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class PaperTldrRow(Base):
+    """A paper's abstractive TL;DR, with the model that wrote it and the text it was written from:
+    another model or a new abstract makes it stale (rewritten in the background, docs/tldr.md)."""
+
+    __tablename__ = "paper_tldrs"
+
+    paper_id: Mapped[str] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(200))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

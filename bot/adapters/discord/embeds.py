@@ -103,13 +103,14 @@ def custom_id(kind: str, value: str) -> str | None:
 
 
 def card_embed(c: Card) -> discord.Embed:
-    """A paper: linked title, authors and venue, snippet, why."""
+    """A paper: linked title, authors and venue, TL;DR, snippet, why."""
     meta = " · ".join(safe(x) for x in (c.authors, c.venue) if x)
     rank = f"{c.rank}. " if c.rank is not None else ""
+    text = f"TL;DR: {safe(c.tldr)}\n{safe(c.snippet)}" if c.tldr else safe(c.snippet)
     embed = discord.Embed(
         title=cut(safe(rank + c.title), MAX_TITLE),
         url=safe_url(c.url),
-        description=cut(f"{meta}\n{safe(c.snippet)}" if meta else safe(c.snippet), 1200),
+        description=cut(f"{meta}\n{text}" if meta else text, 1200),
     )
     if c.why:
         why = "".join(f"*{safe(t)}*" if em else safe(t) for t, em in why_parts(c.why))

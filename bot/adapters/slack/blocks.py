@@ -98,12 +98,13 @@ def _button(a: Action, paper_id: str) -> dict:
 
 
 def card_blocks(c: Card) -> list[dict]:
-    """A paper: linked title with authors and venue, snippet, why, then its buttons."""
+    """A paper: linked title with authors and venue, TL;DR, snippet, why, then its buttons."""
     title = plain(c.title)
     url = safe_url(c.url)
     rank = f"{c.rank}. " if c.rank is not None else ""
     meta = " · ".join(plain(x) for x in (c.authors, c.venue) if x)
-    tail = f"\n{meta}\n{plain(c.snippet)}" if meta else f"\n{plain(c.snippet)}"
+    text = f"*TL;DR:* {plain(c.tldr)}\n{plain(c.snippet)}" if c.tldr else plain(c.snippet)
+    tail = f"\n{meta}\n{text}" if meta else f"\n{text}"
     body = f"{rank}*<{url}|{title}>*{tail}" if url else ""
     if len(body) > MAX_SECTION:  # a cut would break the link's markup: this title goes unlinked
         body = ""
