@@ -173,7 +173,7 @@ body { margin: 0; }
 a { text-decoration: none; }
 code { font-family: 'DejaVu Sans Mono', monospace; font-size: 85%; padding: 1px 3px;
        border-radius: 3px; }
-.out { font-size: 11px; opacity: .7; }
+.out { font-size: 11px; opacity: .7; font-family: 'DejaVu Sans', sans-serif; }  /* text, not emoji */
 """
 
 SLACK_CSS = """

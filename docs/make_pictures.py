@@ -162,7 +162,7 @@ def shoot(page: str, out: Path, width: int) -> None:
             timeout=120,
             check=True,
         )
-    print(f"{out.relative_to(ROOT)}: {width}x{height} CSS px, {out.stat().st_size // 1024} KB")
+    print(f"{out.name}: {width}x{height} CSS px, {out.stat().st_size // 1024} KB")
 
 
 if __name__ == "__main__":
