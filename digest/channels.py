@@ -93,8 +93,9 @@ class ChannelService(Subscriptions, ChannelSettings):
     def personal_ref(self, platform: str, user: str) -> ChannelRef:
         """A person's one personal digest on a platform, reachable from every server and the DM.
 
-        Older versions made one per server; the oldest is kept, takes over the others'
-        subscriptions, and the others are paused, so nobody gets the same digest twice a day.
+        Older versions made one per server; the oldest is kept and takes over the others'
+        subscriptions, votes (the newer of two on a paper wins) and papers sent (never sent
+        again), and the others are paused, so nobody gets the same digest twice a day.
         """
         mine = self.store.channels.with_channel_id(platform, f"@{user}")
         if not mine:
@@ -103,6 +104,8 @@ class ChannelService(Subscriptions, ChannelSettings):
         for ch in (c for c in extra if not c.paused):
             for sub in self.store.channels.subscriptions(ch.id):
                 self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
+            self.store.channels.absorb_votes(keep.id, ch.id)
+            self.store.deliveries.absorb_items(keep.id, ch.id)
             self.set_paused(ch.ref, True, "merged into your one personal digest")
         return keep.ref
 
