@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import discord
 from discord.utils import escape_markdown, escape_mentions
@@ -250,9 +250,31 @@ def stamp(msg: DiscordMessage, key: str) -> DiscordMessage:
     return DiscordMessage(msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids)
 
 
-def render_one(reply: Reply) -> DiscordMessage:
-    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it."""
+def render_paged(reply: Reply) -> list[DiscordMessage]:
+    """A paged reply: one message with the papers and the pager (a page turn edits it in place),
+    after as many text-only messages as text that does not fit beside them needs: the text is
+    split at line ends, never cut (the last lines, e.g. "page 2 of 5", stay on the paged one)."""
+    bare = render_one(replace(reply, text=""))
+    room = min(MAX_DESCRIPTION, MAX_TOTAL - _size(bare.embeds))
+    lines, tail = rich(reply.text).split("\n"), []
+    while lines and len("\n".join([lines[-1], *tail])) <= room:
+        tail.insert(0, lines.pop())
+    if not lines:
+        return [render_one(reply)]
+    lead = [discord.Embed(description=c) for c in chunks("\n".join(lines))]
+    lead[0].title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
+    return [DiscordMessage(embeds=group) for group in packed(lead)] + [
+        render_one(reply, "\n".join(tail))
+    ]
+
+
+def render_one(reply: Reply, description: str | None = None) -> DiscordMessage:
+    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it.
+
+    ``description``: the header's text, already escaped (render_paged's share of a long text)."""
     head = header(reply)
+    if description is not None:
+        head.description = description or None
     cards = reply.cards[: MAX_EMBEDS - 1]
     pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
              if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import discord
 
-from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_one
+from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_paged
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
@@ -97,7 +97,7 @@ def _sends(reply: Reply) -> list[dict]:
     """The keyword arguments of each message a reply takes (embeds, buttons, the attachment)."""
     paged = any(a.kind == "page" for a in reply.actions)
     out = []
-    for n, msg in enumerate([render_one(reply)] if paged else render(reply)):
+    for n, msg in enumerate(render_paged(reply) if paged else render(reply)):
         msg = checked(msg)
         kwargs = {"embeds": msg.embeds, "allowed_mentions": NO_MENTIONS}
         if (view := view_for(msg)) is not None:
@@ -259,7 +259,7 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
         await answer(i, reply)
         return
     reply = await asyncio.to_thread(with_pager, deps, reply, spec)
-    msg = checked(render_one(reply))
+    msg = checked(render_paged(reply)[-1])  # the text before it was sent with the first page
     await i.edit_original_response(
         embeds=msg.embeds, view=view_for(msg), allowed_mentions=NO_MENTIONS
     )
