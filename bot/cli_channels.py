@@ -105,7 +105,7 @@ def cmd_cmd(
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = cli_user(user, ref)
     me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
-    ctx = Context(ref, user, dm=me, now=clock.now(), name=name)
+    ctx = Context(ref, user, dm=me, now=clock.now(), name=name, visible=None)  # the operator
     target, creates = application.commands.target(text, ctx)
     known = application.store.channels.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it

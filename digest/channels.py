@@ -11,7 +11,7 @@ from digest.backlog import compose_digest, profile_of
 from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.models import Channel, ChannelRef, Subscription
+from digest.models import Channel, ChannelRef, Paper, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
@@ -124,6 +124,11 @@ class ChannelService(Subscriptions, ChannelSettings):
         """The channel with this database id (what buttons and the runner carry), if any."""
         return self.store.channels.by_id(channel_id)
 
+    def workspace_channels(self, platform: str, workspace: str) -> list[Channel]:
+        """The shared channels of one workspace (no personal digests), oldest first."""
+        every = self.store.channels.in_workspace(platform, workspace)
+        return [c for c in every if not c.ref.channel_id.startswith("@")]
+
     def all_channels(self) -> list[Channel]:
         """Every channel set up on any platform."""
         return self.store.channels.all()
@@ -214,6 +219,15 @@ class ChannelService(Subscriptions, ChannelSettings):
         channel_id, paper_id = found
         self.store.channels.put_feedback(channel_id, user, paper_id, value)
         return paper_id
+
+    def message_papers(self, platform: str, message_ref: str) -> tuple[Channel, list[Paper]] | None:
+        """The channel and papers of a digest message showing several papers (a reaction on it
+        cannot say which paper it meant); None for any other message."""
+        found = self.store.ledger.message_papers(platform, message_ref)
+        if found is None or len(found[1]) < 2 or (ch := self.by_id(found[0])) is None:
+            return None
+        papers = self.store.papers.get_many(found[1])
+        return ch, [papers[i] for i in found[1] if i in papers]
 
     def vote_counts(self, ref: ChannelRef, paper_id: str) -> tuple[int, int]:
         """(👍, 👎) counts for a paper in a channel."""

@@ -47,6 +47,9 @@ class FakeSlack(SlackMessages, LocalServer):
         # history or replies still needs membership (not_in_channel)
         self.public: set[str] = set()
         self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
+        # private channels: conversations.info says is_private, and describes one only to a
+        # member app (channel_not_found otherwise, as Slack answers)
+        self.private: set[str] = set()
         self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
         self.rejected: list[tuple[str, list[str]]] = []
         self.chaos = None  # (method, args) -> "429" | "500" | "timeout" | None
@@ -273,6 +276,13 @@ class FakeSlack(SlackMessages, LocalServer):
         return None
 
     def _ok_more(self, method: str, args: dict) -> dict | None:
+        if method == "conversations.info":
+            channel = str(args.get("channel", ""))
+            if channel in self.gone or (channel in self.private and channel not in self.joined):
+                return {"ok": False, "error": "channel_not_found"}
+            private = channel in self.private
+            return {"ok": True, "channel": {"id": channel, "is_channel": not private,
+                    "is_group": private, "is_private": private, "is_im": channel.startswith("D")}}  # fmt: skip
         if method == "conversations.members":
             return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
                     "response_metadata": {"next_cursor": ""}}  # fmt: skip

@@ -78,7 +78,7 @@ async def test_every_chat_option_can_be_set_from_discord(app, group):
     command's choices (Discord offers, and accepts, only those)."""
     option = next(c for c in group.commands if c.name == "option")
     offered = {c.value for c in option.get_parameter("name").choices}
-    assert offered == {"quiet", "admin-only", "threads", "backlog"}
+    assert offered == {"quiet", "admin-only", "threads", "backlog", "share-votes"}
     await call(group, "subscribe", FakeInteraction(), text="diffusion models")
     await call(group, "option", FakeInteraction(), name="backlog", on=False)
     assert app.store.channels.get(ChannelRef("discord", "111", "77")).backlog is False

@@ -1,6 +1,10 @@
 """The `/papers` command core: importing this package registers every subcommand."""
 
-from bot.commands import handlers_channel, handlers_papers  # noqa: F401 - registration
+from bot.commands import (  # noqa: F401 - registration
+    handlers_channel,
+    handlers_colleagues,
+    handlers_papers,
+)
 from bot.commands.core import Commands, Context
 from bot.commands.replies import Reply
 

@@ -15,7 +15,7 @@ from digest.schedule import local_day, parse_weekdays
 from digest.text import has_visible, plural
 from digest.zones import parse_timezone
 
-OPTIONS = ("quiet", "admin-only", "threads", "backlog")
+OPTIONS = ("quiet", "admin-only", "threads", "backlog", "share-votes")
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -229,9 +229,9 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only|threads|backlog on|off",
+    "option quiet|admin-only|threads|backlog|share-votes on|off",
     "silence empty days; restrict settings to admins; one thread reply per paper; "
-    "fill digests with unsent older papers",
+    "fill digests with unsent older papers; count this channel's 👍 in the workspace's `top`",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:

@@ -78,6 +78,7 @@ SETTINGS = {
     "backlog",
     "admin_only",
     "owner_user",
+    "share_votes",
 }
 #: Settings that move a channel's due times (or stop and restart them): changing one marks the
 #: channel for the scheduler's next look (see schema.LOOK_NOW).
@@ -102,6 +103,7 @@ def to_channel(row: ChannelRow) -> Channel:
         backlog=row.backlog,
         admin_only=row.admin_only,
         owner_user=row.owner_user,
+        share_votes=row.share_votes,
         created_at=_aware(row.created_at),
     )
 
@@ -375,6 +377,54 @@ class ChannelRepo:
                 self.look(session, keep_id)
             session.commit()
         return changed
+
+    def in_workspace(self, platform: str, workspace: str) -> list[Channel]:
+        """Every channel of one workspace (a Slack team, a Discord server), oldest first."""
+        stmt = (
+            select(ChannelRow)
+            .where(ChannelRow.platform == platform, ChannelRow.workspace == workspace)
+            .order_by(ChannelRow.id)
+        )
+        with Session(self.engine) as session:
+            return [to_channel(r) for r in session.scalars(stmt)]
+
+    def thumbs_up(
+        self, channel_ids: list[int], since: datetime | None = None
+    ) -> list[tuple[str, str, int]]:
+        """(paper id, user, channel id) of every 👍 in these channels (cast since ``since``)."""
+        stmt = select(FeedbackRow.paper_id, FeedbackRow.user, FeedbackRow.channel_id).where(
+            FeedbackRow.channel_id.in_(channel_ids), FeedbackRow.value > 0
+        )
+        if since is not None:
+            stmt = stmt.where(FeedbackRow.created_at >= since.astimezone(UTC))
+        with Session(self.engine) as session:
+            return [(p, u, c) for p, u, c in session.execute(stmt)]
+
+    def liked_elsewhere(self, channel: Channel, paper_ids: list[str]) -> dict[str, list[str]]:
+        """Paper id -> names (or ids) of the other channels of ``channel``'s workspace that 👍'd
+        it and share their votes (option share-votes); personal digests never count. One query."""
+        if not paper_ids:
+            return {}
+        stmt = (
+            select(FeedbackRow.paper_id, ChannelRow.name, ChannelRow.channel_id)
+            .join(ChannelRow, ChannelRow.id == FeedbackRow.channel_id)
+            .where(
+                ChannelRow.platform == channel.ref.platform,
+                ChannelRow.workspace == channel.ref.workspace,
+                ChannelRow.id != channel.id,
+                ChannelRow.share_votes.is_(True),
+                ~ChannelRow.channel_id.startswith("@", autoescape=True),
+                FeedbackRow.value > 0,
+                FeedbackRow.paper_id.in_(paper_ids),
+            )
+            .distinct()
+            .order_by(FeedbackRow.paper_id, ChannelRow.channel_id)
+        )
+        out: dict[str, list[str]] = {}
+        with Session(self.engine) as session:
+            for paper_id, name, channel_id in session.execute(stmt):
+                out.setdefault(paper_id, []).append(name or channel_id)
+        return out
 
     def feedback(self, channel_id: int) -> list[FeedbackVote]:
         """Every vote cast in a channel."""

@@ -116,6 +116,8 @@ class ChannelRow(Base):
     threaded: Mapped[bool] = mapped_column(Boolean, default=False)
     backlog: Mapped[bool] = mapped_column(Boolean, default=True)  # fill digests from older papers
     admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    # 👍 here count in the workspace's `top` and in other channels' digest marks (migration 0014)
+    share_votes: Mapped[bool] = mapped_column(Boolean, default=True)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the scheduler next has to look at this channel (UTC); see LOOK_NOW.

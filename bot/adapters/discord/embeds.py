@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.commands.replies import Card, Reply, why_parts
+from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_CONTENT = 2000
 MAX_TITLE = 256
@@ -119,11 +119,20 @@ def card_embed(c: Card) -> discord.Embed:
     return embed
 
 
+def _button_id(a: Action) -> str | None:
+    """A button's custom_id: ``dv:u:<paper>``; a vote naming its digest ('<paper> <channel
+    id>', shown away from it, e.g. in a DM) ``dv:u@<channel id>:<paper>``."""
+    kind = {"up": "u", "down": "d", "more": "m"}[a.kind]
+    paper, _, channel = a.value.partition(" ")
+    if a.kind in ("up", "down") and channel.isdigit():
+        return custom_id(f"{kind}@{channel}", paper)
+    return custom_id(kind, a.value)
+
+
 def card_row(c: Card) -> list[ButtonSpec]:
     """👍 / 👎 / More like this, then up to two link buttons."""
-    kinds = {"up": "u", "down": "d", "more": "m"}
     row = [ButtonSpec(a.label, custom_id=cid) for a in c.actions
-           if a.kind in kinds and (cid := custom_id(kinds[a.kind], a.value))]  # fmt: skip
+           if a.kind in ("up", "down", "more") and (cid := _button_id(a))]  # fmt: skip
     links = [
         ButtonSpec(cut(plain(a.label), 80), url=u)
         for a in c.actions

@@ -15,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.access import is_member, workspace_admin
+from bot.adapters.slack.access import asks_top, is_member, visible_channels, workspace_admin
 from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
@@ -161,6 +161,9 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
+        if asks_top(text):  # counts only the channels this person can see
+            team = command["team_id"]
+            ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
