@@ -168,3 +168,59 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
     assert "room-222" not in str(reply) and "room-444" not in str(reply)
     dm = SimpleNamespace(user=member, guild=None, guild_id=None, channel_id=942, channel=None)
     assert invoke(deps, dm, "top", Args.typed("week")).error
+
+
+def test_the_store_queries_on_every_backend(store):
+    """thumbs_up, liked_elsewhere and absorb_votes on SQLite and PostgreSQL (when configured)."""
+    from digest.ingest.parse import make_record
+
+    store.papers.upsert(
+        make_record(source="jsonl", id=f"p{n}", title=f"Paper {n}", abstract=f"About {n}.")
+        for n in range(3)
+    )
+    lab, other, mine, off = (
+        store.channels.ensure(ChannelRef("slack", c, "T1")) for c in ("C1", "C2", "@U1", "C3")
+    )
+    store.channels.update(other.id, name="ml-reading")
+    store.channels.update(off.id, share_votes=False)
+    for ch, user, paper, value in ((lab, "U1", "p0", 1), (other, "U1", "p0", 1),
+                                   (other, "U2", "p1", -1), (mine, "U1", "p1", 1),
+                                   (off, "U3", "p0", 1)):  # fmt: skip
+        store.channels.set_feedback(ch.id, user, paper, value)
+    since = datetime.now(UTC) - timedelta(days=1)
+    assert sorted(store.channels.thumbs_up([lab.id, other.id], since)) == [
+        ("p0", "U1", lab.id),
+        ("p0", "U1", other.id),
+    ]
+    assert store.channels.thumbs_up([lab.id], datetime.now(UTC) + timedelta(days=1)) == []
+    assert store.channels.liked_elsewhere(store.channels.get(lab.ref), ["p0", "p1", "p2"]) == {
+        "p0": ["ml-reading"]
+    }
+    assert store.channels.absorb_votes(lab.id, other.id) == 1  # p1's 👎 (p0: the same 👍)
+    assert sorted((v.paper_id, v.value) for v in store.channels.feedback(lab.id)) == [
+        ("p0", 1),
+        ("p1", -1),
+    ]
+    # papers sent to a merged digest move over (finished digests only; never a duplicate)
+    from datetime import date
+
+    from digest.store.deliveries import ItemClaim
+    from digest.store.schema import DeliveryRow
+
+    sent = store.deliveries.claim(
+        other.id, date(2026, 12, 1), "w", [ItemClaim("p0", 1, 1.0, ""), ItemClaim("p2", 2, 1.0, "")]
+    )
+    store.deliveries.claim(lab.id, date(2026, 12, 1), "w", [ItemClaim("p0", 1, 1.0, "")])
+    open_one = store.deliveries.claim(
+        other.id, date(2026, 12, 2), "w", [ItemClaim("p1", 1, 1.0, "")]
+    )
+    assert store.deliveries.absorb_items(lab.id, other.id) == 0  # nothing finished yet
+    with Session(store.engine) as session:
+        session.execute(
+            update(DeliveryRow).where(DeliveryRow.id == sent.id).values(status="posted")
+        )
+        session.commit()
+    assert store.deliveries.absorb_items(lab.id, other.id) == 1  # p2; p0 was sent to both
+    assert store.deliveries.delivered_paper_ids(lab.id) == {"p0", "p2"}
+    assert store.deliveries.delivered_paper_ids(other.id) == {"p0", "p1"}
+    assert open_one is not None
