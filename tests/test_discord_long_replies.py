@@ -10,7 +10,8 @@ one cut embed: the settings line is lost); packed() putting every embed in one m
 refuses the follow-up: over 6,000); chunks() splitting right after an escaping backslash (a piece
 ends in a lone backslash); chunks() dropping the piece being built when a line does not fit;
 a paged search sent as render_one() alone (its header cut at 4,096: the count line is lost), or
-render_paged() keeping more text beside the papers than the 6,000 total leaves (_fit cuts it).
+render_paged() keeping more text beside the papers than the 6,000 total leaves (_fit cuts it);
+chunks() splitting a long line at the limit, not before a space (a word broken over two embeds).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from bot.adapters.discord.embeds import chunks, render, render_paged, rich, safe
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import payload
 from bot.commands.replies import Action, Card, Reply
-from tests.discord_interactions import discord_app_bot, dispatch, embed_text, slash  # noqa: F401
+from tests.discord_interactions import (  # noqa: F401
+    button,
+    discord_app_bot,
+    dispatch,
+    embed_text,
+    press,
+    slash,
+)
 
 TOPICS = [f"t{n:02d} " + ("*robot* _arm_ " * 20)[:190] for n in range(50)]
 
@@ -82,3 +90,32 @@ async def test_list_with_many_long_topics_keeps_its_settings(bot):
     text = "\n".join(embed_text(m) for m in sent)
     for line in ("Schedule:", "Today's digest:", "threshold", "t00", "t49"):
         assert line in text, line
+
+
+@pytest.mark.asyncio
+async def test_a_search_with_a_long_note_arrives_whole_through_the_fake(bot, monkeypatch):
+    """A search whose note runs past 4,096 characters (here 180 words no paper uses, named one
+    by one; the small test corpus finds every real word generic, so the note is added to the
+    core's answer): every word, the count line and the pager reach the strict fake, and Next
+    still edits the paged message."""
+    from dataclasses import replace
+
+    words = [f"'zzq{n:03d}abcdefghijklmnop'" for n in range(180)]
+    note = f"No paper mentions {' or '.join(words)}."
+    real = bot.app.commands.invoke
+
+    def noted(name, ctx, args, personal=False):
+        reply = real(name, ctx, args, personal)
+        return replace(reply, text=f"{note}\n{reply.text}") if name == "search" else reply
+
+    monkeypatch.setattr(bot.app.commands, "invoke", noted)
+    await dispatch(bot.client, slash("search", "ls", query="diffusion models"))
+    assert bot.fake.rejected == []
+    sent = bot.fake.followups["ls"]
+    assert len(sent) > 1
+    text = "\n".join(embed_text(m) for m in sent)
+    missing = [w for w in words if w.strip("'") not in text]
+    assert not missing and "page 1 of" in embed_text(sent[-1]), missing[:3]  # none broken either
+    nxt = button(sent[-1], "Next ▶")
+    await dispatch(bot.client, press(bot.fake, sent[-1], nxt, "ls2"))
+    assert bot.fake.rejected == [] and "page 2 of" in embed_text(bot.fake.originals["ls2"])

@@ -156,13 +156,15 @@ def chunks(text: str, limit: int = MAX_DESCRIPTION) -> list[str]:
     """``text`` in pieces of at most ``limit`` characters, split at line ends where possible.
 
     Nothing is dropped: a `list` of 50 long topics keeps its schedule and settings lines. A line
-    longer than ``limit`` is split inside, never right after an escaping backslash.
+    longer than ``limit`` is split inside, before a space where there is one (no word broken in
+    two), never right after an escaping backslash.
     """
     out: list[str] = []
     piece = ""
     for line in text.split("\n"):
         while len(line) > limit:
-            at = limit
+            space = line.rfind(" ", 0, limit)  # a word is never broken over two embeds
+            at = space if space > limit // 2 else limit
             while at > 1 and (len(line[:at]) - len(line[:at].rstrip("\\"))) % 2:
                 at -= 1  # an odd run of backslashes at the end would escape the next piece
             if piece:
