@@ -16,12 +16,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("channels") as batch_op:
-        batch_op.add_column(
-            sa.Column("share_votes", sa.Boolean(), nullable=False, server_default=sa.true())
-        )
+    # A plain ADD COLUMN, not batch mode: on SQLite batch mode copies the table and drops the old
+    # one, and with foreign keys on that drop deletes every channel's votes and deliveries.
+    op.add_column(
+        "channels", sa.Column("share_votes", sa.Boolean(), nullable=False, server_default=sa.true())
+    )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("channels") as batch_op:
-        batch_op.drop_column("share_votes")
+    op.drop_column("channels", "share_votes")  # SQLite 3.35+ drops a column in place
