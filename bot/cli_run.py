@@ -156,9 +156,8 @@ def _console(
 
     async def handle(line: str) -> str:
         me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
-        ctx = Context(
-            DEMO_CHANNEL, CONSOLE_USER, dm=me, now=application.clock(), name="the console"
-        )
+        ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, now=application.clock(),
+                      name="the console", visible=None)  # fmt: skip
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
         reply = await asyncio.to_thread(handle_console, application.commands, line, ctx)
         if reply.schedule_changed is not None:

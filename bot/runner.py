@@ -168,8 +168,30 @@ class DigestRunner:
         except LeaseLost:
             return LOST
         except PostError as exc:
-            return await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
+            outcome = await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
+            if outcome.endswith("(channel paused)"):
+                await self._tell_owner(claim.digest.channel, adapter, exc.reason)
+            return outcome
         return Outcome(f"posted {len(claim.digest.items)} papers", Kind.POSTED)
+
+    async def _tell_owner(self, channel: Channel, adapter: Adapter, reason: str) -> None:
+        """A channel the platform refused is paused: its owner (who set it up) hears so by
+        direct message, with how to restart it, instead of finding out days later (issue 23)."""
+        owner = channel.owner_user
+        if not owner or channel.ref.channel_id.startswith("@"):  # a DM digest: no one to tell
+            return
+        name = f"#{channel.name}" if channel.name else f"channel {channel.ref.channel_id}"
+        note = Reply(
+            text=f"Digests for {name} are paused: {reason}. Once that is fixed, `/papers resume` "
+            "there restarts them.",
+            title="Digest paused",
+        )
+        try:
+            await adapter.send(
+                ChannelRef(channel.ref.platform, f"@{owner}", channel.ref.workspace), note
+            )
+        except PostError as exc:  # their DMs are closed too: the pause reason still shows in `list`
+            log.warning("could not tell %s that %s is paused: %s", owner, channel.ref, exc.reason)
 
     def _replayed(self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage],
                   fresh: Reply) -> Reply:  # fmt: skip

@@ -8,7 +8,7 @@ queue answers `why`: whether a paper would be sent, and roughly when.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
@@ -122,7 +122,11 @@ def compose_digest(
     new = rank_new(channel, state.profile, ranker, ids)
     older = backlog(service, channel, ids, channel.digest_size - len(new.hits), (state, ranker))
     papers = service.store.papers.get_many(h.paper_id for h in new.hits + older.hits)
-    return with_backlog(compose(channel, state.profile, new, day, papers), older, papers)
+    digest = with_backlog(compose(channel, state.profile, new, day, papers), older, papers)
+    if channel.ref.channel_id.startswith("@") or not digest.items:  # a person's own: no marks
+        return digest
+    liked = service.store.channels.liked_elsewhere(channel, [i.paper.id for i in digest.items])
+    return replace(digest, elsewhere={p: tuple(names) for p, names in liked.items()})
 
 
 @dataclass(frozen=True)

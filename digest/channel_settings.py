@@ -56,13 +56,14 @@ class ChannelSettings:
         )
 
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog, weekly (see `help`)."""
+        """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes."""
         fields = {
             "quiet": "quiet_when_empty",
             "admin-only": "admin_only",
             "threads": "threaded",
             "backlog": "backlog",
             "weekly": "weekly",
+            "share-votes": "share_votes",
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
@@ -70,5 +71,9 @@ class ChannelSettings:
             raise DigestError(
                 "admin-only is for shared channels: your personal digest is already yours alone "
                 "to change."
+            )
+        if name == "share-votes" and ref.channel_id.startswith("@"):
+            raise DigestError(
+                "share-votes is for shared channels: your personal 👍 are never shared."
             )
         return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})

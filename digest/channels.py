@@ -12,7 +12,7 @@ from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.library_import import LibraryImports
-from digest.models import Channel, ChannelRef, MessageState, Subscription
+from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
@@ -96,8 +96,9 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
     def personal_ref(self, platform: str, user: str) -> ChannelRef:
         """A person's one personal digest on a platform, reachable from every server and the DM.
 
-        Older versions made one per server; the oldest is kept, takes over the others'
-        subscriptions, and the others are paused, so nobody gets the same digest twice a day.
+        Older versions made one per server; the oldest is kept and takes over the others'
+        subscriptions, votes (the newer of two on a paper wins) and papers sent (never sent
+        again), and the others are paused, so nobody gets the same digest twice a day.
         """
         mine = self.store.channels.with_channel_id(platform, f"@{user}")
         if not mine:
@@ -106,6 +107,8 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
         for ch in (c for c in extra if not c.paused):
             for sub in self.store.channels.subscriptions(ch.id):
                 self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
+            self.store.channels.absorb_votes(keep.id, ch.id)
+            self.store.deliveries.absorb_items(keep.id, ch.id)
             self.set_paused(ch.ref, True, "merged into your one personal digest")
         return keep.ref
 
@@ -123,6 +126,11 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
     def by_id(self, channel_id: int) -> Channel | None:
         """The channel with this database id (what buttons and the runner carry), if any."""
         return self.store.channels.by_id(channel_id)
+
+    def workspace_channels(self, platform: str, workspace: str) -> list[Channel]:
+        """The shared channels of one workspace (no personal digests), oldest first."""
+        every = self.store.channels.in_workspace(platform, workspace)
+        return [c for c in every if not c.ref.channel_id.startswith("@")]
 
     def all_channels(self) -> list[Channel]:
         """Every channel set up on any platform."""
@@ -227,6 +235,15 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
         channel_id, paper_id = found
         self.store.channels.put_feedback(channel_id, user, paper_id, value)
         return paper_id
+
+    def message_papers(self, platform: str, message_ref: str) -> tuple[Channel, list[Paper]] | None:
+        """The channel and papers of a digest message showing several papers (a reaction on it
+        cannot say which paper it meant); None for any other message."""
+        found = self.store.ledger.message_papers(platform, message_ref)
+        if found is None or len(found[1]) < 2 or (ch := self.by_id(found[0])) is None:
+            return None
+        papers = self.store.papers.get_many(found[1])
+        return ch, [papers[i] for i in found[1] if i in papers]
 
     def vote_counts(self, ref: ChannelRef, paper_id: str) -> tuple[int, int]:
         """(👍, 👎) counts for a paper in a channel."""

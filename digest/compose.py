@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from digest.ingest import FEED_HINT
@@ -39,6 +39,8 @@ class Digest:
     considered: int = 0
     earlier: int = 0  # items taken from the backlog (they follow the new ones)
     backlog_on: bool = True
+    #: paper id -> other channels of the workspace that 👍'd it (names, or ids when unnamed)
+    elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:

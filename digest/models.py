@@ -172,6 +172,7 @@ class Channel:
     backlog: bool = True  # after the new papers, fill the digest with unposted older ones
     admin_only: bool = False
     owner_user: str | None = None
+    share_votes: bool = True  # its 👍 count in the workspace's `top` and other digests' marks
     created_at: datetime | None = None  # when it was set up (digests start that local day)
     weekly: bool | None = None  # the weekly picture; None: on once it has two interests
 

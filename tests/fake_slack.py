@@ -48,6 +48,9 @@ class FakeSlack(SlackMessages, LocalServer):
         # history or replies still needs membership (not_in_channel)
         self.public: set[str] = set()
         self.members: dict[str, set[str]] = defaultdict(set)  # conversations.members
+        # private channels: conversations.info says is_private, and describes one only to a
+        # member app (channel_not_found otherwise, as Slack answers)
+        self.private: set[str] = set()
         self.uploads: dict[str, dict] = {}  # file id -> name, content, channel (once completed)
         # The bot token's scopes: what the app manifest asks for (tests remove one to see the
         # missing_scope answer); see tests/fake_slack_files.py for the upload rules.
@@ -292,6 +295,13 @@ class FakeSlack(SlackMessages, LocalServer):
             if held is None:
                 return {"ok": False, "error": "file_not_found"}
             return {"ok": True, "file": {k: v for k, v in held.items() if k != "content"}}
+        if method == "conversations.info":
+            channel = str(args.get("channel", ""))
+            if channel in self.gone or (channel in self.private and channel not in self.joined):
+                return {"ok": False, "error": "channel_not_found"}
+            private = channel in self.private
+            return {"ok": True, "channel": {"id": channel, "is_channel": not private,
+                    "is_group": private, "is_private": private, "is_im": channel.startswith("D")}}  # fmt: skip
         if method == "conversations.members":
             return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
                     "response_metadata": {"next_cursor": ""}}  # fmt: skip

@@ -72,7 +72,9 @@ async def test_command_rules_catch_what_discord_refuses(bot):
             {"type": 1, "name": f"x{n}", "description": "d"} for n in range(4)
         ),
         "name": lambda c: c.update(name="Papers"),
-        "autocomplete": lambda c: c["options"][5]["options"][1].update(autocomplete=True),
+        "autocomplete": lambda c: next(o for o in c["options"] if o["name"] == "subscribe")[
+            "options"
+        ][1].update(autocomplete=True),  # `kind`, which has choices
         "nested": lambda c: c["options"][-1]["options"].append(
             {"type": 2, "name": "deep", "description": "d", "options": []}
         ),
@@ -157,7 +159,7 @@ async def test_posted_digests_leave_no_views_in_memory(bot):
         )
     await dispatch(bot.client, slash("search", "m1", query="diffusion models"))
     assert len(store._views) == 0 and len(store._synced_message_views) == 0
-    assert len(store._dynamic_items) == 4  # presses are still routed (see the vote tests)
+    assert len(store._dynamic_items) == 5  # presses are still routed (see the vote tests)
 
 
 def test_paper_text_cannot_spoof_mention_or_link():

@@ -80,7 +80,7 @@ async def test_every_chat_option_can_be_set_from_discord(app, group):
     offered = {c.value for c in option.get_parameter("name").choices}
     from bot.commands.handlers_channel import OPTIONS  # the chat core's options, every one
 
-    assert offered == set(OPTIONS) and "weekly" in offered
+    assert offered == set(OPTIONS) and {"weekly", "share-votes"} <= offered
     await call(group, "subscribe", FakeInteraction(), text="diffusion models")
     await call(group, "option", FakeInteraction(), name="backlog", on=False)
     assert app.store.channels.get(ChannelRef("discord", "111", "77")).backlog is False

@@ -8,18 +8,28 @@ Discord refuses: 50035 on a description over 4,096, a message over 6,000 or over
 Breaks that turn this red (each tried): header() cutting the text at 4,096 again (render using
 one cut embed: the settings line is lost); packed() putting every embed in one message (the fake
 refuses the follow-up: over 6,000); chunks() splitting right after an escaping backslash (a piece
-ends in a lone backslash); chunks() dropping the piece being built when a line does not fit.
+ends in a lone backslash); chunks() dropping the piece being built when a line does not fit;
+a paged search sent as render_one() alone (its header cut at 4,096: the count line is lost), or
+render_paged() keeping more text beside the papers than the 6,000 total leaves (_fit cuts it);
+chunks() splitting a long line at the limit, not before a space (a word broken over two embeds).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from bot.adapters.discord.embeds import chunks, render, safe
+from bot.adapters.discord.embeds import chunks, render, render_paged, rich, safe
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import payload
-from bot.commands.replies import Reply
-from tests.discord_interactions import discord_app_bot, dispatch, embed_text, slash  # noqa: F401
+from bot.commands.replies import Action, Card, Reply
+from tests.discord_interactions import (  # noqa: F401
+    button,
+    discord_app_bot,
+    dispatch,
+    embed_text,
+    press,
+    slash,
+)
 
 TOPICS = [f"t{n:02d} " + ("*robot* _arm_ " * 20)[:190] for n in range(50)]
 
@@ -46,6 +56,28 @@ def test_a_line_over_the_limit_is_split_outside_an_escape() -> None:
         assert (len(p) - len(p.rstrip("\\"))) % 2 == 0, p[-5:]
 
 
+@pytest.mark.parametrize("snippet", [10, 1200])
+def test_a_long_search_header_is_split_and_its_papers_and_pager_stay_together(snippet) -> None:
+    """A search whose note runs past 4,096 characters: every line arrives (the count and page
+    last, on the message with the papers and the pager, which a page turn edits)."""
+    note = [f"No paper mentions 'w{n}' *or* 'x{n}' " + "y" * 150 for n in range(60)]
+    text = "\n".join([*note, "12 papers match; page 1 of 3."])
+    cards = tuple(Card(f"p{n}", f"Title {n}", None, "A. Author", "V", "s" * snippet, why="w" * 300)
+                  for n in range(4))  # fmt: skip
+    pager = (Action("page", "Next ▶", "0123456789abcdef:2", page=2),)
+    messages = render_paged(Reply(text=text, title="🔎 words", cards=cards, actions=pager))
+    assert len(messages) > 1
+    for m in messages:
+        assert message_problems(payload(m)) == []
+    *lead, paged = messages
+    shown = [e.description for m in lead for e in m.embeds] + [paged.embeds[0].description]
+    assert "\n".join(shown) == rich(text)
+    assert paged.embeds[0].description.endswith("page 1 of 3.")
+    assert paged.paper_ids == ("p0", "p1", "p2", "p3")
+    assert [b.label for b in paged.rows[-1]] == ["Next ▶"]
+    assert not any(m.rows for m in lead)
+
+
 @pytest.mark.asyncio
 async def test_list_with_many_long_topics_keeps_its_settings(bot):
     """`/papers list`: all 50 topics and the schedule/settings lines reach the fake."""
@@ -58,3 +90,32 @@ async def test_list_with_many_long_topics_keeps_its_settings(bot):
     text = "\n".join(embed_text(m) for m in sent)
     for line in ("Schedule:", "Today's digest:", "threshold", "t00", "t49"):
         assert line in text, line
+
+
+@pytest.mark.asyncio
+async def test_a_search_with_a_long_note_arrives_whole_through_the_fake(bot, monkeypatch):
+    """A search whose note runs past 4,096 characters (here 180 words no paper uses, named one
+    by one; the small test corpus finds every real word generic, so the note is added to the
+    core's answer): every word, the count line and the pager reach the strict fake, and Next
+    still edits the paged message."""
+    from dataclasses import replace
+
+    words = [f"'zzq{n:03d}abcdefghijklmnop'" for n in range(180)]
+    note = f"No paper mentions {' or '.join(words)}."
+    real = bot.app.commands.invoke
+
+    def noted(name, ctx, args, personal=False):
+        reply = real(name, ctx, args, personal)
+        return replace(reply, text=f"{note}\n{reply.text}") if name == "search" else reply
+
+    monkeypatch.setattr(bot.app.commands, "invoke", noted)
+    await dispatch(bot.client, slash("search", "ls", query="diffusion models"))
+    assert bot.fake.rejected == []
+    sent = bot.fake.followups["ls"]
+    assert len(sent) > 1
+    text = "\n".join(embed_text(m) for m in sent)
+    missing = [w for w in words if w.strip("'") not in text]
+    assert not missing and "page 1 of" in embed_text(sent[-1]), missing[:3]  # none broken either
+    nxt = button(sent[-1], "Next ▶")
+    await dispatch(bot.client, press(bot.fake, sent[-1], nxt, "ls2"))
+    assert bot.fake.rejected == [] and "page 2 of" in embed_text(bot.fake.originals["ls2"])

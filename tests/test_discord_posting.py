@@ -1,6 +1,7 @@
 """Discord digests through the runner and discord.py's HTTP client against a local fake REST API."""
 
 import asyncio
+import json
 from datetime import date, timedelta
 
 import discord
@@ -100,6 +101,29 @@ def test_forbidden_and_not_found_pause_only_that_channel(app, fake, status, reas
     first, second = run(app, fake, both)
     assert "channel paused" in first and second == "posted 5 papers"
     assert reason in app.store.channels.by_id(bad.id).paused_reason
+
+
+def test_a_paused_channels_owner_is_told_by_dm(app, fake):
+    """The bot lost access (403/50001): the channel pauses and whoever set it up hears so by
+    DM, with how to restart it (issue 23: "tell someone when a channel is paused"); a failure
+    that is retried tells nobody. Breaks that turn this red: _send() not calling _tell_owner();
+    _tell_owner() sending to the channel (refused again) instead of the owner's DMs."""
+    bad = channel(app, "222")
+    app.channels.claim(bad.ref, "42", "lab-feed")
+    retried = channel(app, "333")
+    app.channels.claim(retried.ref, "42", "other")
+    fake.fail["222"] = [(403, {}, {"message": "Missing Access", "code": 50001})]
+    fake.fail["333"] = [RATE_LIMITED] * 10
+
+    async def both(p):
+        r = runner(app, p)
+        return await r.run_channel(bad.id, DAY), await r.run_channel(retried.id, DAY)
+
+    first, second = run(app, fake, both)
+    assert "channel paused" in first and "retrying" in second
+    (told,) = fake.posts("942")  # user 42's DMs
+    text = json.dumps(told, ensure_ascii=False)
+    assert "Digests for #lab-feed are paused" in text and "/papers resume" in text
 
 
 def test_closed_dms_pause_the_personal_digest_with_the_reason(app, fake):

@@ -14,3 +14,4 @@ def test_help_says_reactions_need_a_one_paper_message(app) -> None:
     ctx = Context(ref=ChannelRef("console", "lab", ""), user="ann")
     text = app.commands.handle("help", ctx).text
     assert "reaction" in text and "one paper" in text and "threads on" in text
+    assert "asked privately which one you meant" in text  # a multi-paper message asks

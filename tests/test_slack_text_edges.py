@@ -3,7 +3,8 @@
 Breaks that turn this red: the command text used without unescape() ("R&amp;D" stored, echoed as
 "R&amp;amp;D"); escape() without dropping HIDDEN (U+202E and U+200B reach Slack in a card);
 stored_pages() not applied (a 2,100-character search's Next value is cut at 2,000 and page 2
-never comes); the Home state rendered with plain() (zero-width spaces inside `/papers resume`);
+never comes); stored_pages() without its range delete (stored searches kept for ever) or
+keyed without the hour (the delete drops fresh ones or none); the Home state rendered with plain() (zero-width spaces inside `/papers resume`);
 action_problem() without the view check (a view_submission with no view.type gets 500).
 """
 
@@ -60,6 +61,42 @@ async def test_a_search_longer_than_a_button_value_still_pages(app, slack):
         await h.responses(before + 1)
     assert "page 2 of" in json.dumps(slack.responses()[-1])
     assert slack.rejected == []
+
+
+def test_stored_searches_expire_after_a_day_so_they_stay_bounded(app):
+    """Every long search stored for its Next button goes a day later, on a later store."""
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    import time_machine
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    from bot.adapters.slack.listeners import OLD_PAGER_KEY, PAGED, PAGER_KEY, stored_pages
+    from bot.commands.replies import Action, Reply
+    from digest.store.schema import KeyValueRow
+
+    deps = SimpleNamespace(channels=app.channels)
+    app.channels.remember(OLD_PAGER_KEY + "0" * 20, "search x page:2")  # from an older version
+
+    def store_at(when: datetime, n: int) -> str:
+        value = f"search {'learning ' * 250}{n} page:2"
+        reply = Reply(text="x", actions=(Action("page", "Next ▶", value, page=2),))
+        with time_machine.travel(when, tick=False):
+            return stored_pages(deps, reply).actions[0].value.removeprefix(PAGED)
+
+    def kept() -> int:
+        stmt = select(func.count()).where(KeyValueRow.key.startswith("slack.page"))
+        with Session(app.store.engine) as session:
+            return session.scalar(stmt.select_from(KeyValueRow))
+
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    first = store_at(start, 0)
+    assert app.store.kv.get(PAGER_KEY + first) and kept() == 1  # the older version's one went
+    for hour in range(1, 24 * 7):  # a week of one long search an hour
+        store_at(start + timedelta(hours=hour), hour)
+        assert kept() <= 26  # a day's worth, never the week's
+    assert app.store.kv.get(PAGER_KEY + first) is None
 
 
 @pytest.mark.asyncio

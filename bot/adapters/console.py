@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.commands.replies import Card, Reply
+from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
 from digest.models import ChannelRef
 
@@ -22,6 +22,30 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
 WIDTH = 100
+CODE = re.compile(r"`([^`\n]+)`")
+# *bold*, **bold**, _italic_: marks around text that starts and ends with a non-space, not inside
+# a word (snake_case and 2*3*4 stay as typed).
+EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)(?=\S)([^\n]+?)(?<=\S)\1(?![\w*])")
+LINKS = (
+    re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)"),  # [text](url)
+    re.compile(r"<(https?://[^|>\s]+)\|([^>\n]+)>"),  # <url|text> (Slack's form)
+)
+
+
+def readable(text: str) -> str:
+    """Chat Markdown as a terminal shows it: emphasis marks dropped, links as 'text (url)',
+    code spans without their backticks (a command to type reads as itself)."""
+    out, at = [], 0
+    for m in CODE.finditer(text):
+        out += [_plain(text[at : m.start()]), m.group(1)]
+        at = m.end()
+    return "".join([*out, _plain(text[at:])])
+
+
+def _plain(text: str) -> str:
+    text = LINKS[0].sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
+    text = LINKS[1].sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
+    return EMPHASIS.sub(lambda m: m.group(2), text)
 
 
 def render_card(c: Card) -> str:
@@ -36,7 +60,8 @@ def render_card(c: Card) -> str:
         )
     lines += textwrap.wrap(c.snippet, WIDTH, initial_indent="   ", subsequent_indent="   ")
     if c.why:
-        lines.append(f"   why: {c.why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
+        why = "".join(f"“{t}”" if em else t for t, em in why_parts(c.why))  # a liked title
+        lines.append(f"   why: {why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
     links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link"]
     if links:
         lines.append("   " + " · ".join(links))
@@ -48,12 +73,13 @@ def render_card(c: Card) -> str:
 
 
 def render(reply: Reply) -> str:
-    """A reply as plain text; buttons become the commands that do the same thing."""
+    """A reply as plain text (no Markdown marks: see readable); buttons become the commands
+    that do the same thing. The console and `digestbot cmd` both print this."""
     parts = []
     if reply.title:
         parts.append(reply.title)
     if reply.text:
-        parts.append(("⚠ " if reply.error else "") + reply.text)
+        parts.append(("⚠ " if reply.error else "") + readable(reply.text))
     parts += [render_card(c) for c in reply.cards]
     pages = [f"{a.label}: /papers {a.value}" for a in reply.actions if a.kind == "page"]
     if pages:

@@ -2,6 +2,7 @@
 
 from bot.commands import (  # noqa: F401 - registration
     handlers_channel,
+    handlers_colleagues,
     handlers_library,
     handlers_papers,
 )

@@ -49,6 +49,10 @@ class Context:
     personal: bool = False
     name: str = ""  # how others read who it was: a display name, or "the command line"
     place: str = ""  # the channel's name as the platform shows it ("general"), if it says
+    #: Channel ids of this workspace the person can see, as their platform says (`top` counts
+    #: only these and the channel asked in); the default, nothing else, is what an adapter that
+    #: did not ask gets. None: every channel (the console and the command line: nobody else).
+    visible: frozenset[str] | None = frozenset()
 
     @property
     def who(self) -> str:
@@ -293,11 +297,13 @@ def _first_word(text: str) -> tuple[str, str]:
     return parts[0], parts[1] if len(parts) > 1 else ""
 
 
-#: Reactions name a message, not a paper: only a message showing one paper can take them.
+#: Reactions name a message, not a paper: only a message showing one paper can take them; on
+#: one with several the bot asks which paper (bot/commands/reactions.py).
 REACTIONS = (
     "👍/👎 buttons vote on the paper they are under; pressing the same one again withdraws the "
-    "vote. A 👍/👎 reaction counts only on a message showing one paper (threaded digests: "
-    "`/papers option threads on`); on a message with several papers, use the buttons."
+    "vote. A 👍/👎 reaction counts on a message showing one paper (threaded digests: "
+    "`/papers option threads on`); on a message with several papers it counts for none, and you "
+    "are asked privately which one you meant (Discord: by direct message)."
 )
 
 

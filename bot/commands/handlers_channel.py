@@ -16,7 +16,7 @@ from digest.schedule import local_day, parse_weekdays
 from digest.text import has_visible, plural
 from digest.zones import parse_timezone
 
-OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly")
+OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
 
 
 def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
@@ -240,9 +240,10 @@ def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command(
     "option",
-    "option quiet|admin-only|threads|backlog|weekly on|off",
+    "option quiet|admin-only|threads|backlog|weekly|share-votes on|off",
     "silence empty days; restrict settings to admins; one thread reply per paper; "
-    "fill digests with unsent older papers; a weekly picture of papers and votes",
+    "fill digests with unsent older papers; a weekly picture of papers and votes; "
+    "count this channel's 👍 in the workspace's `top`",
     True,
 )
 def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:

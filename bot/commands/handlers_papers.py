@@ -88,7 +88,8 @@ def search_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         nxt = r.page + 1
         actions.append(Action("page", "Next ▶", _page_command(args, nxt), page=nxt))
     return Reply(
-        text=f"{r.message + ' ' if r.message else ''}{plural(r.total, 'paper')} "
+        # the note on its own line: a platform that splits a long text keeps the count whole
+        text=f"{r.message + chr(10) if r.message else ''}{plural(r.total, 'paper')} "
         f"{'matches' if r.total == 1 else 'match'}; page {r.page} of {r.pages}.",
         title=f"🔎 {args.text[:80]}",
         cards=cards,

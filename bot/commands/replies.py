@@ -166,6 +166,20 @@ def summary_line(d: Digest, upcoming: bool = False) -> str:
     return f"{line} {FEED_HINT}" if not d.considered else line
 
 
+def liked_in(channels: tuple[str, ...] | list[str], most: int = 3) -> str:
+    """'👍 in #ml-reading, #lab' (and how many more): where colleagues liked a paper."""
+    named = ", ".join(f"#{c}" for c in channels[:most])
+    more = f" and {len(channels) - most} more" if len(channels) > most else ""
+    return f"👍 in {named}{more}"
+
+
+def _with_likes(why: str, channels: tuple[str, ...]) -> str:
+    """A digest pick's why-line, marked when other channels of the workspace 👍'd the paper."""
+    if not channels:
+        return why
+    return f"{why} · {liked_in(channels)}" if why else liked_in(channels)
+
+
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
     of a digest still to come, see summary_line)."""
@@ -173,7 +187,12 @@ def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     return Reply(
         text=summary_line(d, upcoming),
         title=f"📚 {d.title()}",
-        cards=tuple(card(i.paper, i.why, i.rank, i.score, feedback=True) for i in d.items),
+        cards=tuple(
+            card(
+                i.paper, _with_likes(i.why, d.elsewhere.get(i.paper.id, ())), i.rank, i.score, True
+            )
+            for i in d.items
+        ),
         footer=f"Following: {follows}",
         ephemeral=False,
         threaded=d.channel.threaded,

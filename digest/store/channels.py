@@ -1,4 +1,4 @@
-"""Channel settings, subscriptions and feedback persistence."""
+"""Channel settings and subscriptions persistence (votes: digest.store.feedback)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from sqlalchemy import (
     case,
     cast,
     delete,
-    func,
     literal,
     select,
     true,
@@ -26,13 +25,13 @@ from digest.clock import Clock, system_clock
 from digest.models import (
     Channel,
     ChannelRef,
-    FeedbackVote,
     Shards,
     Subscription,
     SubscriptionKind,
 )
 from digest.store.deliveries import _aware
-from digest.store.schema import ChannelRow, FeedbackRow, SubscriptionRow, look_mark
+from digest.store.feedback import FeedbackQueries
+from digest.store.schema import ChannelRow, SubscriptionRow, look_mark
 from digest.zones import usable_timezone
 
 #: A Discord snowflake's low 22 bits are worker, process and increment; the rest is the time
@@ -77,6 +76,7 @@ SETTINGS = {
     "admin_only",
     "owner_user",
     "weekly",
+    "share_votes",
 }
 #: Settings that move a channel's due times (or stop and restart them): changing one marks the
 #: channel for the scheduler's next look (see schema.LOOK_NOW).
@@ -102,6 +102,7 @@ def to_channel(row: ChannelRow) -> Channel:
         admin_only=row.admin_only,
         owner_user=row.owner_user,
         weekly=row.weekly,
+        share_votes=row.share_votes,
         created_at=_aware(row.created_at),
     )
 
@@ -117,28 +118,7 @@ def _sub(row: SubscriptionRow) -> Subscription:
     )
 
 
-def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> FeedbackRow | None:
-    """A member's current vote on a paper in a channel."""
-    stmt = select(FeedbackRow).where(
-        FeedbackRow.channel_id == channel_id,
-        FeedbackRow.user == user,
-        FeedbackRow.paper_id == paper_id,
-    )
-    return session.scalars(stmt).first()
-
-
-def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
-    """The dialect's INSERT, which knows ON CONFLICT (both backends we support do)."""
-    # Imported here: the PostgreSQL dialect package loads all its drivers' modules, which a
-    # SQLite deployment (and every command that only reads) never needs.
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
-
-
-class ChannelRepo:
+class ChannelRepo(FeedbackQueries):
     """Reads and writes channels, their subscriptions and their members' feedback."""
 
     def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
@@ -313,70 +293,12 @@ class ChannelRepo:
             session.commit()
             return n
 
-    def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
-        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none).
-
-        Each step is one conditional statement, never a read then a write: two presses at once
-        (a double-click, two processes) are applied one after the other, each answer saying what
-        that press did, instead of the second one failing on the unique key.
-        """
-        mine = (
-            FeedbackRow.channel_id == channel_id,
-            FeedbackRow.user == user,
-            FeedbackRow.paper_id == paper_id,
-        )
-        now = self.clock()
-        row = {"channel_id": channel_id, "user": user, "paper_id": paper_id, "value": value}
-        for _ in range(5):  # a round only repeats when another press changed the row in between
-            with self.engine.begin() as conn:
-                same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value)
-                if conn.execute(same).rowcount:
-                    self.look(conn, channel_id)
-                    return 0
-                other = update(FeedbackRow).where(*mine, FeedbackRow.value != value)
-                if conn.execute(other.values(value=value, created_at=now)).rowcount:
-                    self.look(conn, channel_id)
-                    return value
-                add = _insert(conn)(FeedbackRow).values(**row, created_at=now)
-                add = add.on_conflict_do_nothing(index_elements=["channel_id", "user", "paper_id"])
-                # RETURNING, not rowcount: psycopg reports -1 for an INSERT that may return rows
-                if conn.execute(add.returning(FeedbackRow.id)).first() is not None:
-                    self.look(conn, channel_id)
-                    return value
-        raise RuntimeError("vote kept changing under us")  # five concurrent presses in a row
-
-    def put_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> None:
-        """Set a vote idempotently (0 clears it): safe when a platform retries the same event."""
-        with Session(self.engine) as session:
-            row = _vote(session, channel_id, user, paper_id)
-            if value == 0 and row is not None:
-                session.delete(row)
-            elif value and row is not None:
-                row.value = value
-            elif value:
-                session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
-                                        created_at=self.clock()))  # fmt: skip
-            try:
-                self.look(session, channel_id)  # flushes the vote first
-                session.commit()
-            except IntegrityError:  # the same event processed concurrently: already recorded
-                session.rollback()
-
-    def feedback(self, channel_id: int) -> list[FeedbackVote]:
-        """Every vote cast in a channel."""
-        stmt = select(FeedbackRow).where(FeedbackRow.channel_id == channel_id)
-        with Session(self.engine) as session:
-            return [
-                FeedbackVote(r.channel_id, r.user, r.paper_id, r.value)
-                for r in session.scalars(stmt)
-            ]
-
-    def feedback_totals(self, channel_id: int) -> dict[str, int]:
-        """Net vote per paper in a channel (sum of +1/-1)."""
+    def in_workspace(self, platform: str, workspace: str) -> list[Channel]:
+        """Every channel of one workspace (a Slack team, a Discord server), oldest first."""
         stmt = (
-            select(FeedbackRow.paper_id, func.sum(FeedbackRow.value))
-            .where(FeedbackRow.channel_id == channel_id)
-            .group_by(FeedbackRow.paper_id)
+            select(ChannelRow)
+            .where(ChannelRow.platform == platform, ChannelRow.workspace == workspace)
+            .order_by(ChannelRow.id)
         )
         with Session(self.engine) as session:
-            return {pid: int(total) for pid, total in session.execute(stmt)}
+            return [to_channel(r) for r in session.scalars(stmt)]

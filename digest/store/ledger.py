@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from digest.models import MessageState
 from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
-from digest.store.schema import DeliveryItemRow, DeliveryMessageRow, DeliveryRow
+from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
 PLANNED, SENDING, CONFIRMED = (s.value for s in MessageState)  # plain strings for the queries
 
@@ -186,6 +186,22 @@ class LedgerRepo:
             DeliveryRow.channel_id == row.channel_id, DeliveryRow.id != row.id
         )
         return min(session.scalar(stmt) or 0, row.upto_seq or 0)
+
+    def message_papers(self, platform: str, message_ref: str) -> tuple[int, list[str]] | None:
+        """(channel id, paper ids) of the confirmed digest message posted as ``message_ref``."""
+        stmt = (
+            select(DeliveryRow.channel_id, DeliveryMessageRow.paper_ids)
+            .join(DeliveryRow, DeliveryRow.id == DeliveryMessageRow.delivery_id)
+            .join(ChannelRow, ChannelRow.id == DeliveryRow.channel_id)
+            .where(
+                ChannelRow.platform == platform,
+                DeliveryMessageRow.message_ref == message_ref,
+                DeliveryMessageRow.status == CONFIRMED,
+            )
+        )
+        with Session(self.engine) as session:
+            row = session.execute(stmt).first()
+        return (row[0], list(row[1])) if row else None
 
     def delivered(self, channel_id: int) -> list[str]:
         """Papers whose message was confirmed in this channel, oldest first."""

@@ -118,6 +118,8 @@ class ChannelRow(Base):
     admin_only: Mapped[bool] = mapped_column(Boolean, default=False)
     # The weekly picture: None follows the default (on with two interests or more), else as set.
     weekly: Mapped[bool | None] = mapped_column(Boolean)
+    # 👍 here count in the workspace's `top` and in other channels' digest marks (migration 0014)
+    share_votes: Mapped[bool] = mapped_column(Boolean, default=True)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the scheduler next has to look at this channel (UTC); see LOOK_NOW.

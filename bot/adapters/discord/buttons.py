@@ -7,7 +7,15 @@ import re
 
 import discord
 
-from bot.adapters.discord.interact import DiscordDeps, apologise, guarded, run, turn_page, vote
+from bot.adapters.discord.interact import (
+    DiscordDeps,
+    apologise,
+    guarded,
+    run,
+    turn_page,
+    vote,
+    vote_in,
+)
 from bot.commands.core import Args
 
 
@@ -31,6 +39,28 @@ class Vote(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:(?P<kind>[ud
     async def callback(self, interaction: discord.Interaction) -> None:
         name = "up" if self.kind == "u" else "down"
         await guarded(interaction, vote(_deps(interaction), interaction, name, self.paper))
+
+
+class ChannelVote(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"dv:(?P<kind>[ud])@(?P<channel>\d{1,18}):(?P<paper>.+)",
+):
+    """👍 / 👎 that names its digest: sent away from it (a "which paper?" DM after a reaction)."""
+
+    def __init__(self, kind: str, channel: int, paper: str) -> None:
+        label = "👍" if kind == "u" else "👎"
+        cid = f"dv:{kind}@{channel}:{paper}"
+        super().__init__(discord.ui.Button(label=label, custom_id=cid))
+        self.kind, self.channel, self.paper = kind, channel, paper
+
+    @classmethod
+    async def from_custom_id(cls, interaction, item, match: re.Match[str]) -> ChannelVote:
+        return cls(match["kind"], int(match["channel"]), match["paper"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        name = "up" if self.kind == "u" else "down"
+        work = vote_in(_deps(interaction), interaction, name, self.paper, self.channel)
+        await guarded(interaction, work)
 
 
 class More(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:m:(?P<paper>.+)"):
@@ -83,4 +113,4 @@ class OldPage(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:p:(?P<tex
         await apologise(interaction, hint)
 
 
-BUTTONS: tuple[type[discord.ui.DynamicItem], ...] = (Vote, More, Page, OldPage)
+BUTTONS: tuple[type[discord.ui.DynamicItem], ...] = (Vote, ChannelVote, More, Page, OldPage)

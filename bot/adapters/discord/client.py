@@ -12,8 +12,9 @@ from discord import app_commands
 from bot.adapters.discord import sync
 from bot.adapters.discord.buttons import BUTTONS
 from bot.adapters.discord.commands import DiscordDeps, Papers
-from bot.adapters.discord.interact import apologise
+from bot.adapters.discord.interact import apologise, ask_privately
 from bot.adapters.discord.poster import DiscordPoster
+from bot.commands.reactions import reaction
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
@@ -95,13 +96,13 @@ class DigestClient(discord.AutoShardedClient):
         if value == 0 or (self.user and payload.user_id == self.user.id):
             return
         message_ref = f"{payload.channel_id}:{payload.message_id}"
-        await asyncio.to_thread(
-            self.deps.channels.react,
-            "discord",
-            str(payload.user_id),
-            message_ref,
-            value if added else 0,
+        value = value if added else 0
+        user = str(payload.user_id)
+        ask = await asyncio.to_thread(
+            reaction, self.deps.commands, "discord", user, [message_ref], value
         )
+        if ask is not None:  # several papers in that message: ask which one, by DM
+            await ask_privately(self, self.deps, payload.user_id, ask)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         await self._react(payload, True)

@@ -107,13 +107,13 @@ class ChannelCommands(app_commands.Group):
         await self.invoke(i, "resume", Args.typed())
 
     @app_commands.command(
-        description="Quiet empty days, admin-only settings, threads, older-paper backlog, weekly picture"
+        description="Quiet days, admin-only, threads, backlog, weekly picture, 👍 shared in top"
     )
     @app_commands.describe(name="Which option", on="Turn it on or off")
     async def option(
         self,
         i: discord.Interaction,
-        name: Literal["quiet", "admin-only", "threads", "backlog", "weekly"],
+        name: Literal["quiet", "admin-only", "threads", "backlog", "weekly", "share-votes"],
         on: bool,
     ) -> None:
         await self.invoke(i, "option", Args.typed(name, "on" if on else "off"))
@@ -200,6 +200,18 @@ class Papers(ChannelCommands):
     @app_commands.describe(paper="Paper id or title")
     async def similar(self, i: discord.Interaction, paper: str) -> None:
         await self.invoke(i, "similar", Args.typed(paper))
+
+    @app_commands.command(description="What colleagues liked: most 👍 in this server's channels")
+    @app_commands.describe(
+        period="week (default) or month", public="Show the answer to the channel"
+    )
+    async def top(
+        self,
+        i: discord.Interaction,
+        period: Literal["week", "month"] = "week",
+        public: bool = False,
+    ) -> None:
+        await self.invoke(i, "top", Args.typed(period), public)
 
     @paper.autocomplete("paper")
     @similar.autocomplete("paper")

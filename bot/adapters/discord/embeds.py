@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.commands.replies import Card, Reply, why_parts
+from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_CONTENT = 2000
 MAX_TITLE = 256
@@ -120,11 +120,20 @@ def card_embed(c: Card) -> discord.Embed:
     return embed
 
 
+def _button_id(a: Action) -> str | None:
+    """A button's custom_id: ``dv:u:<paper>``; a vote naming its digest ('<paper> <channel
+    id>', shown away from it, e.g. in a DM) ``dv:u@<channel id>:<paper>``."""
+    kind = {"up": "u", "down": "d", "more": "m"}[a.kind]
+    paper, _, channel = a.value.partition(" ")
+    if a.kind in ("up", "down") and channel.isdigit():
+        return custom_id(f"{kind}@{channel}", paper)
+    return custom_id(kind, a.value)
+
+
 def card_row(c: Card) -> list[ButtonSpec]:
     """👍 / 👎 / More like this, then up to two link buttons."""
-    kinds = {"up": "u", "down": "d", "more": "m"}
     row = [ButtonSpec(a.label, custom_id=cid) for a in c.actions
-           if a.kind in kinds and (cid := custom_id(kinds[a.kind], a.value))]  # fmt: skip
+           if a.kind in ("up", "down", "more") and (cid := _button_id(a))]  # fmt: skip
     links = [
         ButtonSpec(cut(plain(a.label), 80), url=u)
         for a in c.actions
@@ -148,13 +157,15 @@ def chunks(text: str, limit: int = MAX_DESCRIPTION) -> list[str]:
     """``text`` in pieces of at most ``limit`` characters, split at line ends where possible.
 
     Nothing is dropped: a `list` of 50 long topics keeps its schedule and settings lines. A line
-    longer than ``limit`` is split inside, never right after an escaping backslash.
+    longer than ``limit`` is split inside, before a space where there is one (no word broken in
+    two), never right after an escaping backslash.
     """
     out: list[str] = []
     piece = ""
     for line in text.split("\n"):
         while len(line) > limit:
-            at = limit
+            space = line.rfind(" ", 0, limit)  # a word is never broken over two embeds
+            at = space if space > limit // 2 else limit
             while at > 1 and (len(line[:at]) - len(line[:at].rstrip("\\"))) % 2:
                 at -= 1  # an odd run of backslashes at the end would escape the next piece
             if piece:
@@ -251,9 +262,31 @@ def stamp(msg: DiscordMessage, key: str) -> DiscordMessage:
     return DiscordMessage(msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids)
 
 
-def render_one(reply: Reply) -> DiscordMessage:
-    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it."""
+def render_paged(reply: Reply) -> list[DiscordMessage]:
+    """A paged reply: one message with the papers and the pager (a page turn edits it in place),
+    after as many text-only messages as text that does not fit beside them needs: the text is
+    split at line ends, never cut (the last lines, e.g. "page 2 of 5", stay on the paged one)."""
+    bare = render_one(replace(reply, text=""))
+    room = min(MAX_DESCRIPTION, MAX_TOTAL - _size(bare.embeds))
+    lines, tail = rich(reply.text).split("\n"), []
+    while lines and len("\n".join([lines[-1], *tail])) <= room:
+        tail.insert(0, lines.pop())
+    if not lines:
+        return [render_one(reply)]
+    lead = [discord.Embed(description=c) for c in chunks("\n".join(lines))]
+    lead[0].title = cut(safe(reply.title or "digestbot"), MAX_TITLE)
+    return [DiscordMessage(embeds=group) for group in packed(lead)] + [
+        render_one(reply, "\n".join(tail))
+    ]
+
+
+def render_one(reply: Reply, description: str | None = None) -> DiscordMessage:
+    """A paged reply as one message (header, papers, links, pager), so a page turn can edit it.
+
+    ``description``: the header's text, already escaped (render_paged's share of a long text)."""
     head = header(reply)
+    if description is not None:
+        head.description = description or None
     cards = reply.cards[: MAX_EMBEDS - 1]
     pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
              if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import aiohttp
 import discord
 
-from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_one
+from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_paged
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
@@ -66,6 +66,22 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place)
 
 
+def visible_channels(deps: DiscordDeps, i: discord.Interaction) -> frozenset[str]:
+    """Ids of this server's digest channels the member who asked may view (blocking: reads the
+    store). Decided from what the gateway keeps of the server (channels, roles, overwrites) and
+    the member the interaction carries; a channel not known there is not counted."""
+    guild, member = getattr(i, "guild", None), getattr(i, "user", None)
+    if i.guild_id is None or guild is None or getattr(member, "roles", None) is None:
+        return frozenset()
+    seen = set()
+    for c in deps.channels.workspace_channels(PLATFORM, str(i.guild_id)):
+        where = c.ref.channel_id
+        here = guild.get_channel_or_thread(int(where)) if where.isdigit() else None
+        if here is not None and here.permissions_for(member).view_channel:
+            seen.add(where)
+    return frozenset(seen)
+
+
 def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
     """The channel a command is about: a thread's parent (where the subscription lives, e.g. for a
     digest's own thread), else the channel it was typed in. A forum post stays its own channel
@@ -93,6 +109,8 @@ def invoke(
     ctx = context(deps, i)
     if ref is not None:
         ctx = replace(ctx, ref=ref)
+    if name == "top":  # counts only the channels this member may view
+        ctx = replace(ctx, visible=visible_channels(deps, i))
     reply = deps.commands.invoke(name, ctx, args, personal)
     return replace(reply, text=deps.syntax(reply.text))
 
@@ -101,7 +119,7 @@ def _sends(reply: Reply) -> list[dict]:
     """The keyword arguments of each message a reply takes (embeds, buttons, the attachment)."""
     paged = any(a.kind == "page" for a in reply.actions)
     out = []
-    for n, msg in enumerate([render_one(reply)] if paged else render(reply)):
+    for n, msg in enumerate(render_paged(reply) if paged else render(reply)):
         msg = checked(msg)
         kwargs = {"embeds": msg.embeds, "allowed_mentions": NO_MENTIONS}
         if (view := view_for(msg)) is not None:
@@ -282,7 +300,7 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
         await answer(i, reply)
         return
     reply = await asyncio.to_thread(with_pager, deps, reply, spec)
-    msg = checked(render_one(reply))
+    msg = checked(render_paged(reply)[-1])  # the text before it was sent with the first page
     await i.edit_original_response(
         embeds=msg.embeds, view=view_for(msg), allowed_mentions=NO_MENTIONS
     )
@@ -316,3 +334,28 @@ async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str)
     ref = await asyncio.to_thread(vote_target, deps, i, paper)
     reply = await asyncio.to_thread(invoke, deps, i, name, Args.typed(paper), False, ref)
     await answer(i, reply)
+
+
+async def vote_in(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str,
+                  channel_id: int) -> None:  # fmt: skip
+    """A 👍/👎 button naming its digest (sent in a DM after a reaction): the vote lands there."""
+    await i.response.defer(ephemeral=True, thinking=True)
+    ch = await asyncio.to_thread(deps.channels.by_id, channel_id)
+    if ch is None or ch.ref.platform != PLATFORM:
+        await answer(i, error("That digest no longer exists; your vote was not recorded."))
+        return
+    reply = await asyncio.to_thread(invoke, deps, i, name, Args.typed(paper), False, ch.ref)
+    await answer(i, reply)
+
+
+async def ask_privately(client: discord.Client, deps: DiscordDeps, user_id: int,
+                        reply: Reply) -> None:  # fmt: skip
+    """Send ``reply`` to one person by direct message (no interaction to answer privately: a
+    reaction); closed DMs and other refusals are logged, never raised."""
+    try:
+        dm = await client.create_dm(discord.Object(user_id))
+        for kwargs in _sends(replace(reply, text=deps.syntax(reply.text))):
+            await dm.send(**kwargs)
+    except discord.HTTPException as exc:
+        log.warning("could not ask %s by DM: %s (code %s)", user_id, exc.status, exc.code,
+                    extra={"platform": PLATFORM})  # fmt: skip

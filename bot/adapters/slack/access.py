@@ -71,3 +71,30 @@ async def may_act(client: AsyncWebClient, ch: Channel | None, team: str, user: s
     if ch.ref.channel_id.startswith("@"):
         return ch.ref.channel_id == f"@{user}"
     return await may_manage(client, ch, user, await workspace_admin(client, user))
+
+
+async def can_see(client: AsyncWebClient, channel_id: str, user: str) -> bool:
+    """Whether ``user`` can see a conversation: a public channel everyone in the workspace can
+    open; a private one (or one Slack will not describe) only its members."""
+    try:
+        info = (await client.conversations_info(channel=channel_id))["channel"]
+    except SlackApiError:  # gone, or private and the app was removed: not shown
+        return False
+    if not (info.get("is_private") or info.get("is_im") or info.get("is_mpim")):
+        return True
+    return await is_member(client, channel_id, user)
+
+
+def asks_top(text: str) -> bool:
+    """Whether a typed command is `top` (or `me top`): the one that needs what the user sees."""
+    words = text.lower().removeprefix("/papers").split()
+    return words[1:2] == ["top"] if words[:1] == ["me"] else words[:1] == ["top"]
+
+
+async def visible_channels(
+    client: AsyncWebClient, channels: ChannelService, team: str, user: str
+) -> frozenset[str]:
+    """Ids of the team's digest channels ``user`` can see (what `top` may count)."""
+    mine = await asyncio.to_thread(channels.workspace_channels, "slack", team)
+    seen = await asyncio.gather(*(can_see(client, c.ref.channel_id, user) for c in mine))
+    return frozenset(c.ref.channel_id for c, ok in zip(mine, seen, strict=True) if ok)

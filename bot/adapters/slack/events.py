@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from functools import partial
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.adapters.slack.access import manageable, may_act, user_name
+from bot.adapters.slack.access import asks_top, manageable, may_act, user_name, visible_channels
 from bot.adapters.slack.blocks import unescape
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
@@ -26,6 +27,7 @@ from bot.adapters.slack.listeners import (
 from bot.adapters.slack.uploads import file_by_id
 from bot.commands import Context, Reply
 from bot.commands.core import Args
+from bot.commands.reactions import reaction
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 
@@ -39,7 +41,7 @@ FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type":
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
     """Reactions count as votes (retried deliveries are dropped before this, see dedup)."""
 
-    async def react(event: dict, added: bool) -> None:
+    async def react(event: dict, added: bool, client) -> None:
         item = event.get("item") or {}
         name = event.get("reaction", "").split("::")[0]  # skin tones: +1::skin-tone-3
         value = 1 if name in UP else -1 if name in DOWN else 0
@@ -49,18 +51,24 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
         refs = [f"{where}:{ts}"]
         if where.startswith("D"):  # a personal digest in the user's DM with the app
             refs.append(f"@{user}:{ts}")
-        for ref_msg in refs:
-            found = await asyncio.to_thread(
-                deps.channels.react, "slack", user, ref_msg, value if added else 0
-            )
-            if found is not None:
-                return
+        value = value if added else 0
+        ask = await asyncio.to_thread(reaction, deps.commands, "slack", user, refs, value)
+        if ask is None:
+            return
+        # several papers in that message: ask the reacting person alone which one they meant
+        for msg in as_messages(ask):
+            if where.startswith("D"):  # their DM with the app: nobody else reads it
+                await client.chat_postMessage(channel=where, text=msg.text, blocks=msg.blocks)
+            else:
+                await client.chat_postEphemeral(
+                    channel=where, user=user, text=msg.text, blocks=msg.blocks
+                )
 
-    async def added(event) -> None:
-        await react(event, True)
+    async def added(event, client) -> None:
+        await react(event, True, client)
 
-    async def removed(event) -> None:
-        await react(event, False)
+    async def removed(event, client) -> None:
+        await react(event, False, client)
 
     app.event("reaction_added")(guarded(added))
     app.event("reaction_removed")(guarded(removed))
@@ -153,6 +161,8 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         pauses = "pause" in command.lower().split()[:2]
         name = await user_name(client, user) if pauses else ""
         ctx = Context(ref=me, user=user, dm=me, personal=True, name=name)
+        if asks_top(command):  # counts only the channels this person can see
+            ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
         if sent:  # `import` with the file attached to the message itself
             files = event.get("files") or [{}]
             got = await file_by_id(client, str(files[0].get("id") or ""))

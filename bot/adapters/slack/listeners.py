@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.access import is_member, workspace_admin
+from bot.adapters.slack.access import asks_top, is_member, visible_channels, workspace_admin
 from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
 from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
@@ -35,7 +36,9 @@ UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
 #: chat.update answers for a message the bot may not (or can no longer) edit.
 UNEDITABLE = {"message_not_found", "cant_update_message", "edit_window_closed",
               "channel_not_found", "is_archived"}  # fmt: skip
-PAGER_KEY, PAGED = "slack.pager.", "stored:"  # a long search behind a page button
+PAGER_KEY, PAGED = "slack.pages.", "stored:"  # a long search behind a page button
+PAGER_HOURS = 24  # its Prev/Next buttons work this long; older stored searches are deleted
+OLD_PAGER_KEY = "slack.pager."  # searches stored before they expired: deleted on the next store
 VOTE_KEPT = "Your vote is recorded; that message can no longer be updated to show it."
 
 
@@ -59,13 +62,20 @@ def as_messages(reply: Reply) -> list[SlackMessage]:
 
 def stored_pages(deps: SlackDeps, reply: Reply) -> Reply:
     """Page buttons whose search is longer than a button value holds (2,000 characters) carry a
-    key to it instead, so a long query pages as a short one (blocking: run it in a thread)."""
+    key to it instead, so a long query pages as a short one (blocking: run it in a thread).
+
+    Stored searches last PAGER_HOURS: a key starts with the hour it was stored (fixed-width hex
+    sorts like the number), so every store deletes the older ones with one range delete, and
+    the kept searches stay bounded by what a day of paging stores."""
+    hour = int(time.time() // 3600)
 
     def key(a: Action) -> Action:
         if a.kind != "page" or len(a.value) <= MAX_VALUE:
             return a
-        digest = hashlib.sha256(a.value.encode()).hexdigest()[:20]
+        digest = f"{hour:06x}{hashlib.sha256(a.value.encode()).hexdigest()[:14]}"
         deps.channels.remember(PAGER_KEY + digest, a.value)
+        deps.channels.forget_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
+        deps.channels.forget_range(OLD_PAGER_KEY, OLD_PAGER_KEY[:-1] + "/")  # unexpiring ones
         return replace(a, value=f"{PAGED}{digest}")
 
     return replace(reply, actions=tuple(key(a) for a in reply.actions))
@@ -175,6 +185,9 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
+        if asks_top(text):  # counts only the channels this person can see
+            team = command["team_id"]
+            ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
         reply = await handled(deps, client, text, ctx, channel)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
@@ -293,7 +306,10 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
         if text.startswith(PAGED):
-            text = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + text[len(PAGED) :])
+            key = text[len(PAGED) :]
+            text = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + key)
+            if text is None:  # stored before searches expired (until the next one is stored)
+                text = await asyncio.to_thread(deps.channels.recall, OLD_PAGER_KEY + key)
             if text is None:
                 raise DigestError("That search is no longer stored; run `/papers search` again.")
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)

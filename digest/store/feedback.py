@@ -1,0 +1,173 @@
+"""Votes persistence (ChannelRepo's part): set idempotently or as a toggle, merged between
+digests, and counted across a workspace's channels for `top` and digest marks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from digest.clock import Clock
+from digest.models import Channel, FeedbackVote
+from digest.store.deliveries import _aware
+from digest.store.schema import ChannelRow, FeedbackRow
+
+
+def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> FeedbackRow | None:
+    """A member's current vote on a paper in a channel."""
+    stmt = select(FeedbackRow).where(
+        FeedbackRow.channel_id == channel_id,
+        FeedbackRow.user == user,
+        FeedbackRow.paper_id == paper_id,
+    )
+    return session.scalars(stmt).first()
+
+
+def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
+    """The dialect's INSERT, which knows ON CONFLICT (both backends we support do)."""
+    # Imported here: the PostgreSQL dialect package loads all its drivers' modules, which a
+    # SQLite deployment (and every command that only reads) never needs.
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
+
+
+class FeedbackQueries:
+    """ChannelRepo's votes: cast, withdrawn, merged, counted (it provides ``engine`` and ``look``)."""
+
+    engine: Engine
+    clock: Clock  # stamps votes: the composition root's clock
+
+    def look(self, session: Session | Connection, channel_id: int) -> None:  # ChannelRepo's
+        raise NotImplementedError
+
+    def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
+        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none).
+
+        Each step is one conditional statement, never a read then a write: two presses at once
+        (a double-click, two processes) are applied one after the other, each answer saying what
+        that press did, instead of the second one failing on the unique key.
+        """
+        mine = (
+            FeedbackRow.channel_id == channel_id,
+            FeedbackRow.user == user,
+            FeedbackRow.paper_id == paper_id,
+        )
+        now = self.clock()
+        row = {"channel_id": channel_id, "user": user, "paper_id": paper_id, "value": value}
+        for _ in range(5):  # a round only repeats when another press changed the row in between
+            with self.engine.begin() as conn:
+                same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value)
+                if conn.execute(same).rowcount:
+                    self.look(conn, channel_id)
+                    return 0
+                other = update(FeedbackRow).where(*mine, FeedbackRow.value != value)
+                if conn.execute(other.values(value=value, created_at=now)).rowcount:
+                    self.look(conn, channel_id)
+                    return value
+                add = _insert(conn)(FeedbackRow).values(**row, created_at=now)
+                add = add.on_conflict_do_nothing(index_elements=["channel_id", "user", "paper_id"])
+                # RETURNING, not rowcount: psycopg reports -1 for an INSERT that may return rows
+                if conn.execute(add.returning(FeedbackRow.id)).first() is not None:
+                    self.look(conn, channel_id)
+                    return value
+        raise RuntimeError("vote kept changing under us")  # five concurrent presses in a row
+
+    def put_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> None:
+        """Set a vote idempotently (0 clears it): safe when a platform retries the same event."""
+        with Session(self.engine) as session:
+            row = _vote(session, channel_id, user, paper_id)
+            if value == 0 and row is not None:
+                session.delete(row)
+            elif value and row is not None:
+                row.value = value
+            elif value:
+                session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
+                                        created_at=self.clock()))  # fmt: skip
+            try:
+                self.look(session, channel_id)  # flushes the vote first
+                session.commit()
+            except IntegrityError:  # the same event processed concurrently: already recorded
+                session.rollback()
+
+    def absorb_votes(self, keep_id: int, other_id: int) -> int:
+        """Copy another channel's votes into ``keep_id``: one vote per person and paper, the
+        newer one wins where both voted. Returns how many votes of ``keep_id`` changed."""
+        theirs = select(FeedbackRow).where(FeedbackRow.channel_id == other_id)
+        changed = 0
+        with Session(self.engine) as session:
+            for vote in list(session.scalars(theirs)):
+                mine = _vote(session, keep_id, vote.user, vote.paper_id)
+                if mine is None:
+                    session.add(FeedbackRow(channel_id=keep_id, user=vote.user, paper_id=vote.paper_id,
+                                            value=vote.value, created_at=vote.created_at))  # fmt: skip
+                elif _aware(vote.created_at) > _aware(mine.created_at) and mine.value != vote.value:
+                    mine.value, mine.created_at = vote.value, vote.created_at
+                else:
+                    continue
+                changed += 1
+            if changed:
+                self.look(session, keep_id)
+            session.commit()
+        return changed
+
+    def thumbs_up(
+        self, channel_ids: list[int], since: datetime | None = None
+    ) -> list[tuple[str, str, int]]:
+        """(paper id, user, channel id) of every 👍 in these channels (cast since ``since``)."""
+        stmt = select(FeedbackRow.paper_id, FeedbackRow.user, FeedbackRow.channel_id).where(
+            FeedbackRow.channel_id.in_(channel_ids), FeedbackRow.value > 0
+        )
+        if since is not None:
+            stmt = stmt.where(FeedbackRow.created_at >= since.astimezone(UTC))
+        with Session(self.engine) as session:
+            return [(p, u, c) for p, u, c in session.execute(stmt)]
+
+    def liked_elsewhere(self, channel: Channel, paper_ids: list[str]) -> dict[str, list[str]]:
+        """Paper id -> names (or ids) of the other channels of ``channel``'s workspace that 👍'd
+        it and share their votes (option share-votes); personal digests never count. One query."""
+        if not paper_ids:
+            return {}
+        stmt = (
+            select(FeedbackRow.paper_id, ChannelRow.name, ChannelRow.channel_id)
+            .join(ChannelRow, ChannelRow.id == FeedbackRow.channel_id)
+            .where(
+                ChannelRow.platform == channel.ref.platform,
+                ChannelRow.workspace == channel.ref.workspace,
+                ChannelRow.id != channel.id,
+                ChannelRow.share_votes.is_(True),
+                ~ChannelRow.channel_id.startswith("@", autoescape=True),
+                FeedbackRow.value > 0,
+                FeedbackRow.paper_id.in_(paper_ids),
+            )
+            .distinct()
+            .order_by(FeedbackRow.paper_id, ChannelRow.channel_id)
+        )
+        out: dict[str, list[str]] = {}
+        with Session(self.engine) as session:
+            for paper_id, name, channel_id in session.execute(stmt):
+                out.setdefault(paper_id, []).append(name or channel_id)
+        return out
+
+    def feedback(self, channel_id: int) -> list[FeedbackVote]:
+        """Every vote cast in a channel."""
+        stmt = select(FeedbackRow).where(FeedbackRow.channel_id == channel_id)
+        with Session(self.engine) as session:
+            return [
+                FeedbackVote(r.channel_id, r.user, r.paper_id, r.value)
+                for r in session.scalars(stmt)
+            ]
+
+    def feedback_totals(self, channel_id: int) -> dict[str, int]:
+        """Net vote per paper in a channel (sum of +1/-1)."""
+        stmt = (
+            select(FeedbackRow.paper_id, func.sum(FeedbackRow.value))
+            .where(FeedbackRow.channel_id == channel_id)
+            .group_by(FeedbackRow.paper_id)
+        )
+        with Session(self.engine) as session:
+            return {pid: int(total) for pid, total in session.execute(stmt)}
