@@ -6,8 +6,8 @@ shown at that score that were relevant on the development files; the channel's t
 compared with that value. Breaks that turn this red (each tried, then restored):
 - `Ranker.score_profile` leaving topic scores raw (`take` without `calibrate.relevance`): the
   shown score is the raw one, and a keyword paper under the threshold once calibrated is sent;
-- `calibrate.kind_of` calling every topic a keyword: the theme topic's scores fall on the
-  keyword curve;
+- `calibrate.kind_of` calling every topic a keyword: a six-word theme is read through the
+  keyword curve (red in the first test);
 - the curve file missing: `relevance` returns the raw score (the first test fails).
 """
 
