@@ -4,20 +4,25 @@ For every query of both development files, the 100 best papers by `Ranker.search
 shown scores; relevance as labelled. Prints, per query kind (keyword: up to three typed content
 words, as `SemanticParams.ramp_from`; theme: more), the share relevant in each score bin, then
 an isotonic regression of relevance on score (scikit-learn) as a small table, and the lowest
-score whose fitted relevance reaches one in two, one in three:  python -m bench.calibration
+score whose fitted relevance reaches one in two, one in three; `--write` stores the fitted
+curves on a 0.02 grid as the package's `digest/rank/calibration.txt`:
+    python -m bench.calibration [--write]
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from bench.common import load_eval, load_query_files, machine, table
+from digest.rank.calibrate import CURVE_FILE, KEYWORD_WORDS, kind_of
 from digest.rank.engine import Ranker
 from digest.rank.index import build_index
 
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
-KEYWORD_WORDS = 3
+GRID = np.round(np.arange(0.0, 1.0001, 0.02), 2)
 
 
 def pairs(ranker: Ranker, queries: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -25,7 +30,7 @@ def pairs(ranker: Ranker, queries: list[dict]) -> dict[str, tuple[np.ndarray, np
     out: dict[str, tuple[list[float], list[int]]] = {"keyword": ([], []), "theme": ([], [])}
     for q in queries:
         compiled = ranker.compile(q["query"])
-        kind = "keyword" if compiled is None or compiled.words <= KEYWORD_WORDS else "theme"
+        kind = kind_of(compiled.words if compiled is not None else KEYWORD_WORDS)
         relevant = set(q["relevant"])
         res = ranker.search(q["query"], per_page=100, min_score=0.0, explain=False)
         for h in res.hits:
@@ -48,6 +53,9 @@ def main() -> None:
     docs, _ = load_eval()
     ranker = Ranker(build_index(docs))
     got: dict[str, tuple[list, list]] = {}
+    lines = [
+        "# Share relevant at each shown score, development files (python -m bench.calibration --write)"
+    ]
     for queries in load_query_files().values():
         for kind, (s, r) in pairs(ranker, queries).items():
             a, b = got.setdefault(kind, ([], []))
@@ -68,6 +76,12 @@ def main() -> None:
             at = f"{ok.min():.1f}" if len(ok) else "none"
             print(f"lowest score fitted at >= {target:.2f} relevant ({kind}): {at}")
         print()
+        lines += [
+            f"{kind} {g:.2f} {float(y):.4f}" for g, y in zip(GRID, iso.predict(GRID), strict=True)
+        ]
+    if "--write" in sys.argv:
+        CURVE_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"wrote {CURVE_FILE}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ One factor per topic keeps the order the learner chose; only the threshold sees 
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
 import numpy as np
 
 from digest.rank.index import PaperIndex
@@ -18,6 +21,38 @@ from digest.rank.scorer import ScoreParams, TopicState, score
 MATCHED = 0.1  # a paper scoring this much on the plain topic matched it (search's own cut-off)
 REFERENCE = 20  # the topic's best matches that set the scale
 MAX_SCALE = 10.0  # a topic whose matches all lost their score is not blown up without bound
+#: Share of papers relevant at each shown score on the development files, per query kind (an
+#: isotonic fit written by ``python -m bench.calibration --write``): 'kind score relevance' lines.
+CURVE_FILE = Path(__file__).with_name("calibration.txt")
+KEYWORD_WORDS = 3  # up to this many typed content words a topic is a keyword, else a theme
+
+
+@cache
+def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per query kind, (scores, share relevant) of the fitted reliability curve, read once."""
+    points: dict[str, list[tuple[float, float]]] = {}
+    if CURVE_FILE.exists():
+        for line in CURVE_FILE.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                kind, x, y = line.split()
+                points.setdefault(kind, []).append((float(x), float(y)))
+    return {
+        k: (np.array([x for x, _ in v]), np.array([y for _, y in v])) for k, v in points.items()
+    }
+
+
+def kind_of(words: int) -> str:
+    """'keyword' for a topic of up to ``KEYWORD_WORDS`` typed content words, else 'theme'."""
+    return "keyword" if words <= KEYWORD_WORDS else "theme"
+
+
+def relevance(scores: np.ndarray, words: int) -> np.ndarray:
+    """How often papers shown at ``scores`` were relevant on the development files, for a topic
+    of ``words`` typed words (the scores themselves when no curve is shipped)."""
+    curve = curves().get(kind_of(words))
+    if curve is None:
+        return np.asarray(scores, dtype=np.float32)
+    return np.interp(scores, *curve).astype(np.float32)  # isotonic: linear between, flat outside
 
 
 def scale(
@@ -27,7 +62,8 @@ def scale(
     voted: list[int],
     params: ScoreParams,
 ) -> float:
-    """The factor putting ``refined`` scores on ``base``'s scale (1.0 without a topic or matches).
+    """The factor putting ``refined`` scores on ``base``'s scale (1.0 without a topic or matches);
+    the curve (``relevance``) then reads the scaled score as it reads the plain topic's.
 
     The reference is the topic's best plain matches the channel has not voted on (a voted paper
     is meant to move); their score-weighted mean is kept, so strong matches set the scale.

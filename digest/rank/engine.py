@@ -207,20 +207,25 @@ class Ranker:
         source = np.full(len(rows), -1, dtype=np.int32)
         labels: list[str] = []
 
-        def take(scores: np.ndarray, label: str, factor: float = 1.0) -> None:
+        def take(scores: np.ndarray, label: str, factor: float = 1.0, words: int = 0) -> None:
             better = scores > best
             best[better] = scores[better]
             source[better] = len(labels)
             labels.append(label)
-            np.maximum(level, np.minimum(scores * factor, 1.0), out=level)
+            shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
+            if words > 0:  # a topic's score as how often such papers were relevant
+                shown = calibrate.relevance(shown, words)
+            np.maximum(level, shown, out=level)
 
         for topic in p.topics:
             if self.blocked(topic):  # its specific words are in no paper: nothing matches it yet
                 continue
-            st = self.refined(topic, p.votes) if p.votes else self.state(topic)
+            base = self.state(topic)
+            st = self.refined(topic, p.votes) if p.votes else base
             if st is not None:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
-                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor)
+                words = base.query.words if base is not None else 0  # 0: votes alone, as is
+                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words)
         if p.votes and not p.topics:  # taste learned from votes alone
             st = self.refined(None, p.votes)
             if st is not None:

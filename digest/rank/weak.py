@@ -20,15 +20,53 @@ GENERIC_MIN_PAPERS = 10
 #: Words in at least ``GENERIC_SHARE`` of 3,218 NeurIPS 2023 papers (``bench/generic_words.py``):
 #: generic in any corpus of research papers, also where too few papers are stored to tell.
 BACKGROUND_FILE = Path(__file__).with_name("generic_words.txt")
+#: A phrase of generic words is a named topic when most papers using its rarer word use the phrase:
+#: 'reinforcement' is common only as 'reinforcement learning' (0.99 of its papers), while 'neural'
+#: has other uses (0.74 are 'neural network'). Chosen from bench/generic_words.py's phrase table.
+NAMED_SHARE = 0.85
+#: From this many papers a corpus's own counts tell a named phrase; below, the background list does.
+NAMED_MIN_PAPERS = 100
+NAMED_PREFIX = "phrase: "  # lines of generic_words.txt naming the development set's named phrases
 
 
 @cache
-def background() -> frozenset[str]:
-    """The background list of generic words (analyzer terms), read once."""
+def _lists() -> tuple[frozenset[str], frozenset[str]]:
+    """(generic words, named phrases of generic words) from the background file, read once."""
     if not BACKGROUND_FILE.exists():
-        return frozenset()
-    lines = BACKGROUND_FILE.read_text(encoding="utf-8").splitlines()
-    return frozenset(t for line in lines if (t := line.strip()) and not t.startswith("#"))
+        return frozenset(), frozenset()
+    lines = [t for line in BACKGROUND_FILE.read_text(encoding="utf-8").splitlines()
+             if (t := line.strip()) and not t.startswith("#")]  # fmt: skip
+    named = frozenset(t.removeprefix(NAMED_PREFIX) for t in lines if t.startswith(NAMED_PREFIX))
+    return frozenset(t for t in lines if not t.startswith(NAMED_PREFIX)), named
+
+
+def background() -> frozenset[str]:
+    """The background list of generic words (analyzer terms)."""
+    return _lists()[0]
+
+
+def named_phrases() -> frozenset[str]:
+    """Phrases of generic words that name a topic in the development papers ('reinforcement learning')."""
+    return _lists()[1]
+
+
+def phrase_share(index: PaperIndex, term: str, col: int | None = None) -> float:
+    """Of the papers using the rarer word of phrase ``term``, the share that use the phrase."""
+    col = index.vocab.get(term) if col is None else col
+    words = [index.vocab.get(w) for w in term.split()]
+    if col is None or len(words) < 2 or None in words:
+        return 0.0
+    return _df(index, col) / max(min(_df(index, c) for c in words), 1)
+
+
+def named_phrase(index: PaperIndex, term: str, col: int | None = None) -> bool:
+    """True for a phrase that names a topic although its words are generic: most papers using its
+    rarer word use the phrase (in this corpus when it is large enough, else in the background)."""
+    if " " not in term:
+        return False
+    if len(index) >= NAMED_MIN_PAPERS:
+        return phrase_share(index, term, col) >= NAMED_SHARE
+    return term in named_phrases()
 
 
 @dataclass(frozen=True)
@@ -83,8 +121,11 @@ def generic_floor(n: int) -> float:
 
 def generic_term(index: PaperIndex, term: str, col: int | None = None) -> bool:
     """True for a term (word or phrase) that names no topic alone: common in this corpus, or
-    made only of words common in research papers at large ('neural network', 'model')."""
+    made only of words common in research papers at large ('neural network', 'model'), unless
+    it is a named phrase ('reinforcement learning': ``named_phrase``)."""
     col = index.vocab.get(term) if col is None else col
+    if named_phrase(index, term, col):
+        return False
     if col is not None and _df(index, col) >= generic_floor(len(index)):
         return True
     words = background()
