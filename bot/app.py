@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import date, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
     from bot.commands import Commands
+    from bot.effects import EffectExecutor
     from bot.ops import Health, Metrics
     from bot.ports import Adapter
     from bot.runner import DigestRunner
@@ -31,7 +33,13 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class App:
-    """The wired application; adapters and CLI commands get what they need from here."""
+    """The wired application; adapters and CLI commands get what they need from here.
+
+    Everything is built once, on first use, from the fields given at construction: nothing is
+    wired in afterwards. The one cycle (the runner posts through the platforms' clients, which
+    answer through the effect executor, which posts through the runner) is broken by the executor
+    reaching the runner through this root only when a reply asks for a digest now.
+    """
 
     settings: Settings
     database_url: str
@@ -39,6 +47,10 @@ class App:
     # A one-shot CLI command stops on an embedding model it cannot have; a running bot logs it
     # and ranks lexically.
     strict_model: bool = False
+    out: TextIO | None = None  # where the console prints digests (None: stdout as it is then)
+    # Whether digests go to the console: True for one-shot commands; None decides for the running
+    # bot (a service nobody can type at has none: a console digest would only fill its log).
+    console: bool | None = True
 
     @cached_property
     def store(self) -> Store:
@@ -111,7 +123,8 @@ class App:
         from bot.adapters.slack.app import build_slack  # Slack code loads only when it is used
         from bot.adapters.slack.listeners import SlackDeps
 
-        return build_slack(cfg, self.store.engine, SlackDeps(self.commands, self.channels))
+        deps = SlackDeps(self.commands, self.channels, self.effects)
+        return build_slack(cfg, self.store.engine, deps)
 
     @cached_property
     def discord(self) -> DigestClient | None:
@@ -123,45 +136,63 @@ class App:
 
         s = self.settings
         return DigestClient(
-            DiscordDeps(self.commands, self.channels),
+            DiscordDeps(self.commands, self.channels, self.effects),
             shard_ids=s.discord_shard_ids,
             shard_count=s.discord_shard_count,
         )
 
-    def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
-        """The console always; Slack and Discord when their tokens are set."""
+    @cached_property
+    def interactive(self) -> bool:
+        """Whether the console takes part (see ``console``): for the running bot, when someone
+        can type at it (a terminal) or no chat platform is configured."""
+        if self.console is not None:
+            return self.console
+        return sys.stdin.isatty() or (self.slack or self.discord) is None
+
+    @cached_property
+    def adapters(self) -> dict[str, Adapter]:
+        """Where digests go: the console (see ``interactive``); Slack and Discord when their
+        tokens are set."""
         from bot.adapters.console import ConsoleAdapter
 
-        # One transcript per database: channel ids repeat across databases (and survive import),
-        # so a digest key printed for one database must not count as posted for another.
-        folder = self.settings.resolved_index_dir().parent
-        transcript = folder / f"console-transcript-{self.store.identity()}.log"
-        adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out, transcript)}
+        adapters: dict[str, Adapter] = {}
+        if self.interactive:
+            # One transcript per database: channel ids repeat across databases (and survive
+            # import), so a digest key printed for one must not count as posted for another.
+            folder = self.settings.resolved_index_dir().parent
+            transcript = folder / f"console-transcript-{self.store.identity()}.log"
+            adapters["console"] = ConsoleAdapter(self.out, transcript)
         if self.slack is not None:
             adapters["slack"] = self.slack.poster
         if self.discord is not None:
             adapters["discord"] = self.discord.poster
         return adapters
 
-    def connect(self, runner: DigestRunner, scheduler: DigestScheduler) -> None:
-        """Give the platform listeners the runner (digest now) and the scheduler (schedule changes)."""
-        if self.slack is not None:
-            deps = self.slack.deps
-            deps.runner, deps.on_schedule_change = runner, scheduler.poke
-        if self.discord is not None:
-            from digest.schedule import local_day
+    @cached_property
+    def effects(self) -> EffectExecutor:
+        """The one executor of a reply's effects, for every platform and the CLI."""
+        from bot.effects import EffectExecutor
 
-            async def deliver_now(ref: ChannelRef) -> str:
-                channel = await asyncio.to_thread(self.channels.channel, ref)
-                return await runner.run_now(ref, local_day(datetime.now(UTC), channel.timezone))
+        return EffectExecutor(self.channels, deliver=self._deliver_now, poke=self._poke)
 
-            self.discord.deps.deliver_now, self.discord.deps.on_schedule_change = (
-                deliver_now,
-                scheduler.poke,
-            )
+    async def _deliver_now(self, ref: ChannelRef, day: date) -> str:
+        # The runner is built here, on the first `digest now`: a one-shot command that posts
+        # nothing never loads the platform clients or the metrics.
+        return await self.runner.run_now(ref, day)
 
-    def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
-        """Delivery runner over the given adapters."""
+    def _poke(self) -> None:
+        # Only a scheduler this process runs: a one-shot command's change is seen by the running
+        # bot's sweep (the store marks the channel), and building a scheduler here would be waste.
+        if "scheduler" in self.__dict__:
+            self.scheduler.poke()
+
+    @cached_property
+    def runner(self) -> DigestRunner:
+        """The delivery runner over this process's adapters."""
+        return self.runner_over(self.adapters)
+
+    def runner_over(self, adapters: dict[str, Adapter]) -> DigestRunner:
+        """A delivery runner over the given adapters."""
         from bot.runner import DigestRunner
         from digest.delivery import Deliveries
 
@@ -175,14 +206,15 @@ class App:
         )
         return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
 
-    def scheduler(self, runner: DigestRunner) -> DigestScheduler:
+    @cached_property
+    def scheduler(self) -> DigestScheduler:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.scheduler import DigestScheduler
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector
         return DigestScheduler(
             self.store,
-            runner,
+            self.runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
@@ -208,7 +240,7 @@ class App:
                 self.metrics.ingest_errors.inc()
                 log.warning("ingest %s failed: %s", source, exc)
 
-    def health(self, scheduler: DigestScheduler) -> Health:
+    def health(self) -> Health:
         """The /healthz checks for this deployment."""
         from bot.ops import Health
 
@@ -219,7 +251,7 @@ class App:
             platforms["discord"] = self.discord.is_ready
         return Health(
             self.store,
-            lambda: scheduler.scheduler.running,
+            lambda: self.scheduler.scheduler.running,
             platforms,
             bool(self._sources()),
             failed=self.failed,
@@ -249,8 +281,17 @@ def quiet_third_party() -> None:
             logger.addFilter(_StartupNoise())
 
 
-def build(db_url: str | None = None, settings: Settings | None = None) -> App:
-    """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL."""
+def build(
+    db_url: str | None = None,
+    settings: Settings | None = None,
+    *,
+    strict_model: bool = False,
+    out: TextIO | None = None,
+    console: bool | None = True,
+) -> App:
+    """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL
+    (the other options: see App)."""
     quiet_third_party()
     settings = settings or load_settings()
-    return App(settings=settings, database_url=db_url or settings.resolved_database_url())
+    url = db_url or settings.resolved_database_url()
+    return App(settings, url, strict_model=strict_model, out=out, console=console)

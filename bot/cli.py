@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 from rich.console import Console
@@ -56,14 +56,19 @@ def _root(
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
-def wired(db: str | None = None, strict_model: bool = True) -> App:
+def wired(
+    db: str | None = None,
+    strict_model: bool = True,
+    out: TextIO | None = None,
+    console: bool | None = True,
+) -> App:
     """The application built by the composition root for this invocation (a configured embedding
-    model that cannot be had is an error here, except for the long-running bot)."""
+    model that cannot be had is an error here, except for the long-running bot; ``out`` and
+    ``console``: where console digests print and whether there is a console, see App)."""
     from bot.app import build
 
-    application = build(db or _State.db, _State.settings)
-    application.strict_model = strict_model
-    return application
+    settings = _State.settings
+    return build(db or _State.db, settings, strict_model=strict_model, out=out, console=console)
 
 
 @db_app.command("upgrade")

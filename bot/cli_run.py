@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from bot.app import App
-    from bot.ports import Adapter
     from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
 
@@ -77,15 +76,6 @@ def _create_demo(application: App) -> None:
         )
 
 
-def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
-    """The platforms `run` posts to: a service (tokens, no terminal) has no console, where a
-    console channel's digest would only fill the service log."""
-    adapters = application.adapters(out.file)
-    if not interactive:
-        del adapters["console"]
-    return adapters
-
-
 async def _serve(application: App) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -97,23 +87,20 @@ async def _serve(application: App) -> None:
         ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="digestbot")
     )
 
-    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
+    interactive = application.interactive
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
     # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
-    adapters = serving_adapters(application, interactive)
     # The ranker loads lazily (a listing from the command line never needs it); a running bot
     # loads (or fits) it before it serves, off the event loop, not on its first search.
     await asyncio.to_thread(application.service.ranker)
-    runner = application.runner(adapters)
-    scheduler = application.scheduler(runner)
+    runner, scheduler = application.runner, application.scheduler
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
     application.service.indexes.serve()
-    application.connect(runner, scheduler)
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
     scheduler.start(first_tick=False)  # the catch-up below is the first tick
-    ops_runner = await _start_ops(application, scheduler)
+    ops_runner = await _start_ops(application)
     if interactive:
         await _demo_first_digest(application, runner)
     for ref, outcome in (await scheduler.tick()).items():
@@ -123,7 +110,7 @@ async def _serve(application: App) -> None:
             await stop.wait()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
-            await _first_of(repl(_console(application, runner, scheduler)), stop.wait())
+            await _first_of(repl(_console(application)), stop.wait())
     finally:  # EOF, `exit`, or SIGTERM
         await _stop_all(application, scheduler, discord_task, ops_runner)
 
@@ -148,9 +135,7 @@ async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
     await runner.run_channel(demo.id, local_day(clock.now(), demo.timezone))
 
 
-def _console(
-    application: App, runner: DigestRunner, scheduler: DigestScheduler
-) -> Callable[[str], Awaitable[str]]:
+def _console(application: App) -> Callable[[str], Awaitable[str]]:
     """What answers a line typed at the console prompt."""
     from bot.commands import Context
 
@@ -159,9 +144,7 @@ def _console(
         ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, name="the console")
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
         reply = await asyncio.to_thread(application.commands.handle, line, ctx)
-        if reply.schedule_changed is not None:
-            scheduler.poke()
-        return await apply_reply(application, runner, reply, ctx)
+        return await apply_reply(application, reply, ctx)
 
     return handle
 
@@ -212,7 +195,7 @@ async def _start_platforms(application: App, interactive: bool) -> asyncio.Task 
     return discord_task
 
 
-async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
+async def _start_ops(application: App) -> web.AppRunner | None:
     """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
     from aiohttp import web
 
@@ -221,7 +204,7 @@ async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRun
     s = application.settings
     if not s.health_port:
         return None
-    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
+    runner = web.AppRunner(ops_app(application.health(), application.metrics))
     await runner.setup()
     try:
         await web.TCPSite(runner, s.health_host, s.health_port).start()
@@ -269,7 +252,8 @@ def _no_input() -> bool:
 @app.command("run")
 def run_cmd(db: DbOption = None) -> None:
     """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
-    application = wired(db, strict_model=False)  # the bot logs it and ranks lexically
+    # strict_model: the bot logs a missing model and ranks lexically; console: see App.interactive
+    application = wired(db, strict_model=False, out=out.file, console=None)
     if (application.slack or application.discord) is None and _no_input():
         # e.g. a service with its tokens missing: exiting 0 would tell systemd all is well
         raise DigestError(

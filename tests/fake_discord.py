@@ -27,16 +27,21 @@ BOT = {
 
 
 def _body(raw: bytes, content_type: str) -> dict:
-    """The JSON a request carries: the body itself, or a multipart upload's payload_json part."""
+    """The JSON a request carries: the body itself, or a multipart upload's payload_json part
+    with the uploaded files under ``"_files"`` (name and text: what arrived, for tests)."""
     if raw and "json" in content_type:
         return json.loads(raw)
     if raw and "multipart" in content_type:
         doc = email.message_from_bytes(
             b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
         )
+        body, files = {}, []
         for part in doc.walk():
             if part.get_param("name", header="content-disposition") == "payload_json":
-                return json.loads(part.get_payload(decode=True))
+                body = json.loads(part.get_payload(decode=True))
+            elif name := part.get_filename():
+                files.append({"filename": name, "text": part.get_payload(decode=True).decode()})
+        return {**body, "_files": files} if files else body
     return {}
 
 

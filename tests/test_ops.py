@@ -28,7 +28,7 @@ async def serve(app: web.Application):
 async def test_metrics_count_digests_commands_and_paused_channels(app):
     ref = ChannelRef("console", "lab")
     app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    runner = app.runner({"console": RecordingAdapter()})
+    runner = app.runner_over({"console": RecordingAdapter()})
     ch = app.store.channels.get(ref)
     await runner.run_channel(ch.id, date(2026, 12, 1))
     await runner.run_channel(ch.id, date(2026, 12, 1))

@@ -15,10 +15,9 @@ from bot.adapters.slack.limits import view_problems
 from bot.adapters.slack.listeners import (
     DOWN,
     UP,
+    DirectOutlet,
     SlackDeps,
     as_messages,
-    effects,
-    send_file,
     voting_for,
 )
 from bot.commands import Context
@@ -102,7 +101,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         name = name or person["id"]
         reason = f"paused by {name}" if paused else None
         await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
-        deps.on_schedule_change()
+        deps.effects.schedule_changed()
         await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
     async def pause(ack, body, action, client) -> None:
@@ -147,15 +146,7 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
         name = await user_name(client, user) if pauses else ""
         ctx = Context(ref=me, user=user, dm=me, personal=True, name=name)
         reply = await asyncio.to_thread(deps.commands.handle, command, ctx)
-        if reply.attachment is not None:
-            reply = await send_file(client, reply, where, user)
-
-        async def say(text: str, **_: object) -> None:
-            await client.chat_postMessage(channel=where, text=text)
-
-        for msg in as_messages(reply):
-            await client.chat_postMessage(channel=where, text=msg.text, blocks=msg.blocks)
-        await effects(deps, reply, say)
+        await deps.effects.carry_out(reply, DirectOutlet(client, where, user))
 
     app.event("message")(guarded(direct))
 
@@ -168,7 +159,7 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
         for ch in channels:
             if ch.ref.platform == "slack" and ch.ref.workspace == team and not ch.paused:
                 await asyncio.to_thread(deps.channels.set_paused, ch.ref, True, reason)
-        deps.on_schedule_change()
+        deps.effects.schedule_changed()
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)
 
