@@ -92,7 +92,7 @@ def db_upgrade(db: DbOption = None) -> None:
 
 def fail(message: str) -> int:
     """Print one ``error:`` line (first line only, passwords hidden); the exit code is 2."""
-    from digest.text import hide_password
+    from digest.text.passwords import hide_password
 
     lines = str(message).strip().splitlines() or ["unknown error"]
     err.print(f"error: {hide_password(lines[0])}", markup=False)

@@ -15,7 +15,7 @@ from bot.cli_digest import digest_day, digest_exit_code, preview, print_run
 __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
-from digest.text import has_surrogates
+from digest.text.characters import has_surrogates
 
 if TYPE_CHECKING:
     from bot.app import App

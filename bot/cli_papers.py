@@ -144,7 +144,7 @@ def search_cmd(
     db: DbOption = None,
 ) -> None:
     """Search every stored paper with the same ranker the digests use."""
-    from digest.text import has_surrogates, has_visible
+    from digest.text.characters import has_surrogates, has_visible
 
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")

@@ -11,7 +11,7 @@ from digest.models import Channel, Paper
 from digest.rank import feedback
 from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
-from digest.text import plural
+from digest.text.numbers import plural
 
 DIVERSITY = 0.3
 

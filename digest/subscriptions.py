@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
-from digest.text import is_number, numeric_text, plural
+from digest.text.numbers import is_number, numeric_text, plural
 from digest.topic_text import clean_topic
 
 if TYPE_CHECKING:
@@ -18,10 +19,15 @@ MAX_SUBSCRIPTIONS = 50
 
 
 class Subscriptions:
-    """ChannelService's subscription use cases (it provides ``store``, ``papers``, ``channel``)."""
+    """What channels follow: one part of ChannelService, over the store, the papers (a liked
+    paper's title, a topic's coverage) and ``channel``, which finds or creates a channel."""
 
-    store: Store
-    papers: DigestService
+    def __init__(
+        self, store: Store, papers: DigestService, channel: Callable[[ChannelRef], Channel]
+    ) -> None:
+        self.store = store
+        self.papers = papers
+        self.channel = channel
 
     def add(
         self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None

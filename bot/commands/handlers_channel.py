@@ -12,7 +12,8 @@ from digest.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
-from digest.text import has_visible, plural
+from digest.text.characters import has_visible
+from digest.text.numbers import plural
 from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog")

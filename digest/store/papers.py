@@ -13,7 +13,7 @@ from digest.models import Links, Paper, PaperRecord
 from digest.store.identity import Keys, KeyView
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
-from digest.text import arxiv_base_id
+from digest.text.arxiv_ids import arxiv_base_id
 
 
 @dataclass(frozen=True)
