@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from bot.scheduler import DigestScheduler
     from digest.channels import ChannelService
     from digest.models import ChannelRef
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
 log = logging.getLogger(__name__)
@@ -63,10 +63,10 @@ class App:
         )
 
     @cached_property
-    def service(self) -> DigestService:
+    def service(self) -> PaperService:
         """Use cases over the store and the shared ranker."""
         from digest.ingest.pipeline import SourceConfig
-        from digest.service import DigestService
+        from digest.paper_service import PaperService
 
         s = self.settings
         sources = SourceConfig(
@@ -77,7 +77,7 @@ class App:
         from digest.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
-        return DigestService(
+        return PaperService(
             self.store, s.resolved_index_dir(), sources, model=model, strict_model=self.strict_model
         )
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from digest.ingest.pipeline import IngestReport
     from digest.models import Paper
+    from digest.paper_service import SearchView
     from digest.rank.engine import Hit
-    from digest.service import SearchView
 
 
 def _report_line(r: IngestReport) -> str:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from digest.compose import Digest
+    from digest.paper_service import PaperService
     from digest.rank.profile import Profile
-    from digest.service import DigestService
     from digest.store.deliveries import Delivery
 
 __all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
@@ -50,7 +50,7 @@ class ChannelService:
 
     def __init__(
         self,
-        papers: DigestService,
+        papers: PaperService,
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
         catchup_grace: timedelta = GRACE,

@@ -12,7 +12,7 @@ from digest.text.numbers import is_number, numeric_text, plural
 from digest.topic_text import clean_topic
 
 if TYPE_CHECKING:
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
 MAX_SUBSCRIPTIONS = 50
@@ -23,7 +23,7 @@ class Subscriptions:
     paper's title, a topic's coverage) and ``channel``, which finds or creates a channel."""
 
     def __init__(
-        self, store: Store, papers: DigestService, channel: Callable[[ChannelRef], Channel]
+        self, store: Store, papers: PaperService, channel: Callable[[ChannelRef], Channel]
     ) -> None:
         self.store = store
         self.papers = papers

@@ -28,7 +28,7 @@ class SearchView:
     papers: dict[str, Paper]
 
 
-class DigestService:
+class PaperService:
     """Paper-level use cases over one store and one shared ranker."""
 
     def __init__(
