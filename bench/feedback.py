@@ -38,7 +38,7 @@ from bench.common import (
     top_ids,
 )
 from bench.quality import fmt_ci
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.compose import diversity_for
 from digest.index_store import doc_input
 from digest.ingest.parse import make_record

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from bot.ports import Adapter
     from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
     from digest.models import ChannelRef
     from digest.paper_service import PaperService
     from digest.store import Store
@@ -84,7 +84,7 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
-        from digest.channels import ChannelService
+        from digest.channel_service import ChannelService
 
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         grace = timedelta(hours=self.settings.catchup_grace_hours)

@@ -94,7 +94,7 @@ def cmd_cmd(
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
     from bot.commands.core import NO_CHANNEL, NO_PERSONAL
-    from digest.channels import no_channel
+    from digest.channel_service import no_channel
 
     application = wired(db, out=out.file)
     ref = _ref(channel)

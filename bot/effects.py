@@ -18,7 +18,7 @@ from digest.schedule import local_day
 
 if TYPE_CHECKING:
     from bot.commands.replies import Reply
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
     from digest.models import ChannelRef
 
 #: Posts a channel's digest for a day now and says how it went ("posted 5 papers").

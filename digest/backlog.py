@@ -18,7 +18,7 @@ from digest.rank.profile import Profile
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
     from digest.compose import Digest
     from digest.rank.engine import Picks, Ranker
 

@@ -21,7 +21,7 @@ from datetime import date
 import numpy as np
 import pytest
 
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.compose import DIVERSITY, diversity_for
 from digest.models import ChannelRef, SubscriptionKind
 from digest.paper_service import PaperService

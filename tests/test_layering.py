@@ -36,7 +36,7 @@ def test_checker_catches_a_forbidden_import(tmp_path):
 
 BOT = CORE.parent / "bot"
 #: Adapters, the command core and the runner: they reach the database only through the service
-#: layer (digest/channels.py, digest/paper_service.py, digest/delivery.py). bot/app.py, the composition
+#: layer (digest/channel_service.py, digest/paper_service.py, digest/delivery.py). bot/app.py, the composition
 #: root, builds the store; the scheduler, ops and the CLI are not closed yet (issue 24).
 CLOSED = [
     *sorted((BOT / "adapters").rglob("*.py")),

@@ -81,7 +81,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, args):
     """Break tried, red: IndexStore built in PaperService.__init__ (the embedding model and the
     index store load). Each of these would show in the same list (the module it imports is in
-    HEAVY): analyzer.py importing sklearn's stop-word list; digest.channels, backlog or delivery
+    HEAVY): analyzer.py importing sklearn's stop-word list; digest.channel_service, backlog or delivery
     importing digest.compose at module level (the ranker); `cmd` building the runner (metrics:
     aiohttp) when nothing is posted; upgrade() running Alembic on a database at the head."""
     result = _loaded(workdir, *args)

@@ -17,7 +17,7 @@ from datetime import date
 import pytest
 
 from digest import BUNDLED_PAPERS
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.models import ChannelRef, SubscriptionKind
 from digest.paper_service import PaperService
 from digest.rank import calibrate

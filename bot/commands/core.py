@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.commands.replies import Reply, error
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
 from digest.text.characters import has_surrogates, has_visible

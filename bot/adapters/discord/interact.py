@@ -19,7 +19,7 @@ from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from bot.effects import EffectExecutor
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from bot.adapters.slack.poster import degraded
 from bot.commands import Commands, Context, Reply
 from bot.commands.replies import Action, error
 from bot.effects import EffectExecutor
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import ChannelRef
