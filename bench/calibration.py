@@ -13,8 +13,8 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from bench.common import load_eval, load_query_files, machine, table
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
+from digest.rank.ranker import Ranker
 
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
 KEYWORD_WORDS = 3

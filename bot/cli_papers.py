@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from digest.ingest.pipeline import IngestReport
     from digest.models import Paper
     from digest.paper_service import SearchView
-    from digest.rank.engine import Hit
+    from digest.rank.ranker import Hit
 
 
 def _report_line(r: IngestReport) -> str:
@@ -154,7 +154,7 @@ def search_cmd(
         )
     if query is not None and has_surrogates(query):  # bytes on the command line that are not UTF-8
         raise DigestError("The query holds a broken character (not UTF-8); please retype it.")
-    from digest.rank.engine import Filters
+    from digest.rank.ranker import Filters
 
     service = wired(db).service
     filters = Filters(venue=venue, year=year, author=author)

@@ -20,7 +20,7 @@ from digest.rank.profile import Profile
 if TYPE_CHECKING:
     from digest.channel_service import ChannelService
     from digest.compose import Digest
-    from digest.rank.engine import Picks, Ranker
+    from digest.rank.ranker import Picks, Ranker
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
@@ -87,7 +87,7 @@ def backlog(
     is what the caller already read (the channel's reads and the ranker), else it is read here.
     """
     from digest.compose import diversity_for
-    from digest.rank.engine import Picks
+    from digest.rank.ranker import Picks
 
     state, ranker = known or (reads(service, channel), service.papers.ranker())
     if not channel.backlog or ranker is None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from digest.embeddings import ModelConfig
     from digest.index_store import IndexStore
     from digest.ingest.pipeline import IngestReport, SourceConfig
-    from digest.rank.engine import Filters, Hit, Ranker, SearchResult
+    from digest.rank.ranker import Filters, Hit, Ranker, SearchResult
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class PaperService:
         if index is None:
             self._ranker = None
         elif self._ranker is None or self._ranker.index is not index:
-            from digest.rank.engine import Ranker
+            from digest.rank.ranker import Ranker
 
             self._ranker = Ranker(index, encoder=self.indexes.encoder)
         return self._ranker
@@ -108,7 +108,7 @@ class PaperService:
         """Free-text search with filters and pagination."""
         ranker = self.ranker()
         if ranker is None:
-            from digest.rank.engine import SearchResult
+            from digest.rank.ranker import SearchResult
 
             empty = SearchResult(
                 query, (), 0, page, per_page, "No papers stored yet: run `digestbot ingest` first."

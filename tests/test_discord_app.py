@@ -16,7 +16,7 @@ import pytest
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.rank.engine import Filters
+from digest.rank.ranker import Filters
 from tests.discord_interactions import (
     DAY,
     SERVER,

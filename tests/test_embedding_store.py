@@ -29,8 +29,8 @@ import digest.index_store as index_store
 from digest.embedding_store import EmbeddingStore
 from digest.embeddings import paper_text
 from digest.paper_service import PaperService
-from digest.rank.engine import Ranker
 from digest.rank.index import DocInput, build_index
+from digest.rank.ranker import Ranker
 from tests.corpus import synthetic_records
 
 

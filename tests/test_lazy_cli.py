@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Module roots a listing must not import (the ranker's and the embedding model's).
-HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.engine",
+HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.ranker",
          "digest.rank.index", "digest.index_store", "huggingface_hub", "alembic", "aiohttp",
          "slack_bolt", "discord", "apscheduler")  # fmt: skip
 
@@ -92,7 +92,7 @@ def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, 
 def test_a_search_still_loads_the_ranker(workdir):
     """The other side: a command that ranks does load it (the probe sees what it should)."""
     result = _loaded(workdir, "cmd", "console:lab", "/papers search sparse autoencoders")
-    assert result["code"] == 0 and "digest.rank.engine" in result["heavy"]
+    assert result["code"] == 0 and "digest.rank.ranker" in result["heavy"]
 
 
 def test_the_stop_word_copy_equals_scikit_learns():

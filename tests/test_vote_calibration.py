@@ -21,8 +21,8 @@ from digest.channel_service import ChannelService
 from digest.models import ChannelRef, SubscriptionKind
 from digest.paper_service import PaperService
 from digest.rank import calibrate
-from digest.rank.engine import Ranker
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 
 DATA = BUNDLED_PAPERS
 TOPICS = ("sparse autoencoders", "LLM alignment", "activation steering", "unlearning")

@@ -25,9 +25,9 @@ from bot.adapters.slack.blocks import card_blocks
 from bot.adapters.slack.limits import block_problems
 from bot.commands.replies import Card
 from digest.models import ChannelRef, SubscriptionKind
-from digest.rank.engine import Ranker
 from digest.rank.index import DocInput, build_index
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 from digest.rank.why import LIKED as LIKE_SIM
 from digest.rank.why import title_ref
 from tests.corpus import synthetic_records
