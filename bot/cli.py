@@ -74,7 +74,7 @@ def wired(
 @db_app.command("upgrade")
 def db_upgrade(db: DbOption = None) -> None:
     """Apply database migrations (also done automatically on start)."""
-    from digest.store.engine import revision_of  # here: `digestbot --help` loads no SQLAlchemy
+    from digest.store.database import revision_of  # here: `digestbot --help` loads no SQLAlchemy
 
     application = wired(db)
     before = revision_of(application.database_url)

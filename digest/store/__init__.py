@@ -9,8 +9,8 @@ from uuid import uuid4
 from sqlalchemy import Engine
 
 from digest.store.channels import ChannelRepo
+from digest.store.database import make_engine, sqlite_file, upgrade
 from digest.store.deliveries import DeliveryRepo
-from digest.store.engine import make_engine, sqlite_file, upgrade
 from digest.store.kv import KeyValueRepo
 from digest.store.ledger import LedgerRepo
 from digest.store.papers import PaperRepo, UpsertCounts
