@@ -85,7 +85,7 @@ def _closed_trees() -> dict[str, ast.AST]:
 def test_adapters_and_commands_never_import_the_store():
     """Breaks that turn this red: `from digest.store.kv import KeyValueRepo` back in
     bot/adapters/discord/sync.py; `from digest.store.deliveries import POSTED` (even inside a
-    function) in bot/outcome.py; `import digest.store.database` in bot/adapters/slack/gate.py."""
+    function) in bot/outcome.py; `import digest.store.database` in bot/adapters/slack/bolt_middleware.py."""
     offenders = {name: store_imports(tree) for name, tree in _closed_trees().items()}
     assert {name: found for name, found in offenders.items() if found} == {}
 

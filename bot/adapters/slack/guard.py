@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.kwargs_injection.async_args import AsyncArgs
 from slack_sdk.errors import SlackApiError
 
-from bot.adapters.slack.gate import CLAIM
+from bot.adapters.slack.bolt_middleware import CLAIM
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
