@@ -23,7 +23,7 @@ from bot.adapters.slack.events import (
     register_messages,
     register_reactions,
 )
-from bot.adapters.slack.inbound import guard_middleware
+from bot.adapters.slack.http_middleware import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
