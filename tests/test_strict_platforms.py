@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.adapters.slack.guard import answer
+from bot.adapters.slack.listener_errors import answer
 from bot.adapters.slack.listeners import VOTE_KEPT
 from bot.adapters.slack.poster import make_client
 from digest.models import ChannelRef

@@ -9,9 +9,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.access import manageable, may_act, user_name
 from bot.adapters.slack.blocks import unescape
-from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
+from bot.adapters.slack.listener_errors import guarded
 from bot.adapters.slack.listeners import (
     DOWN,
     UP,

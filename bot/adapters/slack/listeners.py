@@ -15,8 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.access import is_member, workspace_admin
 from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
-from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
+from bot.adapters.slack.listener_errors import guarded
 from bot.adapters.slack.poster import degraded
 from bot.commands import Commands, Context, Reply
 from bot.commands.replies import Action, error
