@@ -48,7 +48,7 @@ async def _claimed(claim: Awaitable[bool] | None) -> None:
 def guarded(func: Listener) -> Callable[[AsyncArgs], Awaitable[None]]:
     """``func`` as a Bolt listener that acks, catches every error and tells the user briefly.
 
-    A request is de-duplicated after its ack, never before (gate.py): a listener that acks
+    A request is de-duplicated after its ack, never before (bolt_middleware.py): a listener that acks
     itself waits for the claim inside its ``ack()``; one Bolt acked already (events) waits first.
     """
     names = inspect.getfullargspec(func).args
