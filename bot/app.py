@@ -63,7 +63,7 @@ class App:
         )
 
     @cached_property
-    def service(self) -> PaperService:
+    def papers(self) -> PaperService:
         """Use cases over the store and the shared ranker."""
         from digest.ingest.pipeline import SourceConfig
         from digest.paper_service import PaperService
@@ -89,7 +89,7 @@ class App:
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         grace = timedelta(hours=self.settings.catchup_grace_hours)
         return ChannelService(
-            self.service, self.settings.default_timezone, frozenset({"discord"}), grace
+            self.papers, self.settings.default_timezone, frozenset({"discord"}), grace
         )
 
     @cached_property
@@ -211,7 +211,7 @@ class App:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.scheduler import DigestScheduler
 
-        self.service.indexes.background = True  # a running bot embeds papers lacking a vector
+        self.papers.indexes.background = True  # a running bot embeds papers lacking a vector
         return DigestScheduler(
             self.store,
             self.runner,
@@ -232,7 +232,7 @@ class App:
 
         for source in self._sources():
             try:
-                report = await asyncio.to_thread(self.service.ingest, source)
+                report = await asyncio.to_thread(self.papers.ingest, source)
                 log.info("ingest %s: %d new", source, report.added)
                 self.metrics.ingested.inc(report.added)
                 await asyncio.to_thread(record_ingest, self.store)

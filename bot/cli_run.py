@@ -47,7 +47,7 @@ def _load_bundled(application: App) -> None:
     """The bundled NeurIPS 2026 list; another process starting too may have stored it first."""
     from digest import BUNDLED_PAPERS
 
-    report = application.service.ingest(str(BUNDLED_PAPERS))
+    report = application.papers.ingest(str(BUNDLED_PAPERS))
     before = report.parsed - report.added  # stored by another process between our check and now
     if report.added and before:
         print(f"Loaded {report.added} bundled NeurIPS 2026 papers ({before} already stored).")
@@ -93,10 +93,10 @@ async def _serve(application: App) -> None:
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
     # The ranker loads lazily (a listing from the command line never needs it); a running bot
     # loads (or fits) it before it serves, off the event loop, not on its first search.
-    await asyncio.to_thread(application.service.ranker)
+    await asyncio.to_thread(application.papers.ranker)
     runner, scheduler = application.runner, application.scheduler
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
-    application.service.indexes.serve()
+    application.papers.indexes.serve()
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
     scheduler.start(first_tick=False)  # the catch-up below is the first tick
@@ -157,7 +157,7 @@ async def _stop_all(
 ) -> None:
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
-    application.service.indexes.stop()
+    application.papers.indexes.stop()
     if application.slack is not None and "slack" not in application.failed:
         await application.slack.stop()
     if discord_task is not None:

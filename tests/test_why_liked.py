@@ -57,7 +57,7 @@ def _closest(index, row, rows):
 def test_a_channel_names_its_own_closest_liked_paper(app):
     _channel(app, A, A_UP, [A_DOWN])
     _channel(app, B, [B_UP])
-    index = app.service.ranker().index
+    index = app.papers.ranker().index
     row = index.pos
     up, down, other = [row[p] for p in A_UP], row[A_DOWN], row[B_UP]
     named = tested_down = tested_other = 0
