@@ -121,7 +121,7 @@ down_revision  # unused variable (digest/store/migrations/versions/0008_versione
 branch_labels  # unused variable (digest/store/migrations/versions/0008_versioned_arxiv_ids.py:40)
 depends_on  # unused variable (digest/store/migrations/versions/0008_versioned_arxiv_ids.py:41)
 downgrade  # unused function (digest/store/migrations/versions/0008_versioned_arxiv_ids.py:218)
-l2tobj  # unused variable (digest/text.py:82)
+l2tobj  # unused variable (digest/text/latex.py:32)
 
 # Used only by tests and their fakes (the fakes reject what the real platform rejects with the
 # same body the adapter's own checks build).

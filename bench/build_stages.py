@@ -24,8 +24,8 @@ import digest.rank.index as index_mod
 from bench.common import machine, table
 from bench.speed import load, synthetic
 from digest.rank.analyzer import AcronymTable
-from digest.rank.engine import Ranker
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 
 clock = time.process_time
 STAGES = [(index_mod, "count_corpus", "counting (tokens, phrases, counts)"),

@@ -18,8 +18,8 @@ from sklearn.isotonic import IsotonicRegression
 
 from bench.common import load_eval, load_query_files, machine, table
 from digest.rank.calibrate import CURVE_FILE, KEYWORD_WORDS, kind_of
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
+from digest.rank.ranker import Ranker
 
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
 GRID = np.round(np.arange(0.0, 1.0001, 0.02), 2)

@@ -13,9 +13,9 @@ from bench.common import load_eval, load_query_files, machine, ndcg, paired_boot
 from bench.quality import fmt_ci
 from digest.compose import DIVERSITY
 from digest.rank import diversity as div
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 
 SETTINGS = {  # name -> (MMR weight, near-duplicate cosine or None for the full trade-off)
     "none": (0.0, None),

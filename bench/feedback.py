@@ -38,14 +38,14 @@ from bench.common import (
     top_ids,
 )
 from bench.quality import fmt_ci
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.compose import diversity_for
 from digest.index_store import doc_input
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
+from digest.paper_service import PaperService
 from digest.rank.index import IndexParams, build_index
 from digest.rank.profile import Profile
-from digest.service import DigestService
 from digest.store import Store
 
 DAY1, DAY2 = date(2026, 12, 1), date(2026, 12, 2)
@@ -113,7 +113,7 @@ def open_service(folder: Path, docs, semantic: bool = False) -> tuple[ChannelSer
     store = Store.open(f"sqlite:///{folder / 'bench.db'}")
     store.papers.upsert([make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract)
                          for d in docs])  # fmt: skip
-    papers = DigestService(store, folder / "index")
+    papers = PaperService(store, folder / "index")
     indexes = papers.indexes
     if (params := index_params()) is not None:  # the fit is the only thing that changes
         indexes._rebuild = lambda: build_index(

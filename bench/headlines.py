@@ -80,7 +80,7 @@ def evaluate(derive: Callable[[str], str], papers: list[dict]) -> dict[str, floa
 def main() -> None:
     """Print one row per rule: the current one and, with --old, a previous text.py."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--old", help="a previous digest/text.py whose derive_title to compare")
+    parser.add_argument("--old", help="a previous digest/headline.py whose derive_title to compare")
     args = parser.parse_args()
     papers = [json.loads(line) for line in (EVAL_DIR / "papers.jsonl").open()]
     rules = {"current": derive_title}

@@ -66,7 +66,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     folder = Path(tempfile.mkdtemp(prefix="bench-schedule-"))
     url = db or f"sqlite:///{folder / 'bench.db'}"
     app = build(url, Settings(index_dir=str(folder / "index"), database_url=url, semantic="off"))
-    app.service.ingest(str(BUNDLED_PAPERS))
+    app.papers.ingest(str(BUNDLED_PAPERS))
     seed(app, n)
     platform = SlowPlatform(delay)
     runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})

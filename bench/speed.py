@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import bm25_baseline, load_eval, machine, table, tfidf_baseline
-from digest.rank.engine import Ranker
 from digest.rank.index import DocInput, IndexParams, build_index
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 
 # CPU time of this process, not wall time: the benchmark machine is shared (load averages of 10+
 # were seen), and CPU seconds are what a query or a build costs whoever else is running.

@@ -18,7 +18,8 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from bench.common import EVAL_DIR
-from digest.text import clean_text, sentences
+from digest.text.latex import clean_text
+from digest.text.sentences import sentences
 from digest.tldr import _BACKGROUND, extractive_tldr, tidy
 
 

@@ -25,8 +25,8 @@ import numpy as np
 from bench.common import EVAL_DIR, load_eval, load_query_files, machine, paired_bootstrap, table
 from bench.quality import fmt_ci
 from digest.models import ChannelRef, SubscriptionKind
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
+from digest.rank.ranker import Ranker
 
 WORD = re.compile(r"[^\W_]+")
 LIKED = re.compile(r"like \*([^*]+)\*, which you liked")

@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 from bench.speed import best_ms, synthetic
-from digest.rank.engine import Ranker
 from digest.rank.index import IndexParams, build_index
+from digest.rank.ranker import Ranker
 
 
 def main() -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
@@ -18,14 +19,15 @@ if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
     from bot.commands import Commands
+    from bot.effects import EffectExecutor
     from bot.ops import Health, Metrics
     from bot.ports import Adapter
     from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
     from bot.weekly import WeeklySender
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
     from digest.models import ChannelRef
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,13 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class App:
-    """The wired application; adapters and CLI commands get what they need from here."""
+    """The wired application; adapters and CLI commands get what they need from here.
+
+    Everything is built once, on first use, from the fields given at construction: nothing is
+    wired in afterwards. The one cycle (the runner posts through the platforms' clients, which
+    answer through the effect executor, which posts through the runner) is broken by the executor
+    reaching the runner through this root only when a reply asks for a digest now.
+    """
 
     settings: Settings
     database_url: str
@@ -44,6 +52,10 @@ class App:
     #: Business time (due days, votes, ingest times) for everything built here: one clock, so a
     #: test (or a replay) moves every "now" at once. The database keeps its own for leases.
     clock: Clock = system_clock
+    out: TextIO | None = None  # where the console prints digests (None: stdout as it is then)
+    # Whether digests go to the console: True for one-shot commands; None decides for the running
+    # bot (a service nobody can type at has none: a console digest would only fill its log).
+    console: bool | None = True
 
     @cached_property
     def store(self) -> Store:
@@ -58,10 +70,10 @@ class App:
         return store
 
     @cached_property
-    def service(self) -> DigestService:
+    def papers(self) -> PaperService:
         """Use cases over the store and the shared ranker."""
         from digest.ingest import SourceConfig
-        from digest.service import DigestService
+        from digest.paper_service import PaperService
 
         s = self.settings
         sources = SourceConfig(
@@ -77,7 +89,7 @@ class App:
             from digest.tldr_writer import TldrWriter
 
             tldrs = TldrWriter(self.store, llm, now=self.clock)
-        return DigestService(
+        return PaperService(
             self.store,
             s.resolved_index_dir(),
             sources,
@@ -90,12 +102,12 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
-        from digest.channels import ChannelService
+        from digest.channel_service import ChannelService
 
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         grace = timedelta(hours=self.settings.catchup_grace_hours)
         return ChannelService(
-            self.service, self.settings.default_timezone, frozenset({"discord"}), grace
+            self.papers, self.settings.default_timezone, frozenset({"discord"}), grace
         )
 
     @cached_property
@@ -136,7 +148,8 @@ class App:
         from bot.adapters.slack.app import build_slack  # Slack code loads only when it is used
         from bot.adapters.slack.listeners import SlackDeps
 
-        return build_slack(cfg, self.store.engine, SlackDeps(self.commands, self.channels))
+        deps = SlackDeps(self.commands, self.channels, self.effects)
+        return build_slack(cfg, self.store.engine, deps)
 
     @cached_property
     def discord(self) -> DigestClient | None:
@@ -148,45 +161,65 @@ class App:
 
         s = self.settings
         return DigestClient(
-            DiscordDeps(self.commands, self.channels),
+            DiscordDeps(self.commands, self.channels, self.effects),
             shard_ids=s.discord_shard_ids,
             shard_count=s.discord_shard_count,
         )
 
-    def adapters(self, out: TextIO | None = None) -> dict[str, Adapter]:
-        """The console always; Slack and Discord when their tokens are set."""
+    @cached_property
+    def interactive(self) -> bool:
+        """Whether the console takes part (see ``console``): for the running bot, when someone
+        can type at it (a terminal) or no chat platform is configured."""
+        if self.console is not None:
+            return self.console
+        return sys.stdin.isatty() or (self.slack or self.discord) is None
+
+    @cached_property
+    def adapters(self) -> dict[str, Adapter]:
+        """Where digests go: the console (see ``interactive``); Slack and Discord when their
+        tokens are set."""
         from bot.adapters.console import ConsoleAdapter
 
-        # One transcript per database: channel ids repeat across databases (and survive import),
-        # so a digest key printed for one database must not count as posted for another.
-        folder = self.settings.resolved_index_dir().parent
-        transcript = folder / f"console-transcript-{self.store.identity()}.log"
-        adapters: dict[str, Adapter] = {"console": ConsoleAdapter(out, transcript)}
+        adapters: dict[str, Adapter] = {}
+        if self.interactive:
+            # One transcript per database: channel ids repeat across databases (and survive
+            # import), so a digest key printed for one must not count as posted for another.
+            folder = self.settings.resolved_index_dir().parent
+            transcript = folder / f"console-transcript-{self.store.identity()}.log"
+            adapters["console"] = ConsoleAdapter(self.out, transcript)
         if self.slack is not None:
             adapters["slack"] = self.slack.poster
         if self.discord is not None:
             adapters["discord"] = self.discord.poster
         return adapters
 
-    def connect(self, runner: DigestRunner, scheduler: DigestScheduler) -> None:
-        """Give the platform listeners the runner (digest now) and the scheduler (schedule changes)."""
-        if self.slack is not None:
-            deps = self.slack.deps
-            deps.runner, deps.on_schedule_change = runner, scheduler.poke
-        if self.discord is not None:
-            from digest.schedule import local_day
+    @cached_property
+    def effects(self) -> EffectExecutor:
+        """The one executor of a reply's effects, for every platform and the CLI."""
+        from bot.effects import EffectExecutor
 
-            async def deliver_now(ref: ChannelRef) -> str:
-                channel = await asyncio.to_thread(self.channels.channel, ref)
-                return await runner.run_now(ref, local_day(self.clock(), channel.timezone))
+        return EffectExecutor(
+            self.channels, deliver=self._deliver_now, poke=self._poke, now=self.clock
+        )
 
-            self.discord.deps.deliver_now, self.discord.deps.on_schedule_change = (
-                deliver_now,
-                scheduler.poke,
-            )
+    async def _deliver_now(self, ref: ChannelRef, day: date) -> str:
+        # The runner is built here, on the first `digest now`: a one-shot command that posts
+        # nothing never loads the platform clients or the metrics.
+        return await self.runner.run_now(ref, day)
 
-    def runner(self, adapters: dict[str, Adapter]) -> DigestRunner:
-        """Delivery runner over the given adapters."""
+    def _poke(self) -> None:
+        # Only a scheduler this process runs: a one-shot command's change is seen by the running
+        # bot's sweep (the store marks the channel), and building a scheduler here would be waste.
+        if "scheduler" in self.__dict__:
+            self.scheduler.poke()
+
+    @cached_property
+    def runner(self) -> DigestRunner:
+        """The delivery runner over this process's adapters."""
+        return self.runner_over(self.adapters)
+
+    def runner_over(self, adapters: dict[str, Adapter]) -> DigestRunner:
+        """A delivery runner over the given adapters."""
         from bot.runner import DigestRunner
         from digest.delivery import Deliveries
 
@@ -200,16 +233,17 @@ class App:
         )
         return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
 
-    def scheduler(self, runner: DigestRunner) -> DigestScheduler:
+    @cached_property
+    def scheduler(self) -> DigestScheduler:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.scheduler import DigestScheduler
 
-        self.service.indexes.background = True  # a running bot embeds papers lacking a vector
-        if self.service.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
-            self.service.tldrs.background = True
+        self.papers.indexes.background = True  # a running bot embeds papers lacking a vector
+        if self.papers.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
+            self.papers.tldrs.background = True
         scheduler = DigestScheduler(
             self.store,
-            runner,
+            self.runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
@@ -219,7 +253,7 @@ class App:
         # scheduler and stops with it.
         from bot.weekly import EVERY
 
-        weekly = self.weekly(runner.adapters)
+        weekly = self.weekly(self.runner.adapters)
         scheduler.scheduler.add_job(weekly.sweep, "interval", seconds=EVERY.total_seconds(),
                                     id="weekly", replace_existing=True, max_instances=1,
                                     coalesce=True, next_run_time=self.clock() + timedelta(minutes=1))  # fmt: skip
@@ -241,15 +275,15 @@ class App:
     async def _scheduled_ingest(self) -> None:
         for source in self._sources():
             try:
-                report = await asyncio.to_thread(self.service.ingest, source)
+                report = await asyncio.to_thread(self.papers.ingest, source)
                 log.info("ingest %s: %d new", source, report.added)
                 self.metrics.ingested.inc(report.added)
-                await asyncio.to_thread(self.service.record_ingest)
+                await asyncio.to_thread(self.papers.record_ingest)
             except Exception as exc:  # noqa: BLE001 - one failing source must not stop the others
                 self.metrics.ingest_errors.inc()
                 log.warning("ingest %s failed: %s", source, exc)
 
-    def health(self, scheduler: DigestScheduler) -> Health:
+    def health(self) -> Health:
         """The /healthz checks for this deployment."""
         from bot.ops import Health
 
@@ -259,8 +293,8 @@ class App:
         if self.discord is not None:
             platforms["discord"] = self.discord.is_ready
         return Health(
-            self.service,
-            lambda: scheduler.scheduler.running,
+            self.papers,
+            lambda: self.scheduler.scheduler.running,
             platforms,
             bool(self._sources()),
             failed=self.failed,
@@ -268,7 +302,7 @@ class App:
 
     def upgrade(self) -> tuple[str | None, str | None, str]:
         """Migrate the database: (revision before, revision after, its URL with the password hidden)."""
-        from digest.store.engine import revision_of
+        from digest.store.database import revision_of
 
         before = revision_of(self.database_url)
         store = self.store  # opening it migrates
@@ -299,8 +333,17 @@ def quiet_third_party() -> None:
             logger.addFilter(_StartupNoise())
 
 
-def build(db_url: str | None = None, settings: Settings | None = None) -> App:
-    """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL."""
+def build(
+    db_url: str | None = None,
+    settings: Settings | None = None,
+    *,
+    strict_model: bool = False,
+    out: TextIO | None = None,
+    console: bool | None = True,
+) -> App:
+    """Build the application from the environment; ``db_url`` overrides DIGESTBOT_DATABASE_URL
+    (the other options: see App)."""
     quiet_third_party()
     settings = settings or load_settings()
-    return App(settings=settings, database_url=db_url or settings.resolved_database_url())
+    url = db_url or settings.resolved_database_url()
+    return App(settings, url, strict_model=strict_model, out=out, console=console)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Annotated
+import sys
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 from typer.exceptions import Abort, TyperException
@@ -26,6 +27,13 @@ class _LazyConsole:
     def __init__(self, stderr: bool = False) -> None:
         self._stderr = stderr
         self._console: Console | None = None
+
+    @property
+    def file(self) -> TextIO:
+        """Where it prints (the stream itself: asking for it loads nothing)."""
+        if self._console is not None:
+            return self._console.file
+        return sys.stderr if self._stderr else sys.stdout
 
     def __getattr__(self, name: str) -> object:
         if self._console is None:
@@ -76,14 +84,19 @@ def _root(
     configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
 
 
-def wired(db: str | None = None, strict_model: bool = True) -> App:
+def wired(
+    db: str | None = None,
+    strict_model: bool = True,
+    out: TextIO | None = None,
+    console: bool | None = True,
+) -> App:
     """The application built by the composition root for this invocation (a configured embedding
-    model that cannot be had is an error here, except for the long-running bot)."""
+    model that cannot be had is an error here, except for the long-running bot; ``out`` and
+    ``console``: where console digests print and whether there is a console, see App)."""
     from bot.app import build
 
-    application = build(db or _State.db, _State.settings)
-    application.strict_model = strict_model
-    return application
+    settings = _State.settings
+    return build(db or _State.db, settings, strict_model=strict_model, out=out, console=console)
 
 
 @db_app.command("upgrade")
@@ -101,7 +114,7 @@ def db_upgrade(db: DbOption = None) -> None:
 
 def fail(message: str) -> int:
     """Print one ``error:`` line (first line only, passwords hidden); the exit code is 2."""
-    from digest.text import hide_password
+    from digest.text.passwords import hide_password
 
     lines = str(message).strip().splitlines() or ["unknown error"]
     err.print(f"error: {hide_password(lines[0])}", markup=False)

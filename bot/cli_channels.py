@@ -14,8 +14,7 @@ from bot.cli_digest import digest_day, digest_exit_code, preview, print_run
 __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule import local_day
-from digest.text import has_surrogates
+from digest.text.characters import has_surrogates
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -57,17 +56,14 @@ def _ref(text: str) -> ChannelRef:
     return ref
 
 
-async def apply_reply(application: App, runner, reply: Reply, ctx: Context) -> str:
-    """Render a reply and carry out what it asks of the runner (post a digest now)."""
-    from bot.adapters.console import render, save_attachment
+async def apply_reply(application: App, reply: Reply, ctx: Context) -> str:
+    """Carry out a reply at the console (through the one effect executor) and the text to print."""
+    from bot.adapters.console import ConsoleOutlet
 
     # an export goes to a file in the data folder (beside the database and index), path shown
-    text = render(save_attachment(reply, application.settings.resolved_index_dir().parent))
-    if reply.deliver_now is not None:
-        channel = application.channels.channel(reply.deliver_now)
-        outcome = await runner.run_now(reply.deliver_now, local_day(ctx.now, channel.timezone))
-        text += f"\n({outcome})"
-    return text
+    outlet = ConsoleOutlet(application.settings.resolved_index_dir().parent)
+    await application.effects.carry_out(reply, outlet, now=ctx.now)
+    return outlet.text
 
 
 def cli_user(user: str | None, ref: ChannelRef) -> str:
@@ -97,9 +93,9 @@ def cmd_cmd(
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
     from bot.commands import Context
     from bot.commands.core import NO_CHANNEL, NO_PERSONAL
-    from digest.channels import no_channel
+    from digest.channel_service import no_channel
 
-    application = wired(db)
+    application = wired(db, out=out.file)
     ref = _ref(channel)
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = cli_user(user, ref)
@@ -114,8 +110,7 @@ def cmd_cmd(
     if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
         raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
     # Only `digest now` posts: the runner (metrics, platform clients) is built for it alone.
-    runner = application.runner(application.adapters(out.file)) if reply.deliver_now else None
-    print(asyncio.run(apply_reply(application, runner, reply, ctx)))
+    print(asyncio.run(apply_reply(application, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
         raise typer.Exit(2)
 
@@ -178,16 +173,15 @@ def digest_cmd(
     db: DbOption = None,
 ) -> None:
     """Deliver a channel's digest for a date (once), or preview it with --dry-run."""
-    application = wired(db)
+    # With --json the console rendering goes to stderr so stdout stays parseable.
+    application = wired(db, out=err.file if as_json else out.file)
     now = application.clock()  # read once: the day posted, refused and previewed is one day
     ref = _ref(channel)
-    # With --json the console rendering goes to stderr so stdout stays parseable.
-    adapters = application.adapters(err.file if as_json else out.file)
-    ch, when = digest_day(application, ref, day, now, dry_run, set(adapters))
+    ch, when = digest_day(application, ref, day, now, dry_run, set(application.adapters))
     if dry_run:
         preview(application, ch, when, as_json, now)
         return
-    outcome = asyncio.run(application.runner(adapters).run_channel(ch.id, when))
+    outcome = asyncio.run(application.runner.run_channel(ch.id, when))
     raise typer.Exit(print_run(application, ref, ch, when, outcome, as_json))
 
 

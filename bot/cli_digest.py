@@ -65,7 +65,7 @@ def print_run(
         return code
     delivery = application.channels.delivery_on(ch, when)
     items = list(delivery.items) if delivery else []
-    papers = application.service.papers_by_id(i.paper_id for i in items)
+    papers = application.papers.papers_by_id(i.paper_id for i in items)
     rows = [(i.paper_id, papers.get(i.paper_id), i.score, i.why) for i in items]
     print(_digest_json(ref, when, outcome, rows))
     return code

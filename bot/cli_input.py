@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from digest.errors import DigestError
-from digest.text import has_surrogates, has_visible, whole_number
+from digest.text.characters import has_surrogates, has_visible
+from digest.text.numbers import whole_number
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000

@@ -105,7 +105,7 @@ def export_cmd(
         raise DigestError(f"Folder {file.parent} does not exist; create it first.")
     application = wired(db)
     _refuse_overwrite(file, application.database_url, force)
-    doc = application.service.export_state(SECRET_TABLES if include_secrets else ())
+    doc = application.papers.export_state(SECRET_TABLES if include_secrets else ())
     try:  # user data (and maybe tokens): owner-only, always
         _write_private(file, dumps(doc))
     except OSError as exc:
@@ -141,5 +141,5 @@ def import_cmd(file: Path, db: DbOption = None) -> None:
         doc = json.loads(text)
     except ValueError as exc:
         raise DigestError(f"{file} is not valid JSON: {exc}") from exc
-    counts = wired(db).service.import_state(doc, SECRET_TABLES)
+    counts = wired(db).papers.import_state(doc, SECRET_TABLES)
     print("imported " + ", ".join(f"{n} {k}" for k, n in counts.items()))

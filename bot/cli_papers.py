@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from digest.ingest.pipeline import IngestReport
     from digest.models import Paper
-    from digest.rank.engine import Hit
-    from digest.service import SearchView
+    from digest.paper_service import SearchView
+    from digest.rank.ranker import Hit
 
 
 def _report_line(r: IngestReport) -> str:
@@ -67,7 +67,7 @@ def ingest_cmd(
 
     Exit code 0: every line stored; 1: good lines stored, some skipped (listed with line numbers).
     """
-    service = wired(db).service
+    service = wired(db).papers
     skipped = 0
     for source in sources:
         with _bar() as bar:
@@ -94,7 +94,7 @@ def papers_list(
     """Most recently ingested papers."""
     from bot.render_text import paper_line
 
-    papers = wired(db).service.papers(limit, offset)
+    papers = wired(db).papers.papers(limit, offset)
     if not papers and offset == 0:
         out.print(
             "No papers stored yet; `digestbot ingest FILE` (or `digestbot run`) adds some.",
@@ -109,7 +109,7 @@ def papers_show(paper_id: str, db: DbOption = None) -> None:
     """One paper in full."""
     from bot.render_text import paper_detail
 
-    out.print(paper_detail(wired(db).service.paper(paper_id)), markup=False)
+    out.print(paper_detail(wired(db).papers.paper(paper_id)), markup=False)
 
 
 def _hit_json(hit: Hit, papers: dict[str, Paper]) -> dict:
@@ -145,7 +145,7 @@ def search_cmd(
     db: DbOption = None,
 ) -> None:
     """Search every stored paper with the same ranker the digests use."""
-    from digest.text import has_surrogates, has_visible
+    from digest.text.characters import has_surrogates, has_visible
 
     if (query is None) == (queries_file is None):
         raise DigestError("Give either a QUERY or --queries-file FILE.")
@@ -155,9 +155,9 @@ def search_cmd(
         )
     if query is not None and has_surrogates(query):  # bytes on the command line that are not UTF-8
         raise DigestError("The query holds a broken character (not UTF-8); please retype it.")
-    from digest.rank.engine import Filters
+    from digest.rank.ranker import Filters
 
-    service = wired(db).service
+    service = wired(db).papers
     filters = Filters(venue=venue, year=year, author=author)
     for q in read_queries(queries_file) if queries_file else [query]:
         view = service.search(q, filters, page, limit)

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from bot.app import App
-    from bot.ports import Adapter
     from bot.runner import DigestRunner
     from bot.scheduler import DigestScheduler
 
@@ -35,7 +34,7 @@ def _first_run(application: App) -> None:
     """The embedded default: bundled papers and, without platform tokens, a demo console channel,
     so `run` shows a digest. Every line says what this process found in the database."""
     s = application.settings
-    if application.service.paper_count() == 0 and not (s.arxiv_queries or s.openreview_venues):
+    if application.papers.paper_count() == 0 and not (s.arxiv_queries or s.openreview_venues):
         _load_bundled(application)
     if application.slack is not None or application.discord is not None:
         return  # a real deployment: no console demo channel (README, `run`)
@@ -47,7 +46,7 @@ def _load_bundled(application: App) -> None:
     """The bundled NeurIPS 2026 list; another process starting too may have stored it first."""
     from digest import BUNDLED_PAPERS
 
-    report = application.service.ingest(str(BUNDLED_PAPERS))
+    report = application.papers.ingest(str(BUNDLED_PAPERS))
     before = report.parsed - report.added  # stored by another process between our check and now
     if report.added and before:
         print(f"Loaded {report.added} bundled NeurIPS 2026 papers ({before} already stored).")
@@ -76,15 +75,6 @@ def _create_demo(application: App) -> None:
         )
 
 
-def serving_adapters(application: App, interactive: bool) -> dict[str, Adapter]:
-    """The platforms `run` posts to: a service (tokens, no terminal) has no console, where a
-    console channel's digest would only fill the service log."""
-    adapters = application.adapters(out.file)
-    if not interactive:
-        del adapters["console"]
-    return adapters
-
-
 async def _serve(application: App) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -96,23 +86,20 @@ async def _serve(application: App) -> None:
         ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="digestbot")
     )
 
-    interactive = sys.stdin.isatty() or (application.slack or application.discord) is None
+    interactive = application.interactive
     # SIGTERM is heard before anything starts: a stop during start-up is clean too. The console
     # leaves Ctrl-C to Python (exit 130); a service stops cleanly on either.
     stop = _stop_on_signals((signal.SIGTERM,) if interactive else (signal.SIGINT, signal.SIGTERM))
-    adapters = serving_adapters(application, interactive)
     # The ranker loads lazily (a listing from the command line never needs it); a running bot
     # loads (or fits) it before it serves, off the event loop, not on its first search.
-    await asyncio.to_thread(application.service.ranker)
-    runner = application.runner(adapters)
-    scheduler = application.scheduler(runner)
+    await asyncio.to_thread(application.papers.ranker)
+    runner, scheduler = application.runner, application.scheduler
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
-    application.service.indexes.serve()
-    application.connect(runner, scheduler)
+    application.papers.indexes.serve()
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
     scheduler.start(first_tick=False)  # the catch-up below is the first tick
-    ops_runner = await _start_ops(application, scheduler)
+    ops_runner = await _start_ops(application)
     if interactive:
         await _demo_first_digest(application, runner)
     for ref, outcome in (await scheduler.tick()).items():
@@ -122,7 +109,7 @@ async def _serve(application: App) -> None:
             await stop.wait()  # a service: platforms and scheduler run until SIGTERM
         else:
             print("Type /papers help (or exit). Digests print here when they are due.")
-            await _first_of(repl(_console(application, runner, scheduler)), stop.wait())
+            await _first_of(repl(_console(application)), stop.wait())
     finally:  # EOF, `exit`, or SIGTERM
         await _stop_all(application, scheduler, discord_task, ops_runner)
 
@@ -147,9 +134,7 @@ async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
     await runner.run_channel(demo.id, local_day(application.clock(), demo.timezone))
 
 
-def _console(
-    application: App, runner: DigestRunner, scheduler: DigestScheduler
-) -> Callable[[str], Awaitable[str]]:
+def _console(application: App) -> Callable[[str], Awaitable[str]]:
     """What answers a line typed at the console prompt."""
     from bot.cli_library import handle_console  # `import PATH` reads the file
     from bot.commands import Context
@@ -160,9 +145,7 @@ def _console(
                       name="the console", visible=None)  # fmt: skip
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
         reply = await asyncio.to_thread(handle_console, application.commands, line, ctx)
-        if reply.schedule_changed is not None:
-            scheduler.poke()
-        return await apply_reply(application, runner, reply, ctx)
+        return await apply_reply(application, reply, ctx)
 
     return handle
 
@@ -175,7 +158,7 @@ async def _stop_all(
 ) -> None:
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
-    application.service.indexes.stop()
+    application.papers.indexes.stop()
     if application.slack is not None and "slack" not in application.failed:
         await application.slack.stop()
     if discord_task is not None:
@@ -213,7 +196,7 @@ async def _start_platforms(application: App, interactive: bool) -> asyncio.Task 
     return discord_task
 
 
-async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRunner | None:
+async def _start_ops(application: App) -> web.AppRunner | None:
     """/healthz and /metrics on the configured local port (DIGESTBOT_HEALTH_PORT=0: off)."""
     from aiohttp import web
 
@@ -222,7 +205,7 @@ async def _start_ops(application: App, scheduler: DigestScheduler) -> web.AppRun
     s = application.settings
     if not s.health_port:
         return None
-    runner = web.AppRunner(ops_app(application.health(scheduler), application.metrics))
+    runner = web.AppRunner(ops_app(application.health(), application.metrics))
     await runner.setup()
     try:
         await web.TCPSite(runner, s.health_host, s.health_port).start()
@@ -270,14 +253,15 @@ def _no_input() -> bool:
 @app.command("run")
 def run_cmd(db: DbOption = None) -> None:
     """Run the bot: scheduler plus every configured platform (the console when no tokens are set)."""
-    application = wired(db, strict_model=False)  # the bot logs it and ranks lexically
+    # strict_model: the bot logs a missing model and ranks lexically; console: see App.interactive
+    application = wired(db, strict_model=False, out=out.file, console=None)
     if (application.slack or application.discord) is None and _no_input():
         # e.g. a service with its tokens missing: exiting 0 would tell systemd all is well
         raise DigestError(
             "nothing to run: no Slack or Discord token is set (DIGESTBOT_SLACK_BOT_TOKEN, "
             "DIGESTBOT_DISCORD_TOKEN) and stdin is not a terminal for the console"
         )
-    if application.service.tldrs is not None:  # even the first run's ingest: no digest waits
-        application.service.tldrs.background = True
+    if application.papers.tldrs is not None:  # even the first run's ingest: no digest waits
+        application.papers.tldrs.background = True
     _first_run(application)
     asyncio.run(_serve(application))

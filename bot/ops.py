@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the web server loads with `run`: a CLI command counts metri
     from aiohttp import web
 
     from bot.outcome import Outcome
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Metrics:
 class Health:
     """What /healthz looks at; each check returns (ok, detail)."""
 
-    service: DigestService
+    service: PaperService
     scheduler_running: Callable[[], bool] = lambda: True
     platforms: dict[str, Callable[[], bool]] = field(default_factory=dict)
     ingest_configured: bool = False

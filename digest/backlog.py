@@ -18,9 +18,9 @@ from digest.rank.profile import Profile
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
     from digest.compose import Digest
-    from digest.rank.engine import Picks, Ranker
+    from digest.rank.ranker import Picks, Ranker
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
@@ -89,7 +89,7 @@ def backlog(
     is what the caller already read (the channel's reads and the ranker), else it is read here.
     """
     from digest.compose import diversity_for
-    from digest.rank.engine import Picks
+    from digest.rank.ranker import Picks
 
     state, ranker = known or (reads(service, channel), service.papers.ranker())
     if not channel.backlog or ranker is None:

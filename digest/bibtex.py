@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from digest.models import Paper
-from digest.text import paper_arxiv_ref
+from digest.text.arxiv_ids import paper_arxiv_ref
 
 # One pass over the text, so a replacement is never escaped again. Braces become commands with
 # balanced braces: BibTeX counts '\{' as a brace too, and one stray '}' in a title would end the

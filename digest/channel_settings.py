@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
 from digest.schedule import parse_time, parse_weekdays
-from digest.text import numeric_text, typed_value, whole_number
+from digest.text.numbers import numeric_text, typed_value, whole_number
 from digest.zones import parse_timezone
 
 if TYPE_CHECKING:
@@ -15,9 +16,12 @@ if TYPE_CHECKING:
 
 
 class ChannelSettings:
-    """ChannelService's settings use cases (it provides ``store`` and ``channel``)."""
+    """A channel's settings: one part of ChannelService, over the store and ``channel``, which
+    finds or creates a channel."""
 
-    store: Store
+    def __init__(self, store: Store, channel: Callable[[ChannelRef], Channel]) -> None:
+        self.store = store
+        self.channel = channel
 
     def set_schedule(
         self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None

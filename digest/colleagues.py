@@ -11,7 +11,7 @@ from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, Paper
 
 if TYPE_CHECKING:
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
 
 PERIODS = {"week": 7, "month": 30}  # what `top week|month` looks back over, in days
 NO_WORKSPACE = "`/papers top` counts a server's channels: ask in one of them."
@@ -34,7 +34,7 @@ def shared_channels(
     says; None: every channel, where only the operator asks: the console, the CLI), and the
     asking channel itself.
     Personal digests never count."""
-    from digest.channels import PERSONAL_WORKSPACE
+    from digest.channel_service import PERSONAL_WORKSPACE
 
     if ref.workspace == PERSONAL_WORKSPACE:
         raise DigestError(NO_WORKSPACE)

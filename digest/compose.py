@@ -9,9 +9,9 @@ from datetime import date
 from digest.ingest import FEED_HINT
 from digest.models import Channel, Paper
 from digest.rank import feedback
-from digest.rank.engine import Picks, Ranker
 from digest.rank.profile import Profile
-from digest.text import plural
+from digest.rank.ranker import Picks, Ranker
+from digest.text.numbers import plural
 
 DIVERSITY = 0.3
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from digest.backlog import compose_digest
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.due import GRACE, upcoming
 from digest.models import Channel, DeliveryState
 from digest.schedule import local_day

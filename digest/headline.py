@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from digest.text import acronym_span, clean_text, sentences
+from digest.text.acronyms import acronym_span
+from digest.text.latex import clean_text
+from digest.text.sentences import sentences
 
 MAX_TITLE_CHARS = 100
 

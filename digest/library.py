@@ -17,7 +17,8 @@ from typing import Any
 from digest.errors import DigestError
 from digest.ingest.parse import decode, make_record
 from digest.models import LIBRARY_SOURCE, Links, PaperRecord
-from digest.text import arxiv_base_id, arxiv_ref, normalize_title
+from digest.text.arxiv_ids import arxiv_base_id, arxiv_ref
+from digest.text.hashes import normalize_title
 
 #: A library file above this is refused before it is read (a large Zotero export is ~300 KB).
 MAX_IMPORT_BYTES = 1_000_000

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from digest.library import Entry, Library, Skipped
-from digest.models import ChannelRef, SubscriptionKind
+from digest.models import Channel, ChannelRef, SubscriptionKind
 from digest.store.papers import Wanted
 from digest.subscriptions import MAX_SUBSCRIPTIONS
-from digest.text import plural
+from digest.text.numbers import plural
 
 if TYPE_CHECKING:
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
 #: Skipped entries named one by one in the reply; the rest are counted by reason.
@@ -55,10 +56,14 @@ class ImportReport:
 
 
 class LibraryImports:
-    """ChannelService's library import (it provides ``store``, ``papers``, ``channel``)."""
+    """A channel's library import: each entry of an exported library followed as a `like:`."""
 
-    store: Store
-    papers: DigestService
+    def __init__(
+        self, store: Store, papers: PaperService, channel: Callable[[ChannelRef], Channel]
+    ) -> None:
+        self.store = store
+        self.papers = papers
+        self.channel = channel  # finds or creates the channel (ChannelService.channel)
 
     def import_library(
         self, ref: ChannelRef, library: Library, user: str | None = None

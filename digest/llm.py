@@ -11,7 +11,8 @@ import httpx
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import Paper
-from digest.text import clean_text, hide_password
+from digest.text.latex import clean_text
+from digest.text.passwords import hide_password
 
 SYSTEM_PROMPT = (
     "You write TL;DR lines for research papers: one plain sentence of at most 30 words saying "

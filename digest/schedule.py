@@ -7,7 +7,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from digest.errors import DigestError
-from digest.text import numeric_text
+from digest.text.numbers import numeric_text
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}

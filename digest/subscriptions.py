@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
-from digest.text import is_number, numeric_text, plural
+from digest.text.numbers import is_number, numeric_text, plural
 from digest.topic_text import clean_topic
 
 if TYPE_CHECKING:
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
 MAX_SUBSCRIPTIONS = 50
 
 
 class Subscriptions:
-    """ChannelService's subscription use cases (it provides ``store``, ``papers``, ``channel``)."""
+    """What channels follow: one part of ChannelService, over the store, the papers (a liked
+    paper's title, a topic's coverage) and ``channel``, which finds or creates a channel."""
 
-    store: Store
-    papers: DigestService
+    def __init__(
+        self, store: Store, papers: PaperService, channel: Callable[[ChannelRef], Channel]
+    ) -> None:
+        self.store = store
+        self.papers = papers
+        self.channel = channel
 
     def add(
         self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None

@@ -14,7 +14,9 @@ from functools import lru_cache
 
 from digest.headline import headline_sentence, ranked_sentences, shorten
 from digest.models import Paper
-from digest.text import clean_text, normalize_title, sentences
+from digest.text.hashes import normalize_title
+from digest.text.latex import clean_text
+from digest.text.sentences import sentences
 
 #: A TL;DR is at most this long; a longer sentence is cut on a word boundary with "…".
 MAX_TLDR_CHARS = 300

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from digest.errors import DigestError
-from digest.text import has_surrogates, has_visible
+from digest.text.characters import has_surrogates, has_visible
 
 MAX_TOPIC_CHARS = 200
 

@@ -92,7 +92,7 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
     with tempfile.TemporaryDirectory() as folder, FakeSlack() as slack, FakeDiscord() as fake:
         url = f"sqlite:///{folder}/demo.db"
         app = build(url, Settings(index_dir=f"{folder}/index", database_url=url, semantic="off"))
-        app.service.ingest(str(BUNDLED_PAPERS))  # what `digestbot run` loads on a fresh machine
+        app.papers.ingest(str(BUNDLED_PAPERS))  # what `digestbot run` loads on a fresh machine
         for ref in refs.values():
             for topic in DEMO_TOPICS:
                 app.channels.add(ref, SubscriptionKind.TOPIC, topic, "digestbot")

@@ -131,6 +131,11 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     ) -> tuple[int, dict, dict | list]:
         path, _, qs = path.partition("?")
         query = {k: v[0] for k, v in parse_qs(qs).items()}
+        if files:  # what arrived, for interaction replies' attachments (name and text)
+            arrived = [
+                {"filename": n, "text": data.decode(errors="replace")} for n, data in files.values()
+            ]
+            body = {**body, "_files": arrived}
         with self._lock:
             self.calls.append((method, path, body))
             if m := re.fullmatch(r"/channels/(\d+)/messages", path):

@@ -41,6 +41,20 @@ def _wrong_type(kind: int, response: object) -> tuple[int, dict, dict]:
                      "errors": {"type": {"_errors": [problem]}}}  # fmt: skip
 
 
+def _attachment(upload: dict) -> dict:
+    """A message's attachment as Discord answers it, plus the uploaded ``text`` (what arrived)."""
+    name = upload["filename"]
+    url = f"https://cdn.discordapp.com/attachments/1/2/{name}"
+    return {
+        "id": str(abs(hash(name)) % 10**18),
+        "filename": name,
+        "size": len(upload["text"]),
+        "url": url,
+        "proxy_url": url,
+        "text": upload["text"],
+    }
+
+
 class InteractionEndpoints:
     """Needs ``_next()`` and ``rejected`` from the fake it is mixed into.
 
@@ -87,7 +101,8 @@ class InteractionEndpoints:
 
         return {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
                 "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
-                "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
+                "mention_everyone": False, "mentions": [], "mention_roles": [],
+                "attachments": [_attachment(f) for f in body.get("_files", [])],
                 "embeds": body.get("embeds", []), "components": body.get("components", []),
                 "pinned": False, "type": 0, "flags": body.get("flags", 0)}  # fmt: skip
 

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 from sqlalchemy import select
 
-from bot.adapters.slack.gate import SeenRequests, seen_requests
+from bot.adapters.slack.bolt_middleware import SeenRequests, seen_requests
 from tests.fake_slack import FakeSlack
 from tests.test_slack_http import Harness, eventually
 

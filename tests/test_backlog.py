@@ -82,7 +82,7 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     preview = app.channels.preview(ref, DAY)
     top = preview.items[0].paper.id
     assert "next digest, Tue 01 Dec 09:00 (UTC)" in _why(app, ref, top, now).text
-    queue = [h.paper_id for h in app.service.ranker().rank(
+    queue = [h.paper_id for h in app.papers.ranker().rank(
         app.channels.profile(app.store.channels.get(ref)), app.store.papers.ids_since(None),
         size=50, threshold=0.3).hits]  # fmt: skip
     later = queue[7]  # eighth in line: the second digest (size 5)

@@ -149,7 +149,7 @@ def test_plain_ids_that_look_like_old_arxiv_ids_are_not_arxiv_preprints(store):
     word accepted as an archive, or re.I (HEP-TH); bibtex recomputing instead of using p.arxiv_id;
     to_paper not passing the row's arxiv_id."""
     from digest.ingest.parse import make_record
-    from digest.text import arxiv_base_id, arxiv_ref
+    from digest.text.arxiv_ids import arxiv_base_id, arxiv_ref
 
     for text in ("lab/2023001", "lab/2023001v2", "HEP-TH/9901001", "Math/0309136", "xcs/0101001"):
         assert arxiv_ref(text) is None and arxiv_base_id(text) is None, text

@@ -9,9 +9,9 @@ import sqlalchemy as sa
 from digest.bibtex import export, make_key
 from digest.ingest.parse import make_record
 from digest.store import Store
-from digest.store.engine import make_engine, upgrade
+from digest.store.database import make_engine, upgrade
 from digest.store.paper_rows import issue_key
-from digest.text import content_hash, normalize_title
+from digest.text.hashes import content_hash, normalize_title
 
 ABSTRACT = (
     "Temporal graph transformers forecast traffic on road networks. We train them on ten cities "

@@ -60,7 +60,7 @@ def test_subscribe_list_unsubscribe_by_number_text_and_all(app):
 
 
 def test_like_subscription_needs_a_real_paper(app):
-    title = app.service.paper("syn-rl-0").title
+    title = app.papers.paper("syn-rl-0").title
     assert say(app, "subscribe like:syn-rl-0").text.startswith(
         f"Now following papers like *{title}*"
     )
@@ -236,7 +236,7 @@ def test_replies_read_well(app):
     assert "`/papers me subscribe <topic>`" in say(app, "me list").text
     assert say(app, "me stats").title == "Your stats"
     one = say(app, "paper syn-sae-1")
-    assert one.text.startswith(app.service.paper("syn-sae-1").abstract[:40])
+    assert one.text.startswith(app.papers.paper("syn-sae-1").abstract[:40])
     assert one.cards[0].snippet == ""  # the abstract is shown once, as the text
     past = say(app, "search sparse autoencoders page:99")
     assert past.error and past.text.startswith("There is no page 99:")

@@ -11,7 +11,7 @@ from bot.config import Settings
 
 def test_without_tokens_nothing_about_slack_starts(tmp_path):
     app = build(f"sqlite:///{tmp_path / 'a.db'}", Settings(index_dir=str(tmp_path / "i")))
-    assert app.slack is None and set(app.adapters()) == {"console"}
+    assert app.slack is None and set(app.adapters) == {"console"}
     code = "import bot.cli, bot.app, sys; sys.exit(any(m.startswith(('slack_bolt', 'discord')) for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0  # not even imported
 
@@ -23,5 +23,5 @@ def test_with_a_bot_token_slack_is_wired(tmp_path):
         slack_signing_secret=SecretStr("s"),
     )
     app = build(f"sqlite:///{tmp_path / 'a.db'}", settings)
-    assert app.slack is not None and set(app.adapters()) == {"console", "slack"}
+    assert app.slack is not None and set(app.adapters) == {"console", "slack"}
     assert "xoxb-1" not in repr(settings)  # secrets never print

@@ -29,7 +29,7 @@ def test_export_is_written_and_its_path_shown(app) -> None:
     app.commands.handle("up syn-sae-2", ctx)
     reply = app.commands.handle("export bibtex liked", ctx)
     assert reply.attachment is not None
-    shown = asyncio.run(apply_reply(app, None, reply, ctx))
+    shown = asyncio.run(apply_reply(app, reply, ctx))
     folder = app.settings.resolved_index_dir().parent
     written = folder / reply.attachment[0]
     assert written.read_text(encoding="utf-8") == reply.attachment[1]

@@ -85,9 +85,9 @@ def test_cmd_runs_chat_commands_like_a_platform(env_isolated, capsys):
     assert code == 0 and all(f"/papers {name}" in out for name in REGISTRY)
     run(capsys, "cmd", "console:lab", "/papers subscribe federated learning")
     code, out, _ = run(capsys, "cmd", "console:lab", "/papers digest now")
-    assert "=== #lab ===" in out and "Papers for" in out and "(posted" in out
+    assert "=== #lab ===" in out and "Papers for" in out and "Today's digest: posted" in out
     code, out, _ = run(capsys, "cmd", "console:lab", "/papers digest now")
-    assert "(already delivered)" in out
+    assert "Today's digest: already delivered." in out
     code, out, _ = run(capsys, "cmd", "console:lab", "/papers schedule 09:00 Mars/Base")
     assert code == 2 and "Unknown time zone 'Mars/Base'" in out  # an error reply exits 2
 

@@ -23,13 +23,13 @@ KEY = "digest-1-2026-12-01#0"  # the key recovery asks about: channel id 1 exist
 
 
 def printed(app, key: str = KEY) -> bool:
-    console = app.adapters()["console"]
+    console = app.adapters["console"]
     ref = ChannelRef("console", "lab")
     return asyncio.run(console.find_part(ref, Reply(text=""), 0, key, None)) is not None
 
 
 def post(app, key: str = KEY) -> None:
-    console = app.adapters()["console"]
+    console = app.adapters["console"]
     ref = ChannelRef("console", "lab")
     asyncio.run(console.post_part(ref, Reply(text="digest"), 0, key, None))
 

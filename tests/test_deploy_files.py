@@ -75,7 +75,7 @@ def test_the_index_volume_is_mounted_where_the_image_made_a_writable_folder():
 
 
 def test_an_unwritable_index_cache_only_warns(tmp_path, caplog):
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
     from tests.corpus import synthetic_records
 
@@ -83,7 +83,7 @@ def test_an_unwritable_index_cache_only_warns(tmp_path, caplog):
     blocker.write_text("not a folder")
     store = Store.open(f"sqlite:///{tmp_path / 'x.db'}")
     store.papers.upsert(synthetic_records(per_topic=4))
-    service = DigestService(store, index_dir=blocker / "index")
+    service = PaperService(store, index_dir=blocker / "index")
     assert service.search("graph neural networks").result.hits  # search still works
     assert "index cache not saved" in caplog.text
     store.close()

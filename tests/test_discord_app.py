@@ -16,7 +16,7 @@ import pytest
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.rank.engine import Filters
+from digest.rank.ranker import Filters
 from tests.discord_interactions import (
     DAY,
     SERVER,
@@ -41,7 +41,7 @@ async def test_pager_walks_the_whole_result_set_with_a_multi_word_author(bot):
     await dispatch(
         bot.client, slash("search", "t0", query="diffusion models", author="Ada Lovelace")
     )
-    view = bot.app.service.search("diffusion models", Filters(author="Ada Lovelace"), 1, 1000)
+    view = bot.app.papers.search("diffusion models", Filters(author="Ada Lovelace"), 1, 1000)
     expected = [h.paper_id for h in view.result.hits]
     assert len(expected) > 8  # at least three pages
     message, seen, pages = bot.fake.followups["t0"][0], [], 0
@@ -71,7 +71,7 @@ def test_text_pager_keeps_a_quoted_author_whole(app):
     reply = app.commands.handle('search diffusion models author:"Ada Lovelace"', ctx())
     nxt = next(a for a in reply.actions if a.label.startswith("Next"))
     page2 = app.commands.handle(nxt.value, ctx())
-    view = app.service.search("diffusion models", Filters(author="Ada Lovelace"), 2, 5)
+    view = app.papers.search("diffusion models", Filters(author="Ada Lovelace"), 2, 5)
     assert [c.paper_id for c in page2.cards] == [h.paper_id for h in view.result.hits]
     assert page2.title == reply.title == "🔎 diffusion models"  # no stray 'Lovelace' query word
 
@@ -147,13 +147,13 @@ async def test_typed_values_never_leak_into_command_syntax(bot, monkeypatch):
     subs = bot.app.channels.subscriptions(SERVER)
     assert [(s.kind.value, s.text) for s in subs] == [("topic", "author:Ada Lovelace")]
     asked = []
-    real = bot.app.service.search
+    real = bot.app.papers.search
 
     def spy(query, filters=None, page=1, per_page=10):
         asked.append((query, filters))
         return real(query, filters, page, per_page)
 
-    monkeypatch.setattr(bot.app.service, "search", spy)
+    monkeypatch.setattr(bot.app.papers, "search", spy)
     await dispatch(bot.client, slash("search", "k2", query='a "b', author='O"Brien'))
     assert asked[0] == ('a "b', Filters(author='O"Brien'))
     await dispatch(

@@ -20,6 +20,7 @@ from bot.adapters.discord import sync
 from bot.adapters.discord.command_rules import command_problems
 from bot.adapters.discord.embeds import card_embed, plain, safe
 from bot.commands.replies import Card
+from bot.effects import EffectExecutor
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
@@ -102,11 +103,11 @@ async def test_help_and_hints_use_discords_option_names(bot):
 async def test_digest_now_follows_the_admin_only_rule(bot):
     asked = []
 
-    async def deliver(ref):
+    async def deliver(ref, day):
         asked.append(ref)
         return "posted"
 
-    bot.client.deps.deliver_now = deliver
+    bot.client.deps.effects = EffectExecutor(bot.app.channels, deliver)
     bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     await dispatch(bot.client, slash("digest", "d1", perms=0, mode="now"))
     assert "Only channel admins" in embed_text(bot.fake.followups["d1"][0]) and asked == []

@@ -10,6 +10,7 @@ import pytest
 from bot.adapters.discord.client import DigestClient
 from bot.adapters.discord.commands import DiscordDeps, Papers, paper_choices, subscription_choices
 from bot.commands.core import REGISTRY
+from bot.effects import EffectExecutor
 from digest.models import ChannelRef
 from tests.discord_limits import check
 from tests.fake_discord import BOT, FakeDiscord, user
@@ -134,11 +135,11 @@ async def test_autocomplete_offers_subscriptions_and_papers(app, group):
 async def test_digest_now_asks_the_runner(app, group):
     asked = []
 
-    async def deliver(ref):
+    async def deliver(ref, day):
         asked.append(ref)
         return "posted 5 papers"
 
-    group.deps.deliver_now = deliver
+    group.deps.effects = EffectExecutor(app.channels, deliver)
     await call(group, "subscribe", FakeInteraction(), text="diffusion models")
     i = await call(group, "digest", FakeInteraction(), mode="now")
     assert asked == [ChannelRef("discord", "111", "77")] and "posted 5 papers" in i.text()
@@ -288,7 +289,7 @@ def test_discord_sync_cli_and_composition(app, tmp_path, monkeypatch, capsys):
         monkeypatch.setenv("DIGESTBOT_DISCORD_TOKEN", "token")
         monkeypatch.setenv("DIGESTBOT_DATABASE_URL", f"sqlite:///{tmp_path / 'd.db'}")
         monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))
-        assert set(build().adapters()) == {"console", "discord"}
+        assert set(build().adapters) == {"console", "discord"}
         assert main(["discord", "sync", "--guild", "77"]) == 0
         assert "synced" in capsys.readouterr().out
         assert any(m == "PUT" and "/guilds/77/commands" in p for m, p, _ in fake.calls)

@@ -79,7 +79,7 @@ async def test_close_4004_is_logged_and_unhealthy(app, monkeypatch, caplog):
         errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert len(errors) == 1 and "4004" in errors[0] and "DIGESTBOT_DISCORD_TOKEN" in errors[0]
         health = Health(
-            app.service, lambda: True, {"discord": lambda: True}, failed=application.failed
+            app.papers, lambda: True, {"discord": lambda: True}, failed=application.failed
         )
         ok, checks = await health.report()
         assert not ok and not checks["discord"]["ok"] and "4004" in checks["discord"]["error"]

@@ -15,6 +15,7 @@ import logging
 
 import pytest
 
+from bot.effects import EffectExecutor
 from digest.models import SubscriptionKind
 from tests.discord_interactions import (
     SERVER,
@@ -35,11 +36,11 @@ def no_traceback(caplog) -> None:
 
 
 async def test_a_digest_now_outcome_after_15_minutes_reaches_the_person_by_dm(bot, caplog):
-    async def deliver(ref):
+    async def deliver(ref, day):
         bot.fake.advance(16 * 60)  # posting took longer than the token lives
         return "posted 5 papers"
 
-    bot.client.deps.deliver_now = deliver
+    bot.client.deps.effects = EffectExecutor(bot.app.channels, deliver)
     bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     with caplog.at_level(logging.WARNING):
         await dispatch(bot.client, slash("digest", "late1", mode="now"))

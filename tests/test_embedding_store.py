@@ -3,7 +3,7 @@
 A fake encoder (a vector drawn from a hash of the text) stands in for the model, so these run
 without the semantic extra. Breaks tried, each turns a test here red:
 - `EmbeddingStore.stale` ignoring the text hash: a re-ingested paper keeps its old vector;
-- `DigestService.ingest` not passing the updated ids to `embed_new`: the same;
+- `PaperService.ingest` not passing the updated ids to `embed_new`: the same;
 - `PaperRepo.upsert` not reporting a derived title replaced by a real one: the same;
 - chunks named so that sorted names are not oldest first: after a restart the old vector wins;
 - `_refresh` reading the folder only once: another process's vectors are never seen;
@@ -28,9 +28,9 @@ import pytest
 import digest.index_store as index_store
 from digest.embedding_store import EmbeddingStore
 from digest.embeddings import paper_text
-from digest.rank.engine import Ranker
+from digest.paper_service import PaperService
 from digest.rank.index import DocInput, build_index
-from digest.service import DigestService
+from digest.rank.ranker import Ranker
 from tests.corpus import synthetic_records
 
 
@@ -73,7 +73,7 @@ PAPERS = [
 
 
 def test_a_reingest_with_new_text_embeds_that_paper_again(sqlite_store, tmp_path, encoder):
-    service = DigestService(sqlite_store, tmp_path / "index")
+    service = PaperService(sqlite_store, tmp_path / "index")
     service.ingest(_jsonl(tmp_path / "a.jsonl", PAPERS))
     assert len(encoder.calls) == 5
     changed = [dict(p) for p in PAPERS]
@@ -85,14 +85,14 @@ def test_a_reingest_with_new_text_embeds_that_paper_again(sqlite_store, tmp_path
     assert encoder.calls == [new_text]  # that paper alone, from its new text
     index = service.ranker().index
     assert np.allclose(index.dense[index.pos["p2"]], vec(new_text))
-    restarted = DigestService(sqlite_store, tmp_path / "index")  # the newest vector wins on disk
+    restarted = PaperService(sqlite_store, tmp_path / "index")  # the newest vector wins on disk
     assert restarted.indexes.embed_new() == 0
     index = restarted.ranker().index
     assert np.allclose(index.dense[index.pos["p2"]], vec(new_text))
 
 
 def test_a_real_title_replacing_a_derived_one_is_new_text(sqlite_store, tmp_path, encoder):
-    service = DigestService(sqlite_store, tmp_path / "index")
+    service = PaperService(sqlite_store, tmp_path / "index")
     untitled = [{"id": "q1", "abstract": "We propose a method for graph matching at scale."}]
     service.ingest(_jsonl(tmp_path / "a.jsonl", untitled))
     encoder.calls.clear()
@@ -101,7 +101,7 @@ def test_a_real_title_replacing_a_derived_one_is_new_text(sqlite_store, tmp_path
 
 
 def test_legacy_chunks_are_kept_until_their_paper_changes(sqlite_store, tmp_path, encoder):
-    service = DigestService(sqlite_store, tmp_path / "index")
+    service = PaperService(sqlite_store, tmp_path / "index")
     sqlite_store.papers.upsert([])  # the store exists
     service.ingest(_jsonl(tmp_path / "a.jsonl", PAPERS))
     folder = service.indexes.embeddings.folder
@@ -111,7 +111,7 @@ def test_legacy_chunks_are_kept_until_their_paper_changes(sqlite_store, tmp_path
         f.unlink()
         np.savez(folder / "chunk-000000-1.npz", ids=ids, vectors=vectors)
     encoder.calls.clear()
-    restarted = DigestService(sqlite_store, tmp_path / "index")
+    restarted = PaperService(sqlite_store, tmp_path / "index")
     assert restarted.indexes.embed_new() == 0 and not encoder.calls
     assert restarted.indexes.embed_new(["p1"]) == 1  # reported changed: embedded again
 
@@ -154,7 +154,7 @@ def test_a_running_bot_embeds_in_background_and_ranks_lexically_meanwhile(
     sqlite_store, tmp_path, encoder
 ):
     sqlite_store.papers.upsert(synthetic_records(per_topic=3))
-    service = DigestService(sqlite_store, tmp_path / "index")
+    service = PaperService(sqlite_store, tmp_path / "index")
     service.indexes.background = True
     encoder.gate = threading.Event()  # the model is slow: nothing is embedded yet
     started = time.monotonic()
@@ -170,7 +170,7 @@ def test_a_running_bot_embeds_in_background_and_ranks_lexically_meanwhile(
 def test_a_running_bot_ingests_without_waiting_and_embeds_each_paper_once(
     sqlite_store, tmp_path, encoder
 ):
-    service = DigestService(sqlite_store, tmp_path / "index")
+    service = PaperService(sqlite_store, tmp_path / "index")
     service.indexes.background = True
     encoder.gate = threading.Event()
     started = time.monotonic()

@@ -91,7 +91,7 @@ def follow(app, chan: str, *subs: str):
 
 def test_topic_and_author_share_a_digest(bundled):
     follow(bundled, "share", "activation", f"author:{AUTHOR}")
-    topic = bundled.service.ranker().search("activation", min_score=0.3).hits
+    topic = bundled.papers.ranker().search("activation", min_score=0.3).hits
     assert len(topic) >= 3, "the topic alone has papers above the default threshold"
     digest = say(bundled, "share", "/papers digest preview")
     assert len(digest.cards) == 5

@@ -18,8 +18,8 @@ from scipy import sparse
 
 from digest.index_store import doc_input
 from digest.rank import scorer
-from digest.rank.engine import Ranker
 from digest.rank.index import IndexParams, _bm25f, build_index, doc_freq, select_columns
+from digest.rank.ranker import Ranker
 from digest.rank.results import page_order
 from tests.corpus import synthetic_records
 

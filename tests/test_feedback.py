@@ -21,14 +21,14 @@ from datetime import date
 import numpy as np
 import pytest
 
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.compose import DIVERSITY, diversity_for
 from digest.models import ChannelRef, SubscriptionKind
+from digest.paper_service import PaperService
 from digest.rank import feedback
 from digest.rank.profile import Profile
 from digest.rank.scorer import top_rows
 from digest.rank.semantic import DenseState
-from digest.service import DigestService
 from tests.corpus import synthetic_records
 
 DAY = date(2026, 12, 1)
@@ -38,7 +38,7 @@ TOPIC = "graph neural networks"
 @pytest.fixture
 def svc(sqlite_store, tmp_path):
     sqlite_store.papers.upsert(synthetic_records())
-    return ChannelService(DigestService(sqlite_store, tmp_path / "index"))
+    return ChannelService(PaperService(sqlite_store, tmp_path / "index"))
 
 
 def kind_ids(kind: str) -> list[str]:

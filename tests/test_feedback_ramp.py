@@ -25,11 +25,11 @@ def test_pulls_grow_with_the_votes_until_full_at():
 
 
 def test_one_vote_moves_the_topic_less_than_at_full_strength(tmp_path):
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
     store = Store.open(f"sqlite:///{tmp_path / 'r.db'}")
-    papers = DigestService(store, tmp_path / "index")
+    papers = PaperService(store, tmp_path / "index")
     papers.ingest(str(BUNDLED_PAPERS))
     ranker = papers.ranker()
     base = ranker.state("sparse autoencoders")

@@ -1,5 +1,7 @@
 """`digestbot run`'s first start: what it sets up, and start-up lines that say what is true."""
 
+import io
+
 from bot.app import build
 from bot.cli_run import _first_run
 from bot.config import Settings
@@ -61,12 +63,17 @@ def test_two_first_runs_at_once_each_say_what_the_database_held(tmp_path, capsys
     second.close()
 
 
-def test_a_service_with_tokens_posts_nothing_to_the_console(tmp_path):
-    """Break that turns this red: `run` keeping the console adapter without a terminal (an old
-    console:lab's digest printed into the service log every weekday)."""
-    from bot.cli_run import serving_adapters
-
-    app = _app(tmp_path)
-    assert "console" not in serving_adapters(app, interactive=False)
-    assert "console" in serving_adapters(app, interactive=True)
-    app.close()
+def test_a_service_with_tokens_posts_nothing_to_the_console(tmp_path, monkeypatch):
+    """Breaks that turn this red: App.interactive keeping the console without a terminal when a
+    platform is configured (an old console:lab's digest printed into the service log every
+    weekday); App.adapters adding the console whatever ``interactive`` says."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # a service: nobody types at it
+    url = f"sqlite:///{tmp_path / 'run.db'}"
+    settings = Settings(index_dir=str(tmp_path / "index"), database_url=url, discord_token="t")
+    service = build(url, settings, console=None)
+    assert not service.interactive and set(service.adapters) == {"discord"}
+    alone = build(url, Settings(index_dir=str(tmp_path / "index"), database_url=url), console=None)
+    assert alone.interactive and "console" in alone.adapters  # nothing else to talk to
+    assert "console" in build(url, settings).adapters  # one-shot commands keep it
+    for app in (service, alone):
+        app.close()

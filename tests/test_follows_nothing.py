@@ -150,7 +150,7 @@ def test_every_place_asks_the_one_rule(env_isolated, capsys, monkeypatch):
     the rule (profile().is_empty()) instead of ChannelService.follows_nothing."""
     from bot.cli import main
     from digest import BUNDLED_PAPERS
-    from digest.channels import ChannelService
+    from digest.channel_service import ChannelService
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:t1", "sparse autoencoders"]) == 0

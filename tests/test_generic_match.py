@@ -40,7 +40,7 @@ def bundled(tmp_path_factory):
     os.environ["DIGESTBOT_SEMANTIC"] = "off"
     folder = tmp_path_factory.mktemp("generic")
     app = make_app(f"sqlite:///{folder / 'a.db'}", folder, records=[])
-    app.service.ingest(str(BUNDLED))
+    app.papers.ingest(str(BUNDLED))
     yield app
     app.close()
     os.environ["DIGESTBOT_SEMANTIC"] = before or "off"
@@ -53,7 +53,7 @@ def named_words(why: str, topic: str) -> list[str]:
 
 
 def chess_paper(app) -> str:
-    hits = app.service.ranker().search("chess puzzle").hits
+    hits = app.papers.ranker().search("chess puzzle").hits
     assert hits, "the bundled chess-puzzle paper is there"
     return hits[0].paper_id
 
@@ -77,7 +77,7 @@ def test_subscribe_search_digest_and_why_agree(bundled, topic, missing):
 
 def test_the_chess_paper_is_no_graph_neural_network_pick(bundled):
     """The issue's top pick: a chess-puzzle paper on 'neural networks' alone, shown at 0.98."""
-    idx = bundled.service.ranker().index
+    idx = bundled.papers.ranker().index
     assert generic_term(idx, "neural") and generic_term(idx, "neural network")
     assert not generic_term(idx, "unlearning") and not generic_term(idx, "sparse")
     chan = "gnn-only"
@@ -136,7 +136,7 @@ def test_a_named_phrase_of_generic_words_is_specific(bundled):
     Break that turns this red: `weak.named_phrase` always False (a pick "matches 'reinforcement
     learning': learning; on temporal correlations" again, with the first assert taken out).
     """
-    idx = bundled.service.ranker().index
+    idx = bundled.papers.ranker().index
     assert not generic_term(idx, "reinforcement learning")
     assert generic_term(idx, "reinforcement") and generic_term(idx, "neural network")
     chan = "named-rl"

@@ -17,8 +17,8 @@ from filelock import FileLock
 import digest.index_store as index_store
 from bot.adapters.discord import choices
 from digest.ingest.parse import make_record
+from digest.paper_service import PaperService
 from digest.rank.index import build_index
-from digest.service import DigestService
 from digest.store import Store
 from tests.corpus import synthetic_records
 
@@ -93,8 +93,8 @@ def db(tmp_path):
     store.close()
 
 
-def service(store: Store, folder) -> DigestService:
-    return DigestService(store, folder)
+def service(store: Store, folder) -> PaperService:
+    return PaperService(store, folder)
 
 
 def test_two_concurrent_searches_during_a_build_cause_one_fit(db, tmp_path, monkeypatch):

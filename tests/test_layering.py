@@ -42,7 +42,7 @@ STORE_ALLOWED = {
     BOT / "scheduler.py",  # sched3 closes this (the scheduler is being rewritten)
 }
 #: Everything else on the chat side (adapters, commands, the runner, the CLI, ops, config...)
-#: reaches the database only through the service layer (digest/channels.py, digest/service.py,
+#: reaches the database only through the service layer (digest/channel_service.py, digest/paper_service.py,
 #: digest/delivery.py).
 CLOSED = sorted(f for f in BOT.rglob("*.py") if f not in STORE_ALLOWED)
 
@@ -85,8 +85,8 @@ def _closed_trees() -> dict[str, ast.AST]:
 def test_the_chat_side_never_imports_the_store():
     """Breaks that turn this red: `from digest.store.kv import KeyValueRepo` back in
     bot/adapters/discord/sync.py; `from digest.store.deliveries import POSTED` (even inside a
-    function) in bot/outcome.py; `import digest.store.engine` in bot/adapters/slack/gate.py;
-    `from digest.store.engine import revision_of` back in bot/cli.py (`db upgrade`);
+    function) in bot/outcome.py; `import digest.store.database` in bot/adapters/slack/bolt_middleware.py;
+    `from digest.store.database import revision_of` back in bot/cli.py (`db upgrade`);
     `from digest.store import Store` in bot/ops.py; `from digest.store.channels import Shards`
     in bot/config.py."""
     offenders = {name: store_imports(tree) for name, tree in _closed_trees().items()}

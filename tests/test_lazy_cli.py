@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: loaded for every command: NumPy (ranking results, the profile, the encoder), the HTTP client
 #: and feed parser (ingest), the PostgreSQL dialect (on SQLite), Prometheus (metrics nobody
 #: scrapes in a one-shot command) and rich (most commands print plain lines).
-HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.engine",
+HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.ranker",
          "digest.rank.index", "digest.index_store", "huggingface_hub", "alembic", "aiohttp",
          "slack_bolt", "discord", "apscheduler", "matplotlib", "numpy", "httpx", "feedparser",
          "digest.ingest.pipeline", "sqlalchemy.dialects.postgresql", "prometheus_client",
@@ -85,9 +85,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ids=["channels", "list", "schedule", "size", "pause", "resume"],
 )
 def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, args):
-    """Break tried, red: IndexStore built in DigestService.__init__ (the embedding model and the
+    """Break tried, red: IndexStore built in PaperService.__init__ (the embedding model and the
     index store load). Each of these would show in the same list (the module it imports is in
-    HEAVY): analyzer.py importing sklearn's stop-word list; digest.channels, backlog or delivery
+    HEAVY): analyzer.py importing sklearn's stop-word list; digest.channel_service, backlog or delivery
     importing digest.compose at module level (the ranker); `cmd` building the runner (metrics:
     aiohttp) when nothing is posted; upgrade() running Alembic on a database at the head.
     Also tried, red: `import numpy as np` back at the top of digest/rank/results.py,
@@ -104,7 +104,7 @@ def test_commands_that_rank_nothing_load_no_ranker_model_or_migrations(workdir, 
 def test_a_search_still_loads_the_ranker(workdir):
     """The other side: a command that ranks does load it (the probe sees what it should)."""
     result = _loaded(workdir, "cmd", "console:lab", "/papers search sparse autoencoders")
-    assert result["code"] == 0 and "digest.rank.engine" in result["heavy"]
+    assert result["code"] == 0 and "digest.rank.ranker" in result["heavy"]
 
 
 def test_the_stop_word_copy_equals_scikit_learns():

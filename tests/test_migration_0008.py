@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from digest.bibtex import export, make_key
 from digest.ingest.pipeline import ingest
 from digest.store import Store
-from digest.store.engine import make_engine, upgrade
-from digest.text import content_hash, normalize_title
+from digest.store.database import make_engine, upgrade
+from digest.text.hashes import content_hash, normalize_title
 
 V1 = "The first version: we count sheep with a convolutional network on farm images."
 V2 = "The second version: we count sheep and goats with a vision transformer on farm video."

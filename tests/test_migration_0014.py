@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import command
 
-from digest.store.engine import alembic_config, make_engine, upgrade
+from digest.store.database import alembic_config, make_engine, upgrade
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

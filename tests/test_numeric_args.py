@@ -52,7 +52,7 @@ def test_unsubscribe_and_search_page_numbers(app):
     assert say(app, "search graph year:２０２６").text == say(app, "search graph year:2026").text
 
 
-# The CLI's numeric options read numbers with the chat's parser (digest.text.whole_number).
+# The CLI's numeric options read numbers with the chat's parser (digest.text.numbers.whole_number).
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -110,7 +110,7 @@ def test_one_parser_for_chat_and_cli():
     """The same words in chat and on the command line; a 5000-digit number is refused, not a
     ValueError from int()'s digit limit. Break that turns this red: the length guard dropped."""
     from digest.errors import DigestError
-    from digest.text import whole_number
+    from digest.text.numbers import whole_number
 
     assert whole_number("１２", "size", 1, 25) == 12
     for bad in ("9" * 5000, "-1", "1.5", "", "26"):

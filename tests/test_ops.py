@@ -11,7 +11,7 @@ from sqlalchemy import create_engine
 from bot.commands import Context
 from bot.ops import Health, ops_app
 from digest.models import ChannelRef, SubscriptionKind
-from digest.service import DigestService
+from digest.paper_service import PaperService
 from digest.store import Store
 from tests.fakes import RecordingAdapter
 
@@ -29,13 +29,13 @@ async def serve(app: web.Application):
 async def test_metrics_count_digests_commands_and_paused_channels(app):
     ref = ChannelRef("console", "lab")
     app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    runner = app.runner({"console": RecordingAdapter()})
+    runner = app.runner_over({"console": RecordingAdapter()})
     ch = app.store.channels.get(ref)
     await runner.run_channel(ch.id, date(2026, 12, 1))
     await runner.run_channel(ch.id, date(2026, 12, 1))
     app.commands.handle("help", Context(ref=ref, user="u"))
     app.channels.set_paused(ChannelRef("console", "other"), True, "test")
-    server, base = await serve(ops_app(Health(app.service), app.metrics))
+    server, base = await serve(ops_app(Health(app.papers), app.metrics))
     async with httpx.AsyncClient() as client:
         text = (await client.get(f"{base}/metrics")).text
     await server.cleanup()
@@ -46,18 +46,18 @@ async def test_metrics_count_digests_commands_and_paused_channels(app):
 
 
 async def test_healthz_is_503_when_the_database_or_scheduler_or_a_platform_is_down(app, tmp_path):
-    app.service.record_ingest()
+    app.papers.record_ingest()
     checks = [
-        (Health(app.service), 200),
-        (Health(app.service, scheduler_running=lambda: False), 503),
-        (Health(app.service, platforms={"slack": lambda: False}), 503),
+        (Health(app.papers), 200),
+        (Health(app.papers, scheduler_running=lambda: False), 503),
+        (Health(app.papers, platforms={"slack": lambda: False}), 503),
         (
-            Health(DigestService(Store.open(f"sqlite:///{tmp_path / 'x.db'}", migrate=False))),
+            Health(PaperService(Store.open(f"sqlite:///{tmp_path / 'x.db'}", migrate=False))),
             200,
         ),  # empty but reachable
     ]
     broken = Store(create_engine("sqlite:////nonexistent/dir/db.sqlite"))  # cannot be opened
-    checks.append((Health(DigestService(broken)), 503))
+    checks.append((Health(PaperService(broken)), 503))
     async with httpx.AsyncClient() as client:
         for health, status in checks:
             server, base = await serve(ops_app(health, app.metrics))
@@ -70,23 +70,23 @@ async def test_healthz_is_503_when_the_database_or_scheduler_or_a_platform_is_do
 
 async def test_stale_ingest_is_unhealthy_only_when_sources_are_configured(app):
     app.store.kv.set("ops.last_ingest_at", "2020-01-01T00:00:00+00:00")
-    ok, checks = await Health(app.service, ingest_configured=False).report()
+    ok, checks = await Health(app.papers, ingest_configured=False).report()
     assert ok and checks["ingest"]["age_hours"] > 1000
-    ok, _ = await Health(app.service, ingest_configured=True).report()
+    ok, _ = await Health(app.papers, ingest_configured=True).report()
     assert not ok
     await asyncio.sleep(0)
 
 
 async def test_ingest_age_is_read_on_the_services_clock(app):
     """The age /healthz reports comes from the one clock (digest/clock.py), not the host's.
-    Breaks that turn this red: DigestService.record_ingest or ingest_age_hours reading
+    Breaks that turn this red: PaperService.record_ingest or ingest_age_hours reading
     datetime.now() instead of self.clock (the clock here runs 30 hours ahead of the host)."""
     from datetime import UTC, datetime, timedelta
 
     from tests.fakes import FixedClock
 
     clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
-    service = DigestService(app.store, clock=clock)
+    service = PaperService(app.store, clock=clock)
     service.record_ingest()
     clock.now += timedelta(hours=30)
     ok, checks = await Health(service, ingest_configured=True).report()

@@ -39,7 +39,7 @@ def test_every_viewer_reads_the_same_name(app):
     for viewer in ("U0123", "U0999"):
         assert "(⏸ paused by Ann)" in say("list", Context(LAB, viewer)).text
     ch = app.store.channels.get(LAB)
-    outcome = asyncio.run(app.runner({}).run_channel(ch.id, date.today()))
+    outcome = asyncio.run(app.runner_over({}).run_channel(ch.id, date.today()))
     assert outcome == "paused by Ann"
     say("resume", Context(LAB, "U0123"))
     say("pause", Context(LAB, "U0123"))  # no name known: the id, never "you"

@@ -23,7 +23,7 @@ OLDER, NEWER = ChannelRef("console", "@7", "77"), ChannelRef("console", "@7", "8
 def test_merging_carries_votes_one_per_person_and_paper_the_newer_winning(app):
     app.channels.add(OLDER, SubscriptionKind.TOPIC, "diffusion models")
     app.channels.add(NEWER, SubscriptionKind.TOPIC, "graph neural networks")
-    a, b, c = (p.id for p in app.service.papers(3))
+    a, b, c = (p.id for p in app.papers.papers(3))
     app.channels.vote(OLDER, "7", a, 1)  # then 👎 in the newer one: the 👎 is newer, it wins
     app.channels.vote(NEWER, "7", a, -1)
     app.channels.vote(NEWER, "7", b, -1)  # then 👍 in the kept one: the 👍 stays

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from digest.index_store import IndexStore, doc_input
-from digest.rank.engine import Filters, Ranker
 from digest.rank.index import add_documents, build_index
 from digest.rank.profile import Profile
+from digest.rank.ranker import Filters, Ranker
 from tests.corpus import synthetic_records
 
 

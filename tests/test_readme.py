@@ -47,14 +47,14 @@ def test_missing_driver_error_and_readme_give_the_same_install_command(monkeypat
     import pytest
 
     from digest.errors import StoreUnavailableError
-    from digest.store import engine
+    from digest.store import database
 
     def no_driver(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'psycopg'")
 
-    monkeypatch.setattr(engine, "create_engine", no_driver)
+    monkeypatch.setattr(database, "create_engine", no_driver)
     with pytest.raises(StoreUnavailableError) as caught:
-        engine.make_engine("postgresql://u:pw@localhost/db")
+        database.make_engine("postgresql://u:pw@localhost/db")
     command = 'pip install -e ".[postgres]"'
     assert command in str(caught.value) and f"(`{command}`)" in CONFIGURATION
 

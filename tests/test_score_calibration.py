@@ -37,12 +37,12 @@ def test_the_shipped_curves_are_reliability_curves():
 
 @pytest.fixture(scope="module")
 def ranker(tmp_path_factory):
-    from digest.service import DigestService
+    from digest.paper_service import PaperService
     from digest.store import Store
 
     folder = tmp_path_factory.mktemp("calibrated")
     store = Store.open(f"sqlite:///{folder / 'c.db'}")
-    papers = DigestService(store, folder / "index")
+    papers = PaperService(store, folder / "index")
     papers.ingest(str(BUNDLED_PAPERS))
     return papers.ranker()
 

@@ -120,8 +120,8 @@ class FakeEncoder:
 
 
 def test_meaning_brings_a_paper_with_no_shared_word_and_says_so():
-    from digest.rank.engine import Ranker
     from digest.rank.index import DocInput, build_index
+    from digest.rank.ranker import Ranker
 
     docs = [DocInput(r.id, r.title, r.abstract) for r in small_corpus()]
     index = build_index(docs)
@@ -144,7 +144,7 @@ def test_meaning_brings_a_paper_with_no_shared_word_and_says_so():
 
 @needs_model
 def test_real_model_ranks_a_descriptive_query_by_topic(sqlite_store, tmp_path):
-    from digest.rank.engine import Ranker
+    from digest.rank.ranker import Ranker
 
     sqlite_store.papers.upsert(small_corpus())
     store = IndexStore(sqlite_store, tmp_path)
@@ -157,7 +157,7 @@ def test_real_model_ranks_a_descriptive_query_by_topic(sqlite_store, tmp_path):
 
 @needs_model
 def test_similar_uses_the_embeddings(sqlite_store, tmp_path):
-    from digest.rank.engine import Ranker
+    from digest.rank.ranker import Ranker
 
     sqlite_store.papers.upsert(small_corpus())
     store = IndexStore(sqlite_store, tmp_path)

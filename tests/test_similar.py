@@ -55,13 +55,13 @@ def test_without_embeddings_similar_is_lexical(tmp_path):
 
 
 def test_with_embeddings_similar_uses_them(embedded_app):
-    assert embedded_app.service.indexes.embed_new() == len(RECORDS)
+    assert embedded_app.papers.indexes.embed_new() == len(RECORDS)
     ids = similar(embedded_app)
     assert ids[0] == PARTNER  # the embeddings' nearest, which shares few words with the paper
 
 
 def test_while_papers_are_being_embedded_similar_stays_lexical(embedded_app):
-    store = embedded_app.service.indexes.embeddings
+    store = embedded_app.papers.indexes.embeddings
     store.embed([p for p in embedded_app.store.papers.iter_all() if p.id != "syn-sae-3"])
     ids = similar(embedded_app)
     assert ids[0].startswith("syn-sae-") and ids[0] != PARTNER

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from bot.adapters.slack.gate import SeenRequests, request_key, seen_requests
+from bot.adapters.slack.bolt_middleware import SeenRequests, request_key, seen_requests
 from digest.store import Store
 
 

@@ -42,7 +42,7 @@ async def threaded_personal_digest(app, slack: FakeSlack, h: Harness, me: Channe
     await dm(h, "option threads on")
     await eventually(lambda: len(said(slack, "DU1")) == 2)
     ch = app.store.channels.get(me)
-    assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+    assert (await h.digests.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
     return [m for m in slack.arrived("DU1") if m.get("thread_ts")]
 
 

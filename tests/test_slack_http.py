@@ -13,6 +13,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.adapters.slack.app import SlackConfig, build_slack
 from bot.adapters.slack.listeners import SlackDeps
+from bot.effects import EffectExecutor
 from bot.runner import DigestRunner
 from digest.delivery import Deliveries
 from digest.models import ChannelRef
@@ -43,16 +44,17 @@ async def eventually(condition, timeout: float = 15.0) -> None:
 class Harness:
     """A running Bolt app on a local port, with helpers to send signed Slack requests."""
 
-    def __init__(self, app, slack, oauth=False):
+    def __init__(self, app, slack, oauth=False, poke=lambda: None):
         self.app, self.slack = app, slack
         cfg = SlackConfig(bot_token=None if oauth else "xoxb-test", signing_secret=SECRET, api_url=slack.url,
                           client_id="111.222" if oauth else None, client_secret="shh" if oauth else None)  # fmt: skip
-        self.deps = SlackDeps(app.commands, app.channels)
+        # as the composition root does: the executor reaches the runner only when a reply asks
+        deliver = lambda ref, day: self.digests.run_now(ref, day)  # noqa: E731
+        effects = EffectExecutor(app.channels, deliver, poke)
+        self.deps = SlackDeps(app.commands, app.channels, effects)
         self.runtime = build_slack(cfg, app.store.engine, self.deps)
         self.runtime.poster.min_interval = 0
-        self.deps.runner = DigestRunner(
-            Deliveries(app.channels, "w1"), {"slack": self.runtime.poster}
-        )
+        self.digests = DigestRunner(Deliveries(app.channels, "w1"), {"slack": self.runtime.poster})
         self.n = 0
 
     async def __aenter__(self):
@@ -167,7 +169,7 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
     async with Harness(app, slack) as h:
         await h.done("subscribe graph neural networks")
         ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
-        assert (await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
+        assert (await h.digests.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
         posted = slack.messages["C1"][0]
         liked = [
             b["block_id"].removeprefix("act:") for b in posted["blocks"] if b["type"] == "actions"
@@ -200,7 +202,7 @@ async def test_event_retries_are_dropped_even_after_a_later_event_and_in_another
         await h.done("subscribe diffusion models")
         await h.done("option threads on")
         ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
-        await h.deps.runner.run_channel(ch.id, date(2026, 12, 1))
+        await h.digests.run_channel(ch.id, date(2026, 12, 1))
         item = slack.messages["C1"][1]  # first paper's thread reply
         seen = []
         real_react = app.channels.react

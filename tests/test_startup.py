@@ -56,7 +56,7 @@ def test_bogus_discord_token_is_reported_and_named_by_healthz(tmp_path, monkeypa
         outcome = asyncio.run(start_discord(app))
     assert isinstance(outcome, str) and "Improper token" in outcome
     app.failed["discord"] = outcome
-    health = Health(app.service, platforms={"discord": lambda: False}, failed=app.failed)
+    health = Health(app.papers, platforms={"discord": lambda: False}, failed=app.failed)
     ok, checks = asyncio.run(health.report())
     assert not ok and checks["discord"]["error"].startswith("login failed: Improper token")
 

@@ -7,7 +7,7 @@ from digest.errors import StoreUnavailableError
 from digest.ingest.parse import make_record
 from digest.models import Links
 from digest.store import Store
-from digest.store.engine import upgrade
+from digest.store.database import upgrade
 
 ABSTRACT = "We introduce a method for calibrating large models under distribution shift. " * 4
 

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.adapters.slack.guard import answer
+from bot.adapters.slack.listener_errors import answer
 from bot.adapters.slack.listeners import VOTE_KEPT
 from bot.adapters.slack.poster import make_client
 from digest.models import ChannelRef
@@ -54,7 +54,7 @@ def test_a_deleted_header_sends_the_rest_inline_without_pausing(app, fake):
 async def _posted_digest(h: Harness, app, slack) -> tuple[dict, str]:
     await h.done("subscribe graph neural networks")
     ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
-    assert (await h.deps.runner.run_channel(ch.id, DAY)).startswith("posted")
+    assert (await h.digests.run_channel(ch.id, DAY)).startswith("posted")
     posted = slack.messages["C1"][0]
     paper = next(b["block_id"][4:] for b in posted["blocks"] if b["type"] == "actions")
     return posted, paper

@@ -7,7 +7,9 @@ import pytest
 
 from digest import BUNDLED_PAPERS
 from digest.headline import MAX_TITLE_CHARS, contribution_sentences, derive_title
-from digest.text import arxiv_base_id, clean_text, normalize_title
+from digest.text.arxiv_ids import arxiv_base_id
+from digest.text.hashes import normalize_title
+from digest.text.latex import clean_text
 
 
 @pytest.mark.parametrize(
@@ -136,7 +138,7 @@ def test_acronym_span_fast_path_equals_char_by_char_search():
     end); the length limit dropped. Non-ASCII words keep the loop and are compared too."""
     import random
 
-    from digest.text import acronym_span
+    from digest.text.acronyms import acronym_span
 
     rng = random.Random(1)
     cases = [("LLM", ["we", "use", "large", "language", "models"]), ("AM", ["data", "model"])]

@@ -18,7 +18,9 @@ from digest import BUNDLED_PAPERS
 from digest.headline import headline_sentence
 from digest.ingest.parse import parse_neurips_list
 from digest.models import Paper
-from digest.text import clean_text, normalize_title, sentences
+from digest.text.hashes import normalize_title
+from digest.text.latex import clean_text
+from digest.text.sentences import sentences
 from digest.tldr import MAX_TLDR_CHARS, extractive_tldr, restates, tldr_line
 
 

@@ -3,7 +3,7 @@ never the network. Written at ingest, cached per paper and model; a digest never
 
 Deliberate breaks that turn these red: `ChatClient.messages` not cutting the abstract (the fake
 refuses the oversized paper); `_scrub` returning the text as is (the echoed key reaches the log);
-`DigestService.ingest` letting a writer error through (ingest fails); `TldrWriter.write`
+`PaperService.ingest` letting a writer error through (ingest fails); `TldrWriter.write`
 ignoring `MAX_FAILURES_IN_A_ROW` (a dead endpoint gets every paper's call); `TldrRepo.current`
 ignoring the model (another model's line is shown); `spend` not checking the limit (the day's
 budget is passed); `PaperRepo.get` calling the endpoint, or `tldr_line` doing so (the
@@ -190,13 +190,13 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
                         llm_model="tiny-tldr", llm_key=KEY, llm_per_run=2)  # fmt: skip
     app = build(url, settings)
     try:
-        app.service.tldrs.background = True
-        report = app.service.ingest(str(BUNDLED_PAPERS))
+        app.papers.tldrs.background = True
+        report = app.papers.ingest(str(BUNDLED_PAPERS))
         assert report.added == 19  # returned while the first answer is still held
         assert not any(p.tldr for p in app.store.papers.list(50))
         assert asked.wait(30)  # the background thread did ask, and waits for the answer
         release.set()
-        app.service.tldrs.wait(30)
+        app.papers.tldrs.wait(30)
         lines = [p.tldr for p in app.store.papers.list(50) if p.tldr]
         assert lines == ["We held this answer back until the ingest had returned."] * 2
     finally:
@@ -218,8 +218,8 @@ def test_a_writer_crash_does_not_break_ingest(llm, tmp_path, caplog):
         def crash(ids):
             raise RuntimeError("disk on fire")
 
-        app.service.tldrs.write = crash
-        assert app.service.ingest(str(BUNDLED_PAPERS)).added == 19
+        app.papers.tldrs.write = crash
+        assert app.papers.ingest(str(BUNDLED_PAPERS)).added == 19
         assert app.store.papers.count() == 19 and "writing TL;DRs after ingesting" in caplog.text
     finally:
         app.close()

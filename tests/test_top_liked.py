@@ -33,7 +33,7 @@ LAB, READING, SECRET = (ChannelRef("console", n) for n in ("lab", "reading", "se
 def _setup(app, refs):
     for ref in refs:
         app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    return [p.id for p in app.service.papers(4)]
+    return [p.id for p in app.papers.papers(4)]
 
 
 def test_top_counts_each_person_once_over_shared_channels(app):
@@ -114,7 +114,7 @@ async def test_slack_top_never_shows_a_channel_the_asker_cannot_see(app, slack):
     for name, ref in refs.items():
         app.channels.claim(ref, "U2", name)
         app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    a, b, c, _ = (p.id for p in app.service.papers(4))
+    a, b, c, _ = (p.id for p in app.papers.papers(4))
     app.channels.vote(refs["ml-reading"], "U1", a, 1)
     app.channels.vote(refs["journal-club"], "U1", a, 1)  # public: U1 sees it without joining
     app.channels.vote(refs["journal-club"], "U3", a, 1)
@@ -126,9 +126,9 @@ async def test_slack_top_never_shows_a_channel_the_asker_cannot_see(app, slack):
         seen = json.dumps(slack.responses()[-1], ensure_ascii=False)
         await h.done("top", user="U2")
         member = json.dumps(slack.responses()[-1], ensure_ascii=False)
-    assert "secret-lab" not in seen and app.service.paper(b).title[:40] not in seen
+    assert "secret-lab" not in seen and app.papers.paper(b).title[:40] not in seen
     assert "2 people" in seen and "#journal-club, #ml-reading" in seen
-    assert "secret-lab" in member and app.service.paper(b).title[:40] in member
+    assert "secret-lab" in member and app.papers.paper(b).title[:40] in member
     assert slack.rejected == []
 
 
@@ -145,7 +145,7 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
     for n, ref in refs.items():
         app.channels.claim(ref, "9", f"room-{n}")
         app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    a, b, c, d = (p.id for p in app.service.papers(4))
+    a, b, c, d = (p.id for p in app.papers.papers(4))
     app.channels.vote(refs["333"], "5", a, 1)
     app.channels.vote(refs["222"], "5", b, 1)
     app.channels.vote(refs["222"], "6", b, 1)

@@ -17,12 +17,12 @@ from datetime import date
 import pytest
 
 from digest import BUNDLED_PAPERS
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.models import ChannelRef, SubscriptionKind
+from digest.paper_service import PaperService
 from digest.rank import calibrate
-from digest.rank.engine import Ranker
 from digest.rank.profile import Profile
-from digest.service import DigestService
+from digest.rank.ranker import Ranker
 
 DATA = BUNDLED_PAPERS
 TOPICS = ("sparse autoencoders", "LLM alignment", "activation steering", "unlearning")
@@ -36,7 +36,7 @@ def svc(tmp_path_factory: pytest.TempPathFactory) -> ChannelService:
 
     folder = tmp_path_factory.mktemp("calibration")
     store = Store.open(f"sqlite:///{folder / 'c.db'}")
-    papers = DigestService(store, folder / "index")
+    papers = PaperService(store, folder / "index")
     papers.ingest(str(DATA))
     return ChannelService(papers)
 

@@ -33,7 +33,7 @@ def bundled(tmp_path_factory, request):
     os.environ["DIGESTBOT_SEMANTIC"] = request.param
     folder = tmp_path_factory.mktemp("weak")
     app = make_app(f"sqlite:///{folder / 'a.db'}", folder, records=[])
-    app.service.ingest(str(BUNDLED))
+    app.papers.ingest(str(BUNDLED))
     yield app
     app.close()
     os.environ["DIGESTBOT_SEMANTIC"] = before or "off"
@@ -52,7 +52,7 @@ def test_generic_word_alone_is_no_match(bundled):
     reply = say(bundled, "/papers search diffusion models")
     assert "No paper mentions 'diffusion'" in reply.text
     assert not reply.cards
-    assert "models" not in check(bundled.service.ranker().index, "diffusion models").specific
+    assert "models" not in check(bundled.papers.ranker().index, "diffusion models").specific
 
 
 def test_subscribe_says_no_paper_mentions_the_word(bundled):
@@ -81,7 +81,7 @@ def test_a_topical_word_on_a_small_corpus_is_no_generic_word(bundled):
     reply = say(bundled, "/papers search sparse quantum")
     assert "No paper mentions 'quantum'" in reply.text
     assert reply.cards and all("sparse" in (c.why or "").lower() for c in reply.cards)
-    assert "sparse" in check(bundled.service.ranker().index, "sparse quantum").specific
+    assert "sparse" in check(bundled.papers.ranker().index, "sparse quantum").specific
 
 
 def test_big_corpora_keep_the_share_rule():
@@ -97,7 +97,7 @@ def test_topics_are_words_people_read_not_stems(bundled):
     papers = bundled.store.papers.iter_all()
     words = {w for p in papers for w in re.findall(r"[^\W_]+", f"{p.title} {p.abstract}".lower())}
     reply = say(bundled, "/papers topics")
-    topics = bundled.service.ranker().suggested_topics()
+    topics = bundled.papers.ranker().suggested_topics()
     assert topics and "Suggested topics" in (reply.title or "")
     for t in topics:
         for phrase in (t.label, *t.terms):

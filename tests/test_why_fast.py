@@ -29,9 +29,9 @@ from digest import BUNDLED_PAPERS
 from digest.index_store import doc_input
 from digest.ingest.parse import parse_neurips_list
 from digest.rank.analyzer import term_of
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
 from digest.rank.matching import contributions, matched_many, matched_terms
+from digest.rank.ranker import Ranker
 from digest.rank.results import Hit
 from digest.rank.scorer import score
 from digest.rank.semantic import DenseState

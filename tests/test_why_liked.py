@@ -25,9 +25,9 @@ from bot.adapters.slack.blocks import card_blocks
 from bot.adapters.slack.limits import block_problems
 from bot.commands.replies import Card
 from digest.models import ChannelRef, SubscriptionKind
-from digest.rank.engine import Ranker
 from digest.rank.index import DocInput, build_index
 from digest.rank.profile import Profile
+from digest.rank.ranker import Ranker
 from digest.rank.why import LIKED as LIKE_SIM
 from digest.rank.why import title_ref
 from tests.corpus import synthetic_records
@@ -57,7 +57,7 @@ def _closest(index, row, rows):
 def test_a_channel_names_its_own_closest_liked_paper(app):
     _channel(app, A, A_UP, [A_DOWN])
     _channel(app, B, [B_UP])
-    index = app.service.ranker().index
+    index = app.papers.ranker().index
     row = index.pos
     up, down, other = [row[p] for p in A_UP], row[A_DOWN], row[B_UP]
     named = tested_down = tested_other = 0

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from digest.rank.engine import Ranker
 from digest.rank.index import DocInput, build_index
+from digest.rank.ranker import Ranker
 
 
 def _ranker() -> Ranker:

@@ -126,6 +126,29 @@ def write_picture(folder: Path, name: str, png: bytes) -> Path:
     return path
 
 
+class ConsoleOutlet:
+    """A console answer (the prompt's, or `digestbot cmd`'s) collected as the text to print; an
+    attached file is written to ``folder`` (see save_attachment)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.lines: list[str] = []
+
+    async def attach(self, reply: Reply) -> Reply:
+        return save_attachment(reply, self.folder)
+
+    async def answer(self, reply: Reply) -> None:
+        self.lines.append(render(reply))
+
+    async def tell(self, text: str) -> None:
+        self.lines.append(text)
+
+    @property
+    def text(self) -> str:
+        """Everything said, in order."""
+        return "\n".join(self.lines)
+
+
 class ConsoleAdapter:
     """Posts to a text stream; a transcript file records the key of each digest printed (not its text)."""
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.commands.replies import Reply, error
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
-from digest.text import has_surrogates, has_visible
+from digest.text.characters import has_surrogates, has_visible
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000

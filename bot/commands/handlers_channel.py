@@ -13,7 +13,8 @@ from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import Channel, Subscription, SubscriptionKind
 from digest.schedule import local_day, parse_weekdays
-from digest.text import has_visible, plural
+from digest.text.characters import has_visible
+from digest.text.numbers import plural
 from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")

@@ -7,7 +7,7 @@ from datetime import timedelta
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, card, error, liked_in
 from digest.colleagues import PERIODS, top_liked
-from digest.text import plural
+from digest.text.numbers import plural
 
 
 def _people(n: int) -> str:

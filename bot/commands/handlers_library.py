@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, error
 from digest.library import FORMATS, parse_library
-from digest.text import has_visible
+from digest.text.characters import has_visible
 
 #: What `import` with nothing to import says (each platform's adapter brings the file itself).
 HOW_TO = (

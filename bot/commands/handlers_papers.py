@@ -11,7 +11,8 @@ from digest.backlog import outlook
 from digest.errors import DigestError, NotFoundError
 from digest.headline import shorten
 from digest.rank.results import Filters  # not .engine: listings must not load the ranker
-from digest.text import has_visible, is_number, numeric_text, plural, whole_number
+from digest.text.characters import has_visible
+from digest.text.numbers import is_number, numeric_text, plural, whole_number
 
 PER_PAGE = 5
 

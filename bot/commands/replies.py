@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from digest.headline import contribution_sentences
 from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
-from digest.text import normalize_title, sentences
+from digest.text.hashes import normalize_title
+from digest.text.sentences import sentences
 from digest.tldr import tidy, tldr_line
 
 if TYPE_CHECKING:

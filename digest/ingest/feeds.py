@@ -12,7 +12,7 @@ import feedparser
 from digest.errors import IngestError
 from digest.ingest.parse import Parsed, make_record, warn
 from digest.models import Links, PaperRecord, ParseProblem
-from digest.text import arxiv_base_id
+from digest.text.arxiv_ids import arxiv_base_id
 
 
 def _looks_like_html(data: bytes) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from digest.models import Links
-from digest.text import drop_surrogates, has_surrogates
+from digest.text.characters import drop_surrogates, has_surrogates
 
 #: Limits of stored fields (README, "ingest"): longer values are cut, with a note.
 MAX_TITLE_CHARS = 500

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import Stemmer
 
-from digest.text import acronym_span
+from digest.text.acronyms import acronym_span
 
 # Words that carry no topic in an abstract, on top of sklearn's English list.
 _EXTRA_STOP = {

@@ -10,8 +10,8 @@ from sqlalchemy import Engine, text
 
 from digest.clock import Clock, system_clock
 from digest.store.channels import ChannelRepo
+from digest.store.database import make_engine, sqlite_file, upgrade
 from digest.store.deliveries import DeliveryRepo
-from digest.store.engine import make_engine, sqlite_file, upgrade
 from digest.store.kv import KeyValueRepo
 from digest.store.ledger import LedgerRepo
 from digest.store.papers import PaperRepo, UpsertCounts

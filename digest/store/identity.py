@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from digest.text import normalize_title
+from digest.text.hashes import normalize_title
 
 #: Abstracts shorter than this are too generic to prove two records are one paper.
 MIN_HASH_CHARS = 200

@@ -8,7 +8,8 @@ from datetime import datetime
 from digest.bibtex import make_key
 from digest.models import PaperRecord
 from digest.store.schema import PaperRow
-from digest.text import arxiv_ref, content_hash, normalize_title, paper_arxiv_ref
+from digest.text.arxiv_ids import arxiv_ref, paper_arxiv_ref
+from digest.text.hashes import content_hash, normalize_title
 
 
 def to_row(rec: PaperRecord, now: datetime) -> PaperRow:

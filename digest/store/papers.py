@@ -15,7 +15,8 @@ from digest.store.identity import Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
 from digest.store.tldrs import TldrRepo
-from digest.text import arxiv_base_id, normalize_title
+from digest.text.arxiv_ids import arxiv_base_id
+from digest.text.hashes import normalize_title
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ def setup(db_url: str, folder) -> tuple:
             app.channels.set_option(ref, "threads", True)
         else:
             app.channels.set_size(ref, "20")  # over 50 blocks: split into several messages
-    app.service.ranker()  # fit the index once; the processes share it through the cache
+    app.papers.ranker()  # fit the index once; the processes share it through the cache
     return app, {c.ref.channel_id: c.id for c in app.store.channels.all()}
 
 

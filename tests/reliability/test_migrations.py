@@ -70,10 +70,10 @@ def test_a_new_file_locked_while_switching_to_wal_is_retried_not_a_crash():
     Breaks that turn this red: _wal without its retry loop (the error reaches start-up, as in
     the CI run where one of four replicas crashed); retrying on every OperationalError, not only
     'locked' (the disk error below would be tried again and again until the deadline)."""
-    from digest.store import engine
+    from digest.store import database
 
     cur = _LockedOnce(failures=3)
-    engine._wal(cur)
+    database._wal(cur)
     assert cur.mode == "wal" and cur.ran.count("PRAGMA journal_mode=WAL") == 4
 
     class Broken(_LockedOnce):
@@ -83,9 +83,9 @@ def test_a_new_file_locked_while_switching_to_wal_is_retried_not_a_crash():
 
     broken = Broken(failures=0)
     with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
-        engine._wal(broken)
+        database._wal(broken)
     assert len(broken.ran) == 1  # raised at once: only 'locked' is worth waiting for
     settled = _LockedOnce(failures=0)
     settled.mode = "wal"
-    engine._wal(settled)  # already WAL (the mode is kept in the file): nothing to switch
+    database._wal(settled)  # already WAL (the mode is kept in the file): nothing to switch
     assert settled.ran == ["PRAGMA journal_mode"]

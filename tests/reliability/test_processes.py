@@ -26,7 +26,7 @@ def setup_channels(db_url, folder, n):
             ChannelRef("slack", f"C{i:03d}", "T1"), SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)]
         )
     ids = [c.id for c in app.store.channels.all()]
-    app.papers_ready = app.service.ranker()  # fit the index once, shared through the cache
+    app.papers_ready = app.papers.ranker()  # fit the index once, shared through the cache
     return app, ids
 
 

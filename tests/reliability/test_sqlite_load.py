@@ -9,8 +9,8 @@ import numpy as np
 
 from digest.index_store import doc_input
 from digest.ingest.pipeline import ingest
-from digest.rank.engine import Ranker
 from digest.rank.index import build_index
+from digest.rank.ranker import Ranker
 from digest.store import Store
 from tests.corpus import TOPICS, synthetic_records
 

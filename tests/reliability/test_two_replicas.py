@@ -117,7 +117,7 @@ def test_two_replicas_answer_each_command_once_and_post_each_digest_once(tmp_pat
         ref = ChannelRef("slack", channel, "T1")
         app.channels.add(ref, SubscriptionKind.TOPIC, QUERIES[n % len(QUERIES)])
         app.channels.set_schedule(ref, at, "UTC", "daily")
-    app.service.ranker()  # the index fitted once, in the shared folder
+    app.papers.ranker()  # the index fitted once, in the shared folder
     app.close()
     procs: list[subprocess.Popen] = []
     with FakeSlack() as slack:

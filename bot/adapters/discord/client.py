@@ -121,4 +121,4 @@ class DigestClient(discord.AutoShardedClient):
                     True,
                     "the bot was removed from this server",
                 )
-        self.deps.on_schedule_change()
+        self.deps.effects.schedule_changed()

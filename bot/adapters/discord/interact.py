@@ -21,7 +21,8 @@ from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import error
-from digest.channels import ChannelService
+from bot.effects import EffectExecutor
+from digest.channel_service import ChannelService
 from digest.library import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
@@ -41,9 +42,11 @@ class DiscordDeps:
 
     commands: Commands
     channels: ChannelService
-    deliver_now: Callable[[ChannelRef], Awaitable[str]] | None = None
-    on_schedule_change: Callable[[], None] = lambda: None
+    effects: EffectExecutor | None = None  # None: replies post no digest now (tests, tools)
     syntax: Callable[[str], str] = str  # rewrites the core's `/papers ...` hints (set by Papers)
+
+    def __post_init__(self) -> None:
+        self.effects = self.effects or EffectExecutor(self.channels)
 
 
 def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
@@ -197,15 +200,27 @@ async def run(
         reply = replace(reply, text=f"{reply.text}\n⚠ {gap}")
     if search is not None:
         reply = await asyncio.to_thread(with_pager, deps, reply, search)
-    await guarded(i, answer(i, reply, public), reply, public and not reply.error)
-    if reply.schedule_changed is not None:
-        deps.on_schedule_change()
-    if reply.deliver_now is not None and deps.deliver_now is not None:
-        outcome = await deps.deliver_now(reply.deliver_now)  # posting may outlast the token
-        text = f"Today's digest: {outcome}."
-        sent = i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
-        await guarded(i, sent, Reply(text=text))
-    return reply
+    return await deps.effects.carry_out(reply, InteractionOutlet(i, public))
+
+
+@dataclass
+class InteractionOutlet:
+    """An interaction's answer: follow-ups to its deferral, or past the token's 15 minutes (a
+    digest posted now may take that long) the channel or the person's DMs."""
+
+    i: discord.Interaction
+    public: bool
+
+    async def attach(self, reply: Reply) -> Reply:
+        return reply  # the file goes with the answer's first message (see _sends)
+
+    async def answer(self, reply: Reply) -> None:
+        shown = self.public and not reply.error
+        await guarded(self.i, answer(self.i, reply, self.public), reply, shown)
+
+    async def tell(self, text: str) -> None:
+        sent = self.i.followup.send(content=text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await guarded(self.i, sent, Reply(text=text))
 
 
 async def fetch_upload(file: discord.Attachment) -> Upload | Reply:

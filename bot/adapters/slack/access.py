@@ -11,7 +11,7 @@ import asyncio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from digest.channels import ChannelService
+from digest.channel_service import ChannelService
 from digest.models import Channel
 
 

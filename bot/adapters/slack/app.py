@@ -12,14 +12,18 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from sqlalchemy import Engine
 
+from bot.adapters.slack.bolt_middleware import (
+    SeenRequests,
+    dedup_middleware,
+    single_team_middleware,
+)
 from bot.adapters.slack.events import (
     register_home,
     register_lifecycle,
     register_messages,
     register_reactions,
 )
-from bot.adapters.slack.gate import SeenRequests, dedup_middleware, single_team_middleware
-from bot.adapters.slack.inbound import guard_middleware
+from bot.adapters.slack.http_middleware import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore

@@ -11,17 +11,16 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.access import asks_top, manageable, may_act, user_name, visible_channels
 from bot.adapters.slack.blocks import unescape
-from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
+from bot.adapters.slack.listener_errors import guarded
 from bot.adapters.slack.listeners import (
     DOWN,
     UP,
+    DirectOutlet,
     SlackDeps,
     as_messages,
-    effects,
     handled,
-    send_file,
     voting_for,
 )
 from bot.adapters.slack.uploads import file_by_id
@@ -114,7 +113,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         name = name or person["id"]
         reason = f"paused by {name}" if paused else None
         await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
-        deps.on_schedule_change()
+        deps.effects.schedule_changed()
         await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
     async def pause(ack, body, action, client) -> None:
@@ -173,15 +172,7 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
                 reply = await asyncio.to_thread(work)
         else:  # `import` alone takes the file shared here just before, as `/papers import` does
             reply = await handled(deps, client, command, ctx, where)
-        if reply.attachment is not None or reply.image is not None:
-            reply = await send_file(client, reply, where, user)
-
-        async def say(text: str, **_: object) -> None:
-            await client.chat_postMessage(channel=where, text=text)
-
-        for msg in as_messages(reply):
-            await client.chat_postMessage(channel=where, text=msg.text, blocks=msg.blocks)
-        await effects(deps, reply, say)
+        await deps.effects.carry_out(reply, DirectOutlet(client, where, user))
 
     app.event("message")(guarded(direct))
 
@@ -194,7 +185,7 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
         for ch in channels:
             if ch.ref.platform == "slack" and ch.ref.workspace == team and not ch.paused:
                 await asyncio.to_thread(deps.channels.set_paused, ch.ref, True, reason)
-        deps.on_schedule_change()
+        deps.effects.schedule_changed()
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)
 

@@ -9,7 +9,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackRequestError
@@ -17,19 +16,18 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.access import asks_top, is_member, visible_channels, workspace_admin
 from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
-from bot.adapters.slack.guard import guarded
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
+from bot.adapters.slack.listener_errors import guarded
 from bot.adapters.slack.poster import degraded
 from bot.adapters.slack.uploads import shared_file
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import PUBLIC, Args, _split
 from bot.commands.replies import Action, error
-from bot.runner import DigestRunner
-from digest.channels import ChannelService
+from bot.effects import EffectExecutor
+from digest.channel_service import ChannelService
 from digest.errors import DigestError
 from digest.headline import shorten
 from digest.models import ChannelRef
-from digest.schedule import local_day
 
 log = logging.getLogger(__name__)
 UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
@@ -48,9 +46,11 @@ class SlackDeps:
 
     commands: Commands
     channels: ChannelService
-    runner: DigestRunner | None = None
-    on_schedule_change: Callable[[], None] = lambda: None
+    effects: EffectExecutor | None = None  # None: replies post no digest now (tests, tools)
     on_uninstall: Callable[[str], Awaitable[None]] | None = None
+
+    def __post_init__(self) -> None:
+        self.effects = self.effects or EffectExecutor(self.channels)
 
 
 def as_messages(reply: Reply) -> list[SlackMessage]:
@@ -148,15 +148,44 @@ async def _context(
     return Context(ref=ref, user=user, is_admin=is_admin, dm=ChannelRef("slack", f"@{user}", team))
 
 
-async def effects(deps: SlackDeps, reply: Reply, respond) -> None:
-    """A reply's side effects: re-read schedules, post a digest now (and say how it went)."""
-    if reply.schedule_changed is not None:
-        deps.on_schedule_change()
-    if reply.deliver_now is not None and deps.runner is not None:
-        channel = await asyncio.to_thread(deps.channels.channel, reply.deliver_now)
-        day = local_day(datetime.now(UTC), channel.timezone)
-        outcome = await deps.runner.run_now(reply.deliver_now, day)
-        await respond(text=f"Today's digest: {outcome}.", response_type="ephemeral")
+@dataclass
+class ResponseOutlet:
+    """A slash command's answer, through its response URL; a file goes to the channel when the
+    answer is public, else to the person's DM with the app."""
+
+    client: AsyncWebClient
+    respond: Callable[..., Awaitable[object]]
+    channel: str
+    user: str
+    public: bool
+
+    async def attach(self, reply: Reply) -> Reply:
+        return await send_file(self.client, reply, self.channel if self.public else None, self.user)
+
+    async def answer(self, reply: Reply) -> None:
+        await _respond(self.respond, reply, public=self.public and not reply.error)
+
+    async def tell(self, text: str) -> None:
+        await self.respond(text=text, response_type="ephemeral")
+
+
+@dataclass
+class DirectOutlet:
+    """An answer in the person's DM with the app (their message was the command)."""
+
+    client: AsyncWebClient
+    where: str  # the DM channel
+    user: str
+
+    async def attach(self, reply: Reply) -> Reply:
+        return await send_file(self.client, reply, self.where, self.user)
+
+    async def answer(self, reply: Reply) -> None:
+        for msg in as_messages(reply):
+            await self.client.chat_postMessage(channel=self.where, text=msg.text, blocks=msg.blocks)
+
+    async def tell(self, text: str) -> None:
+        await self.client.chat_postMessage(channel=self.where, text=text)
 
 
 async def handled(
@@ -191,10 +220,7 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         reply = await handled(deps, client, text, ctx, channel)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
-        if reply.attachment is not None or reply.image is not None:
-            reply = await send_file(client, reply, channel if public else None, user)
-        await _respond(respond, reply, public=public and not reply.error)
-        await effects(deps, reply, respond)
+        await deps.effects.carry_out(reply, ResponseOutlet(client, respond, channel, user, public))
 
     app.command("/papers")(guarded(papers))
 

@@ -1,4 +1,4 @@
-"""Alembic environment: runs migrations on the engine handed over by digest.store.engine."""
+"""Alembic environment: runs migrations on the engine handed over by digest.store.database."""
 
 from alembic import context
 

@@ -33,7 +33,7 @@ from alembic import op
 
 from digest.store.identity import Keys, KeyView
 from digest.store.paper_rows import fold
-from digest.text import arxiv_ref
+from digest.text.arxiv_ids import arxiv_ref
 
 revision = "0008"
 down_revision = "0007"

@@ -2,7 +2,7 @@
 
 Bolt assumes a numeric timestamp header, a body that parses as its content type says, and a
 ``payload`` that is a JSON object; anything else raised and became a 500. The fields every real
-Slack request carries are checked too (bot/adapters/slack/shape.py). Badly signed requests
+Slack request carries are checked too (bot/adapters/slack/request_fields.py). Badly signed requests
 still go to Bolt, which answers 401.
 """
 
@@ -21,7 +21,7 @@ from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
-from bot.adapters.slack.shape import action_problem, command_problem, event_problem
+from bot.adapters.slack.request_fields import action_problem, command_problem, event_problem
 
 log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

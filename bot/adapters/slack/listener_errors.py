@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.kwargs_injection.async_args import AsyncArgs
 from slack_sdk.errors import SlackApiError
 
-from bot.adapters.slack.gate import CLAIM
+from bot.adapters.slack.bolt_middleware import CLAIM
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ async def _claimed(claim: Awaitable[bool] | None) -> None:
 def guarded(func: Listener) -> Callable[[AsyncArgs], Awaitable[None]]:
     """``func`` as a Bolt listener that acks, catches every error and tells the user briefly.
 
-    A request is de-duplicated after its ack, never before (gate.py): a listener that acks
+    A request is de-duplicated after its ack, never before (bolt_middleware.py): a listener that acks
     itself waits for the claim inside its ``ack()``; one Bolt acked already (events) waits first.
     """
     names = inspect.getfullargspec(func).args

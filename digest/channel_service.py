@@ -12,15 +12,17 @@ from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
 from digest.library_import import LibraryImports
-from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription
+from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription, SubscriptionKind
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from digest.compose import Digest
+    from digest.library import Library
+    from digest.library_import import ImportReport
+    from digest.paper_service import PaperService
     from digest.rank.profile import Profile
-    from digest.service import DigestService
     from digest.store.deliveries import Delivery
     from digest.weekly import Picture
 
@@ -45,12 +47,14 @@ def no_channel(ref: ChannelRef) -> str:
     return f"No channel {ref}; subscribe first (that creates it)."
 
 
-class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
-    """Per-channel use cases over the store and the shared ranker."""
+class ChannelService:
+    """Per-channel use cases over the store and the shared ranker: the one channel service the
+    chat side calls. It finds and creates channels itself and hands what channels follow to
+    ``follows`` (Subscriptions) and their settings to ``settings`` (ChannelSettings)."""
 
     def __init__(
         self,
-        papers: DigestService,
+        papers: PaperService,
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
         catchup_grace: timedelta = GRACE,
@@ -65,6 +69,49 @@ class ChannelService(Subscriptions, ChannelSettings, LibraryImports):
         self.restricted_platforms = restricted_platforms
         # False for one-shot read-only uses (the CLI): reading an unknown channel must not create it.
         self.create_missing = True
+        self.follows = Subscriptions(self.store, papers, self.channel)
+        self.settings = ChannelSettings(self.store, self.channel)
+        self.library = LibraryImports(self.store, papers, self.channel)
+
+    # What a channel follows and its settings: the parts' use cases, under the service's names.
+
+    def add(
+        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
+    ) -> str:
+        """Follow a topic, author or liked paper, or exclude a term; returns a confirmation."""
+        return self.follows.add(ref, kind, text, user)
+
+    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
+        """Stop following by number, text, `all` or `exclusions` (see Subscriptions)."""
+        return self.follows.unsubscribe(ref, selector)
+
+    def import_library(
+        self, ref: ChannelRef, library: Library, user: str | None = None
+    ) -> ImportReport:
+        """Follow every entry of an exported library as a `like:` (see LibraryImports)."""
+        return self.library.import_library(ref, library, user)
+
+    def set_schedule(
+        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
+    ) -> Channel:
+        """Change when digests arrive."""
+        return self.settings.set_schedule(ref, at, tz, days)
+
+    def set_size(self, ref: ChannelRef, text: str) -> Channel:
+        """Papers per digest, 1 to 25."""
+        return self.settings.set_size(ref, text)
+
+    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
+        """Minimum score for a paper to be posted, 0 to 1."""
+        return self.settings.set_threshold(ref, text)
+
+    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
+        """Pause or resume digests, saying why."""
+        return self.settings.set_paused(ref, paused, reason)
+
+    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
+        """Boolean channel options: quiet, admin-only, threads, backlog."""
+        return self.settings.set_option(ref, name, on)
 
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
         """The channel for ``ref``, created on first use.

@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from digest.errors import StoreUnavailableError
-from digest.text import hide_password
+from digest.text.passwords import hide_password
 
 if TYPE_CHECKING:
     from alembic.config import Config

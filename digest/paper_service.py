@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from digest.index_store import IndexStore
     from digest.ingest import SourceConfig
     from digest.ingest.pipeline import IngestReport
-    from digest.rank.engine import Filters, Hit, Ranker, SearchResult
+    from digest.rank.ranker import Filters, Hit, Ranker, SearchResult
     from digest.store.papers import UpsertCounts
     from digest.tldr_writer import TldrWriter
 
@@ -39,7 +39,7 @@ class SearchView:
     papers: dict[str, Paper]
 
 
-class DigestService:
+class PaperService:
     """Paper-level use cases over one store and one shared ranker."""
 
     def __init__(
@@ -97,7 +97,7 @@ class DigestService:
         if index is None:
             self._ranker = None
         elif self._ranker is None or self._ranker.index is not index:
-            from digest.rank.engine import Ranker
+            from digest.rank.ranker import Ranker
 
             self._ranker = Ranker(index, encoder=self.indexes.encoder)
         return self._ranker
@@ -161,7 +161,7 @@ class DigestService:
         """Free-text search with filters and pagination."""
         ranker = self.ranker()
         if ranker is None:
-            from digest.rank.engine import SearchResult
+            from digest.rank.ranker import SearchResult
 
             empty = SearchResult(
                 query, (), 0, page, per_page, "No papers stored yet: run `digestbot ingest` first."
