@@ -70,7 +70,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     seed(app, n)
     platform = SlowPlatform(delay)
     runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})
-    sched = DigestScheduler(app.store, runner, clock=lambda: NINE, concurrency=concurrency)
+    sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)
     cpu0, t0 = time.process_time(), time.monotonic()
     done = asyncio.run(sched.tick())
     wall, cpu = time.monotonic() - t0, time.process_time() - cpu0

@@ -181,7 +181,6 @@ class App:
 
         self.service.indexes.background = True  # a running bot embeds papers lacking a vector
         return DigestScheduler(
-            self.store,
             runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),

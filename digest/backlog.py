@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from digest.due import overdue_note, upcoming
-from digest.models import Channel, Subscription, SubscriptionKind
+from digest.models import Channel, Paper, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
@@ -63,14 +63,52 @@ def reads(service: ChannelService, channel: Channel) -> Reads:
     return Reads(profile_of(subs, totals), frozenset(delivered), frozenset(totals))
 
 
+class Source:
+    """Where composing reads its rows: the store, a few queries per channel. A scheduler tick
+    uses one that answers many channels from rows read in bulk (digest/tick.py)."""
+
+    def __init__(self, service: ChannelService) -> None:
+        self.service = service
+        self.store = service.store
+
+    def reads(self, channel: Channel) -> Reads:
+        """The channel's profile, papers sent and papers voted on."""
+        return reads(self.service, channel)
+
+    def ranker(self, covering: int | None) -> Ranker | None:
+        """The ranker over an index holding every paper up to ``covering``."""
+        return self.service.papers.ranker(covering=covering)
+
+    def last_upto(self, channel_id: int) -> int:
+        """The ingest sequence the channel's digests considered up to."""
+        return self.store.deliveries.last_upto(channel_id)
+
+    def ids_between(self, after: int, upto: int) -> list[str]:
+        """Papers with an ingest sequence in (after, upto]."""
+        return self.store.papers.ids_between(after, upto)
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """The ``limit`` most recently stored papers, newest first."""
+        return self.store.papers.recent_ids(limit)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Paper]:
+        """Papers by id."""
+        return self.store.papers.get_many(ids)
+
+
 def candidates(
-    service: ChannelService, channel: Channel, seen: frozenset[str], upto: int | None = None
+    service: ChannelService,
+    channel: Channel,
+    seen: frozenset[str],
+    upto: int | None = None,
+    src: Source | None = None,
 ) -> list[str]:
     """Papers ingested after those the channel's last digest considered (by ingest sequence,
     never by clock), up to ``upto``, that are not in ``seen`` (sent or voted on: ``Reads.seen``)."""
+    src = src or Source(service)
     upto = service.store.papers.max_seq() if upto is None else upto
-    after = service.store.deliveries.last_upto(channel.id)
-    return [pid for pid in service.store.papers.ids_between(after, upto) if pid not in seen]
+    after = src.last_upto(channel.id)
+    return [pid for pid in src.ids_between(after, upto) if pid not in seen]
 
 
 def backlog(
@@ -79,6 +117,7 @@ def backlog(
     exclude_ids: Iterable[str],
     limit: int,
     known: tuple[Reads, Ranker | None] | None = None,
+    src: Source | None = None,
 ) -> Picks:
     """Up to ``limit`` unposted papers above the threshold, best first (``more`` counts the rest).
 
@@ -93,7 +132,7 @@ def backlog(
     if not channel.backlog or ranker is None:
         return Picks(())
     skip = state.seen | set(exclude_ids)
-    recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip))
+    recent = (src or Source(service)).recent_ids(BACKLOG_POOL + len(skip))
     ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
     return ranker.rank(
         state.profile,
@@ -113,14 +152,45 @@ def compose_digest(
     A digest for a set ``upto`` waits for an index holding every paper up to it (a candidate
     missing from the index would be skipped for good); a preview answers from the one at hand.
     """
-    from digest.compose import compose, rank_new, with_backlog
+    src = Source(service)
+    chosen = choose(service, channel, upto, src)
+    return assemble(chosen, day, src.get_many(chosen.paper_ids))
 
-    state, ranker = reads(service, channel), service.papers.ranker(covering=upto)
-    ids = candidates(service, channel, state.seen, upto)
+
+@dataclass(frozen=True)
+class Chosen:
+    """A channel's picks for a digest, before its papers are read: new ones, then the backlog."""
+
+    channel: Channel
+    state: Reads
+    new: Picks
+    older: Picks
+
+    @property
+    def paper_ids(self) -> list[str]:
+        """Every picked paper."""
+        return [h.paper_id for h in self.new.hits + self.older.hits]
+
+
+def choose(service: ChannelService, channel: Channel, upto: int | None, src: Source) -> Chosen:
+    """The channel's picks: new papers (up to sequence ``upto``) first, then the backlog."""
+    from digest.compose import rank_new
+
+    state, ranker = src.reads(channel), src.ranker(upto)
+    ids = candidates(service, channel, state.seen, upto, src)
     new = rank_new(channel, state.profile, ranker, ids)
-    older = backlog(service, channel, ids, channel.digest_size - len(new.hits), (state, ranker))
-    papers = service.store.papers.get_many(h.paper_id for h in new.hits + older.hits)
-    return with_backlog(compose(channel, state.profile, new, day, papers), older, papers)
+    older = backlog(
+        service, channel, ids, channel.digest_size - len(new.hits), (state, ranker), src
+    )
+    return Chosen(channel, state, new, older)
+
+
+def assemble(chosen: Chosen, day: date, papers: Mapping[str, Paper]) -> Digest:
+    """The digest of ``chosen`` (``papers`` holds at least the picked ones)."""
+    from digest.compose import compose, with_backlog
+
+    first = compose(chosen.channel, chosen.state.profile, chosen.new, day, papers)
+    return with_backlog(first, chosen.older, papers)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class LoadCounter:
 def _scheduler(app, adapter, clock=None, concurrency=16):
     runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
     kw = {"clock": clock} if clock else {}
-    return DigestScheduler(app.store, runner, concurrency=concurrency, **kw)
+    return DigestScheduler(runner, concurrency=concurrency, **kw)
 
 
 def test_a_settings_change_reads_that_channel_alone_and_there_is_no_job_per_channel(app):

@@ -8,6 +8,7 @@ from uuid import uuid4
 
 from sqlalchemy import Engine
 
+from digest.store.batch import BatchRepo
 from digest.store.channels import ChannelRepo
 from digest.store.deliveries import DeliveryRepo
 from digest.store.engine import make_engine, sqlite_file, upgrade
@@ -28,6 +29,7 @@ class Store:
         self.deliveries = DeliveryRepo(engine)
         self.ledger = LedgerRepo(engine, self.deliveries)
         self.kv = KeyValueRepo(engine)
+        self.batch = BatchRepo(engine)  # a scheduler tick's bulk reads and claims
 
     @classmethod
     def open(cls, url: str, migrate: bool = True, create_folder: bool = False) -> Store:
