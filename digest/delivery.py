@@ -152,7 +152,9 @@ class Deliveries:
              finish: bool = False) -> bool:  # fmt: skip
         """Confirm a message and mark the next one (``then``) sending, or ``finish`` the digest,
         in one write; False once another worker holds the digest (or a message is open)."""
-        return self.store.ledger.step(claim.lease, position, message_ref, self.lease_s, then, finish)
+        return self.store.ledger.step(
+            claim.lease, position, message_ref, self.lease_s, then, finish
+        )
 
     def finish(self, claim: Claim) -> bool:
         """Every message confirmed: the digest is posted."""
