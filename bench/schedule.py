@@ -4,7 +4,7 @@ A fake platform answers every post after 50 ms. Channels are stored directly (on
 due at 09:00 UTC, following the bundled papers' topics; one tick at 09:00:05 runs them. "Started"
 is the digest's first message reaching the platform, measured from the tick's start.
 
-    python -m bench.schedule --channels 1000 [--concurrency 16] [--db postgresql://…]
+    python -m bench.schedule --channels 1000 [--concurrency 64] [--db postgresql://…]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--channels", type=int, nargs="+", default=[1000])
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--delay", type=float, default=0.05, help="platform answer time (s)")
     ap.add_argument("--db", default=None, help="database URL (default: a new SQLite file)")
     a = ap.parse_args()
