@@ -15,6 +15,7 @@ import resource
 import statistics
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from sqlalchemy import insert
 
 from bench.common import machine, table
 from bot.app import build
+from bot.cli_run import WORKER_THREADS
 from bot.config import Settings
 from bot.runner import DigestRunner
 from bot.scheduler import DigestScheduler
@@ -71,8 +73,13 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     platform = SlowPlatform(delay)
     runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})
     sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)
+
+    async def tick() -> dict[str, str]:  # with the bot's worker threads (bot/cli_run.py)
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(WORKER_THREADS))
+        return await sched.tick()
+
     cpu0, t0 = time.process_time(), time.monotonic()
-    done = asyncio.run(sched.tick())
+    done = asyncio.run(tick())
     wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
     starts = sorted(s - t0 for s in platform.started.values())
     posted = sum(o.startswith("posted") for o in done.values())

@@ -32,6 +32,8 @@ NOTHING_FOLLOWED = "follows nothing, so no digest"
 #: How far before its claim a channel's first message is looked for (no earlier message to
 #: bound the lookup by the platform's clock; the database's may be the host's, minutes off).
 FIRST_LOOKBACK = timedelta(hours=1)
+#: Ledger writes of posting digests at once (threads and pooled connections they may hold).
+WRITERS = 8
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
@@ -73,6 +75,9 @@ class DigestRunner:
         # Composing is CPU work and each claim one short write: a few at a time keep the cores
         # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
         self.composing = asyncio.Semaphore(max(1, composing))
+        # Posting digests' ledger writes share a few worker threads and pooled connections:
+        # 64 digests in flight must not take every thread (commands run there too) nor the pool.
+        self.writing = asyncio.Semaphore(WRITERS)
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
@@ -258,7 +263,7 @@ class DigestRunner:
         if posted is None:
             marked = young or m.position in run.marked  # this run's last write marked it
             if run.lost.is_set() or not (
-                marked or await asyncio.to_thread(self.deliveries.sending, claim, m.position)
+                marked or await self._write(self.deliveries.sending, claim, m.position)
             ):
                 raise LeaseLost
             try:
@@ -273,14 +278,17 @@ class DigestRunner:
                     where, reply, m.position, key, parent, degrade=True
                 )
         then, finish = run.then, run.then is None
-        if not await asyncio.to_thread(
-            self.deliveries.step, claim, m.position, posted, then, finish
-        ):
+        if not await self._write(self.deliveries.step, claim, m.position, posted, then, finish):
             raise LeaseLost
         if then is not None:
             run.marked.add(then)
         run.finished = finish
         return posted
+
+    async def _write(self, fn: Callable[..., bool], *args: object) -> bool:
+        """One ledger write in a worker thread, at most ``WRITERS`` of them at a time."""
+        async with self.writing:
+            return await asyncio.to_thread(fn, *args)
 
     @asynccontextmanager
     async def _renewing(self, claim: Claim) -> AsyncIterator[asyncio.Event]:
