@@ -33,7 +33,7 @@ NOTHING_FOLLOWED = "follows nothing, so no digest"
 #: bound the lookup by the platform's clock; the database's may be the host's, minutes off).
 FIRST_LOOKBACK = timedelta(hours=1)
 #: Ledger writes of posting digests at once (threads and pooled connections they may hold).
-WRITERS = 8
+WRITERS = 16
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
