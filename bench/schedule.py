@@ -4,7 +4,7 @@ A fake platform answers every post after 50 ms. Channels are stored directly (on
 due at 09:00 UTC, following the bundled papers' topics; one tick at 09:00:05 runs them. "Started"
 is the digest's first message reaching the platform, measured from the tick's start.
 
-    python -m bench.schedule --channels 1000 [--concurrency 16] [--db postgresql://…]
+    python -m bench.schedule --channels 1000 [--concurrency 64] [--db postgresql://…]
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import resource
 import statistics
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from sqlalchemy import insert
 
 from bench.common import machine, table
 from bot.app import build
+from bot.cli_run import WORKER_THREADS
 from bot.config import Settings
 from bot.runner import DigestRunner
 from bot.scheduler import DigestScheduler
@@ -70,9 +72,14 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     seed(app, n)
     platform = SlowPlatform(delay)
     runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})
-    sched = DigestScheduler(app.store, runner, clock=lambda: NINE, concurrency=concurrency)
+    sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)
+
+    async def tick() -> dict[str, str]:  # with the bot's worker threads (bot/cli_run.py)
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(WORKER_THREADS))
+        return await sched.tick()
+
     cpu0, t0 = time.process_time(), time.monotonic()
-    done = asyncio.run(sched.tick())
+    done = asyncio.run(tick())
     wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
     starts = sorted(s - t0 for s in platform.started.values())
     posted = sum(o.startswith("posted") for o in done.values())
@@ -87,7 +94,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--channels", type=int, nargs="+", default=[1000])
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--delay", type=float, default=0.05, help="platform answer time (s)")
     ap.add_argument("--db", default=None, help="database URL (default: a new SQLite file)")
     a = ap.parse_args()

@@ -242,9 +242,9 @@ class App:
         if self.papers.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
             self.papers.tldrs.background = True
         scheduler = DigestScheduler(
-            self.store,
             self.runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),
+            clock=self.clock,
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
             shards=self.settings.discord_shards(),

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
@@ -18,6 +21,9 @@ from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from digest.delivery import Claim, Deliveries, PlannedMessage
 from digest.models import Channel, ChannelRef, DeliveryState, MessageState
 
+if TYPE_CHECKING:
+    from digest.compose import Digest
+
 log = logging.getLogger(__name__)
 LOST = Outcome("taken over by another worker", Kind.LOST)
 GONE = Outcome("gone", Kind.NOT_SENT)
@@ -26,6 +32,8 @@ NOTHING_FOLLOWED = "follows nothing, so no digest"
 #: How far before its claim a channel's first message is looked for (no earlier message to
 #: bound the lookup by the platform's clock; the database's may be the host's, minutes off).
 FIRST_LOOKBACK = timedelta(hours=1)
+#: Ledger writes of posting digests at once (threads and pooled connections they may hold).
+WRITERS = 16
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
@@ -37,6 +45,17 @@ class LeaseLost(Exception):
 class PlanMismatch(Exception):
     """A stored plan the digest can no longer be rendered to (planned before plans kept their
     rendering, and the channel's settings changed since): sending it would lose papers."""
+
+
+@dataclass
+class _Run:
+    """One pass over a digest's plan: the lease-lost signal, the messages this pass marked
+    sending (with the previous confirmation), the next open one, and whether it finished."""
+
+    lost: asyncio.Event
+    marked: set[int]
+    finished: bool
+    then: int | None = None
 
 
 class DigestRunner:
@@ -56,30 +75,42 @@ class DigestRunner:
         # Composing is CPU work and each claim one short write: a few at a time keep the cores
         # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
         self.composing = asyncio.Semaphore(max(1, composing))
+        # Posting digests' ledger writes share a few worker threads and pooled connections:
+        # 64 digests in flight must not take every thread (commands run there too) nor the pool.
+        self.writing = asyncio.Semaphore(WRITERS)
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
         channel = await asyncio.to_thread(self.channels.by_id, channel_id)
         outcome = await self._run(channel, day)
-        self._report(channel, outcome)
+        self.report(channel, outcome)
         return outcome
 
-    def _report(self, channel: Channel | None, outcome: Outcome) -> None:
+    def report(self, channel: Channel | None, outcome: Outcome) -> None:
+        """Count and log one digest's outcome."""
         if self.on_outcome is not None and channel is not None:
             self.on_outcome(channel.ref.platform, outcome)
         ref = channel.ref if channel else None
         log.info("digest %s", outcome, extra={"platform": ref.platform if ref else "",
                  "workspace": ref.workspace if ref else "", "channel": ref.channel_id if ref else ""})  # fmt: skip
 
-    async def skipped(self, channel: Channel, day: date) -> Outcome | None:
-        """Why ``channel`` gets no digest on ``day`` before anything is claimed (paused, no
-        connection, follows nothing), or None. The one place these are checked: every run goes
-        through it, and the scheduler's catch-up sweep asks it first rather than keep its own
-        copy, so a channel that is never sent is not run, logged and counted every minute."""
+    def held(self, channel: Channel) -> Outcome | None:
+        """Why ``channel`` gets no digest at all now (paused, no connection to its platform), or
+        None; asked by ``skipped`` and by the scheduler's tick (which leaves those out unsaid)."""
         if channel.paused:
             return Outcome(channel.pause_state, Kind.NOT_SENT)
         if channel.ref.platform not in self.adapters:
             return Outcome(f"no {channel.ref.platform} connection", Kind.NOT_SENT)
+        return None
+
+    async def skipped(self, channel: Channel, day: date) -> Outcome | None:
+        """Why ``channel`` gets no digest on ``day`` before anything is claimed (paused, no
+        connection, follows nothing), or None. The one place these are checked: every run goes
+        through it, and the scheduler's tick asks the same rules (``held``; following nothing
+        is left out by the bulk claim, digest/tick.py), so a channel that is never sent is not
+        run, logged and counted every minute."""
+        if (held := self.held(channel)) is not None:
+            return held
         if await asyncio.to_thread(self.deliveries.channels.follows_nothing, channel, day):
             return Outcome(NOTHING_FOLLOWED, Kind.NOT_SENT)
         return None
@@ -113,6 +144,20 @@ class DigestRunner:
         channel = await asyncio.to_thread(self.channels.existing, ref)
         return await self.run_channel(channel.id, day) if channel else GONE
 
+    def render(self, digest: Digest) -> tuple[list[tuple[str, ...]], str, Reply]:
+        """A digest as its channel's platform posts it: the messages' papers, the rendering
+        stored with the plan, and the reply (for a claim taken in bulk, digest/tick.py)."""
+        reply = digest_reply(digest)
+        parts = self.adapters[digest.channel.ref.platform].plan(reply)
+        return parts, stored_reply.dumps(reply), reply
+
+    async def deliver(self, claim: Claim) -> Outcome:
+        """Post a claim taken by the scheduler's tick, and report what happened."""
+        channel = claim.digest.channel
+        outcome = await self.send(claim, self.adapters[channel.ref.platform])
+        self.report(channel, outcome)
+        return outcome
+
     def connected(self, platform: str) -> bool:
         """The platform's adapter can post now (Discord: logged in); adapters without a
         ``ready`` are always ready."""
@@ -140,30 +185,31 @@ class DigestRunner:
     async def _send(self, claim: Claim, adapter: Adapter) -> Outcome:
         if claim.delivery.status == DeliveryState.EMPTY:
             return Outcome("empty (quiet)", Kind.SETTLED)
-        channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
-        if channel is None or channel.paused:  # paused while it waited for its retry
-            reason = channel.pause_state if channel else "the channel was removed"
-            if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
-                return LOST
-            return Outcome(reason, Kind.NOT_SENT)
-        fresh = digest_reply(claim.digest)
-        plan = await asyncio.to_thread(
-            self.deliveries.plan, claim, adapter.plan(fresh), stored_reply.dumps(fresh)
-        )
+        if claim.fresh is None:  # a take-over, a retry or a single run: read what is stored
+            channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
+            if channel is None or channel.paused:  # paused while it waited for its retry
+                reason = channel.pause_state if channel else "the channel was removed"
+                if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
+                    return LOST
+                return Outcome(reason, Kind.NOT_SENT)
         try:
-            if plan is None:
-                raise LeaseLost
-            reply = await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
+            plan, reply = await self._planned(claim, adapter)
             async with self._renewing(claim) as lost:
                 parent = plan[0].message_ref if plan[0].status == MessageState.CONFIRMED else None
                 last = None  # the platform's reference of the last message known to be there
+                todo = [m.position for m in plan if m.status != MessageState.CONFIRMED]
+                run = _Run(lost, set(), finished=False)
                 for m in plan:
                     ref = m.message_ref
                     if m.status != MessageState.CONFIRMED:
-                        ref = await self._deliver(claim, adapter, reply, m, parent, lost, last)
+                        after = [p for p in todo if p > m.position]
+                        run.then = after[0] if after else None
+                        ref = await self._deliver(claim, adapter, reply, m, parent, run, last)
                     parent = ref if m.position == 0 else parent
                     last = ref or last
-            if not await asyncio.to_thread(self.deliveries.finish, claim):
+            # the last message's confirmation recorded it posted; a resumed digest with every
+            # message already confirmed is finished here
+            if not run.finished and not await asyncio.to_thread(self.deliveries.finish, claim):
                 raise LeaseLost
         except LeaseLost:
             return LOST
@@ -193,6 +239,19 @@ class DigestRunner:
         except PostError as exc:  # their DMs are closed too: the pause reason still shows in `list`
             log.warning("could not tell %s that %s is paused: %s", owner, channel.ref, exc.reason)
 
+    async def _planned(self, claim: Claim, adapter: Adapter) -> tuple[list[PlannedMessage], Reply]:
+        """The digest's stored plan and the reply it renders; a claim just taken in bulk carries
+        both (stored with it, in its transaction)."""
+        if claim.fresh is not None and claim.plan is not None:
+            return list(claim.plan), claim.reply
+        fresh = digest_reply(claim.digest)
+        plan = await asyncio.to_thread(
+            self.deliveries.plan, claim, adapter.plan(fresh), stored_reply.dumps(fresh)
+        )
+        if plan is None:
+            raise LeaseLost
+        return plan, await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
+
     def _replayed(self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage],
                   fresh: Reply) -> Reply:  # fmt: skip
         """The reply the plan was made from, so a retry sends exactly the planned messages."""
@@ -203,11 +262,20 @@ class DigestRunner:
         return reply
 
     async def _deliver(self, claim: Claim, adapter: Adapter, reply: Reply, m: PlannedMessage,
-                       parent: str | None, lost: asyncio.Event, last: str | None) -> str:  # fmt: skip
-        """One message, exactly once: one that may have gone out is looked up before re-posting."""
+                       parent: str | None, run: _Run, last: str | None) -> str:  # fmt: skip
+        """One message, exactly once: one that may have gone out is looked up before re-posting.
+
+        Its confirmation marks the next message (``run.then``) sending in the same write, or,
+        the last, records the digest posted: one write a message, not two or three."""
         where, key = claim.digest.channel.ref, claim.part_key(m.position)
         posted = None
-        if m.status == MessageState.SENDING:  # an earlier attempt may have reached the platform
+        # A claim taken in bulk stores its first message as sending (for a crash after the
+        # claim); this process knows it posted nothing yet, so there is nothing to look up, and
+        # while its lease is young (a third of its length) no other worker can have taken it.
+        first = claim.fresh is not None and m.position == 0
+        young = first and time.monotonic() - claim.fresh < self.deliveries.lease_s / 3
+        if m.status == MessageState.SENDING and not first:  # an earlier attempt may have
+            # reached the platform
             # Bounded by the platform's own time: the message before this one (the plan's, else
             # an earlier digest's last) was stored before it was sent. Only a channel's very
             # first message has none: then the claim time less an hour (clocks drift minutes).
@@ -215,8 +283,9 @@ class DigestRunner:
             since = since or claim.delivery.claimed_at - FIRST_LOOKBACK
             posted = await adapter.find_part(where, reply, m.position, key, parent, since=since)
         if posted is None:
-            if lost.is_set() or not await asyncio.to_thread(
-                self.deliveries.sending, claim, m.position
+            marked = young or m.position in run.marked  # this run's last write marked it
+            if run.lost.is_set() or not (
+                marked or await self._write(self.deliveries.sending, claim, m.position)
             ):
                 raise LeaseLost
             try:
@@ -230,9 +299,18 @@ class DigestRunner:
                 posted = await adapter.post_part(
                     where, reply, m.position, key, parent, degrade=True
                 )
-        if not await asyncio.to_thread(self.deliveries.confirm, claim, m.position, posted):
+        then, finish = run.then, run.then is None
+        if not await self._write(self.deliveries.step, claim, m.position, posted, then, finish):
             raise LeaseLost
+        if then is not None:
+            run.marked.add(then)
+        run.finished = finish
         return posted
+
+    async def _write(self, fn: Callable[..., bool], *args: object) -> bool:
+        """One ledger write in a worker thread, at most ``WRITERS`` of them at a time."""
+        async with self.writing:
+            return await asyncio.to_thread(fn, *args)
 
     @asynccontextmanager
     async def _renewing(self, claim: Claim) -> AsyncIterator[asyncio.Event]:
@@ -279,6 +357,6 @@ class DigestRunner:
         platforms = {p for p in self.adapters if self.connected(p)}
         for claim in await asyncio.to_thread(self.deliveries.take_over, platforms):
             outcome = await self.send(claim, self.adapters[claim.digest.channel.ref.platform])
-            self._report(claim.digest.channel, outcome)
+            self.report(claim.digest.channel, outcome)
             outcomes.append(outcome)
         return outcomes

@@ -13,18 +13,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.outcome import Kind, Outcome
 from bot.runner import DigestRunner
+from digest.clock import Clock, system_clock
+from digest.delivery import Claim
 from digest.due import catch_up_due
-from digest.models import Channel
+from digest.models import Channel, Shards
 from digest.schedule import local_day, next_due
-from digest.store import Store
-from digest.store.channels import Shards
+from digest.tick import CHUNK, Ticks, chunks
 
 log = logging.getLogger(__name__)
 #: How far a channel whose schedule names no day is put off (it is looked at again then).
@@ -51,22 +53,22 @@ class DigestScheduler:
 
     def __init__(
         self,
-        store: Store,
         runner: DigestRunner,
         grace: timedelta = timedelta(hours=12),
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = system_clock,
         ingest: Callable[[], Awaitable[None]] | None = None,
         ingest_every: timedelta = timedelta(hours=6),
         sweep_every: timedelta = timedelta(minutes=1),
-        concurrency: int = 16,
+        concurrency: int = 64,
         shards: Shards | None = None,
     ) -> None:
-        self.store, self.runner, self.grace, self.clock = store, runner, grace, clock
+        self.runner, self.grace, self.clock = runner, grace, clock
+        self.ticks = Ticks(runner.deliveries)  # the due channels and their claims, in bulk
         self.sweep_every = sweep_every
         self.shards = shards  # this replica's Discord shards; None: all of them
         self.ingest, self.ingest_every = ingest, ingest_every
-        # Digests started at once by a tick: 10,000 channels due in one minute all start within
-        # it, and a slow platform holds at most this many.
+        # Digests posting at once: 10,000 channels due in one minute all start within it (a
+        # platform answering in 50 ms), and a slow platform holds at most this many.
         self.concurrency = max(1, concurrency)
         self.scheduler = AsyncIOScheduler(timezone=UTC)
         self._ticking = False  # a tick runs: a poke meanwhile asks it to look once more
@@ -79,7 +81,7 @@ class DigestScheduler:
 
     async def fire(self, channel_id: int) -> str:
         """Deliver a channel's digest for today (its local day) now, whatever its schedule."""
-        channel = await asyncio.to_thread(self.store.channels.by_id, channel_id)
+        channel = await asyncio.to_thread(self.ticks.channel, channel_id)
         if channel is None:
             return "gone"
         outcome = await self.runner.run_channel(
@@ -110,57 +112,74 @@ class DigestScheduler:
         return done
 
     async def _run_due(self) -> dict[str, str]:
-        """The channels due now, at most ``concurrency`` digests at a time."""
+        """The channels due now: claimed in bulk, ``CHUNK`` at a time (a chunk's claims are
+        taken while the one before posts), and posted ``concurrency`` digests at a time."""
         now = self.clock()
-        due = await asyncio.to_thread(self.store.channels.due, now, self.platforms, self.shards)
-        queue: asyncio.Queue[tuple[Channel, datetime]] = asyncio.Queue()
-        for item in due:
-            queue.put_nowait(item)
+        due = await asyncio.to_thread(self.ticks.due, now, self.platforms, self.shards)
         done: dict[str, str] = {}
+        posters = min(self.concurrency, len(due))
+        # Bounded: claims are taken shortly before they are posted (their leases young).
+        queue: asyncio.Queue[Claim | None] = asyncio.Queue(maxsize=CHUNK)
 
-        async def worker() -> None:
-            while not queue.empty():
-                channel, seen = queue.get_nowait()
-                then = next_due(now, channel.digest_time, channel.weekdays, channel.timezone)
-                try:
-                    outcome = await self._due(channel, now)
-                    if outcome is not None:
-                        done[str(channel.ref)] = outcome
-                except Exception:  # noqa: BLE001 - one channel's failure (a database blip) must
-                    # not stop the others; it is looked at again by the next sweep
-                    log.exception("scheduled digest for %s failed", channel.ref)
-                    then = now + self.sweep_every
-                try:
-                    await asyncio.to_thread(
-                        self.store.channels.advance, channel.id, seen, then or now + NO_DAY
-                    )
-                except Exception:  # noqa: BLE001 - as above: the mark stays, the sweep retries
-                    log.exception("could not set the next due time of %s", channel.ref)
+        async def claimer() -> None:
+            try:
+                for part in chunks(due, CHUNK):
+                    for claim in await self._claim(part, now, done):
+                        await queue.put(claim)
+            finally:
+                for _ in range(posters):
+                    await queue.put(None)
 
-        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(due)))))
+        async def poster() -> None:
+            while (claim := await queue.get()) is not None:
+                outcome = await self.runner.deliver(claim)
+                done[str(claim.digest.channel.ref)] = str(outcome)
+
+        await asyncio.gather(claimer(), *(poster() for _ in range(posters)))
         return done
 
-    async def _due(self, channel: Channel, now: datetime) -> str | None:
-        """A due channel's digest (the latest one the catch-up rule still owes), or None."""
-        due = catch_up_due(now, channel, self.grace)  # the rule `why` and `list` show
-        if due is None:
-            return None
-        if await asyncio.to_thread(self.store.deliveries.for_day, channel.id, due.date()):
-            return None
-        # paused, unconnected or following nothing: no digest, and no outcome counted; the
-        # runner's own rule, asked here, not copied (see DigestRunner.skipped)
-        if await self.runner.skipped(channel, due.date()) is not None:
-            return None
-        return str(await self.runner.run_channel(channel.id, due.date()))
+    async def _claim(
+        self, part: Sequence[tuple[Channel, datetime]], now: datetime, done: dict[str, str]
+    ) -> list[Claim]:
+        """Claim the digests ``part`` owes (the latest one the catch-up rule still owes) in
+        one batch, and move each channel's next due time on; a failed batch (a database blip)
+        leaves its channels due, for the next sweep."""
+        moves: dict[int, tuple[int, datetime, datetime]] = {}
+        wanted: list[tuple[Channel, date]] = []
+        for channel, seen in part:
+            then = next_due(now, channel.digest_time, channel.weekdays, channel.timezone)
+            moves[channel.id] = (channel.id, seen, then or now + NO_DAY)
+            due = catch_up_due(now, channel, self.grace)  # the rule `why` and `list` show
+            # paused or unconnected: no digest, and no outcome counted; the runner's own
+            # rule, asked here, not copied (following nothing is left out by the claim)
+            if due is None or self.runner.held(channel) is not None:
+                continue
+            if not self.runner.connected(channel.ref.platform):
+                outcome = Outcome(f"not connected to {channel.ref.platform} yet", Kind.NOT_SENT)
+                self.runner.report(channel, outcome)
+                done[str(channel.ref)] = str(outcome)
+                continue
+            wanted.append((channel, due.date()))
+        claims: dict[int, Claim] = {}
+        try:
+            claims = await asyncio.to_thread(self.ticks.claim, wanted, self.runner.render)
+        except Exception:  # noqa: BLE001 - the store failed this batch: its channels stay due
+            log.exception("claiming %d scheduled digests failed", len(wanted))
+            for channel, _ in wanted:
+                cid, seen, _then = moves[channel.id]
+                moves[cid] = (cid, seen, now + self.sweep_every)
+        try:
+            await asyncio.to_thread(self.ticks.advance, list(moves.values()))
+        except Exception:  # noqa: BLE001 - as above: the marks stay, the sweep retries
+            log.exception("could not set the next due time of %d channels", len(moves))
+        return list(claims.values())
 
     async def _arm(self) -> None:
         """Set the one timer on the earliest next due time (the sweep covers other processes'
         changes and anything later than it)."""
         if not self.scheduler.running:
             return
-        when = await asyncio.to_thread(
-            self.store.channels.next_due_time, self.platforms, self.shards
-        )
+        when = await asyncio.to_thread(self.ticks.next_due_time, self.platforms, self.shards)
         if when is None:
             return
         # At least a second ahead: a channel left due (its next time could not be written)

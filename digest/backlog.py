@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from digest.due import overdue_note, upcoming
-from digest.models import Channel, Subscription, SubscriptionKind
+from digest.models import Channel, LikedIn, Paper, Subscription, SubscriptionKind
 from digest.rank.profile import Profile
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
@@ -63,16 +63,56 @@ def reads(service: ChannelService, channel: Channel) -> Reads:
     return Reads(profile_of(subs, totals), frozenset(delivered), frozenset(totals))
 
 
+class Source:
+    """Where composing reads its rows: the store, a few queries per channel. A scheduler tick
+    uses one that answers many channels from rows read in bulk (digest/tick.py)."""
+
+    def __init__(self, service: ChannelService) -> None:
+        self.service = service
+        self.store = service.store
+
+    def reads(self, channel: Channel) -> Reads:
+        """The channel's profile, papers sent and papers voted on."""
+        return reads(self.service, channel)
+
+    def ranker(self, covering: int | None) -> Ranker | None:
+        """The ranker over an index holding every paper up to ``covering``."""
+        return self.service.papers.ranker(covering=covering)
+
+    def last_upto(self, channel_id: int) -> int:
+        """The ingest sequence the channel's digests considered up to."""
+        return self.store.deliveries.last_upto(channel_id)
+
+    def ids_between(self, after: int, upto: int) -> list[str]:
+        """Papers with an ingest sequence in (after, upto], news only (not library papers)."""
+        return self.store.papers.ids_between(after, upto, news=True)
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """The ``limit`` most recently stored news papers, newest first."""
+        return self.store.papers.recent_ids(limit, news=True)
+
+    def liked_in(self, paper_ids: Iterable[str]) -> list[LikedIn]:
+        """The shared channels' 👍 of ``paper_ids`` (for the digest marks)."""
+        return self.store.channels.liked_in(paper_ids)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Paper]:
+        """Papers by id."""
+        return self.store.papers.get_many(ids)
+
+
 def candidates(
-    service: ChannelService, channel: Channel, seen: frozenset[str], upto: int | None = None
+    service: ChannelService,
+    channel: Channel,
+    seen: frozenset[str],
+    upto: int | None = None,
+    src: Source | None = None,
 ) -> list[str]:
     """Papers ingested after those the channel's last digest considered (by ingest sequence,
     never by clock), up to ``upto``, that are not in ``seen`` (sent or voted on: ``Reads.seen``)."""
+    src = src or Source(service)
     upto = service.store.papers.max_seq() if upto is None else upto
-    after = service.store.deliveries.last_upto(channel.id)
-    return [
-        pid for pid in service.store.papers.ids_between(after, upto, news=True) if pid not in seen
-    ]
+    after = src.last_upto(channel.id)
+    return [pid for pid in src.ids_between(after, upto) if pid not in seen]
 
 
 def backlog(
@@ -81,6 +121,7 @@ def backlog(
     exclude_ids: Iterable[str],
     limit: int,
     known: tuple[Reads, Ranker | None] | None = None,
+    src: Source | None = None,
 ) -> Picks:
     """Up to ``limit`` unposted papers above the threshold, best first (``more`` counts the rest).
 
@@ -95,7 +136,7 @@ def backlog(
     if not channel.backlog or ranker is None:
         return Picks(())
     skip = state.seen | set(exclude_ids)
-    recent = service.store.papers.recent_ids(BACKLOG_POOL + len(skip), news=True)
+    recent = (src or Source(service)).recent_ids(BACKLOG_POOL + len(skip))
     ids = [pid for pid in recent if pid not in skip][:BACKLOG_POOL]
     return ranker.rank(
         state.profile,
@@ -115,18 +156,68 @@ def compose_digest(
     A digest for a set ``upto`` waits for an index holding every paper up to it (a candidate
     missing from the index would be skipped for good); a preview answers from the one at hand.
     """
-    from digest.compose import compose, rank_new, with_backlog
+    src = Source(service)
+    chosen = choose(service, channel, upto, src)
+    picked = chosen.paper_ids
+    return assemble(chosen, day, src.get_many(picked), src.liked_in(picked))
 
-    state, ranker = reads(service, channel), service.papers.ranker(covering=upto)
-    ids = candidates(service, channel, state.seen, upto)
+
+@dataclass(frozen=True)
+class Chosen:
+    """A channel's picks for a digest, before its papers are read: new ones, then the backlog."""
+
+    channel: Channel
+    state: Reads
+    new: Picks
+    older: Picks
+
+    @property
+    def paper_ids(self) -> list[str]:
+        """Every picked paper."""
+        return [h.paper_id for h in self.new.hits + self.older.hits]
+
+
+def choose(service: ChannelService, channel: Channel, upto: int | None, src: Source) -> Chosen:
+    """The channel's picks: new papers (up to sequence ``upto``) first, then the backlog."""
+    from digest.compose import rank_new
+
+    state, ranker = src.reads(channel), src.ranker(upto)
+    ids = candidates(service, channel, state.seen, upto, src)
     new = rank_new(channel, state.profile, ranker, ids)
-    older = backlog(service, channel, ids, channel.digest_size - len(new.hits), (state, ranker))
-    papers = service.store.papers.get_many(h.paper_id for h in new.hits + older.hits)
-    digest = with_backlog(compose(channel, state.profile, new, day, papers), older, papers)
-    if channel.ref.channel_id.startswith("@") or not digest.items:  # a person's own: no marks
+    older = backlog(
+        service, channel, ids, channel.digest_size - len(new.hits), (state, ranker), src
+    )
+    return Chosen(channel, state, new, older)
+
+
+def assemble(
+    chosen: Chosen, day: date, papers: Mapping[str, Paper], liked: Iterable[LikedIn] = ()
+) -> Digest:
+    """The digest of ``chosen`` (``papers`` holds at least the picked ones), each pick marked
+    with the other shared channels of its workspace that 👍'd it (``liked``: Source.liked_in)."""
+    from digest.compose import compose, with_backlog
+
+    first = compose(chosen.channel, chosen.state.profile, chosen.new, day, papers)
+    return with_marks(with_backlog(first, chosen.older, papers), liked)
+
+
+def with_marks(digest: Digest, liked: Iterable[LikedIn]) -> Digest:
+    """``digest`` with its picks' 👍 in other shared channels of the same workspace; a personal
+    digest gets none (what a person reads alone is not shown to a team, and vice versa)."""
+    channel = digest.channel
+    if channel.ref.channel_id.startswith("@") or not digest.items:
         return digest
-    liked = service.store.channels.liked_elsewhere(channel, [i.paper.id for i in digest.items])
-    return replace(digest, elsewhere={p: tuple(names) for p, names in liked.items()})
+    picked = {i.paper.id for i in digest.items}
+    where = (channel.ref.platform, channel.ref.workspace or "")
+    out: dict[str, list[str]] = {}
+    for like in liked:
+        if (
+            like.paper_id in picked
+            and like.channel_row != channel.id
+            and ((like.platform, like.workspace) == where)
+        ):
+            out.setdefault(like.paper_id, []).append(like.name)
+    return replace(digest, elsewhere={p: tuple(names) for p, names in out.items()})
 
 
 @dataclass(frozen=True)

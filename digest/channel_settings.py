@@ -59,6 +59,11 @@ class ChannelSettings:
             self.channel(ref).id, paused=paused, paused_reason=reason if paused else None
         )
 
+    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
+        """Pause every channel of a workspace the app was removed from (one write, however many
+        channels it has), saying why; their data stays. Returns how many were paused."""
+        return self.store.channels.pause_workspace(platform, workspace, reason)
+
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
         """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes."""
         fields = {

@@ -14,7 +14,7 @@ import secrets
 import socket
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from digest.backlog import compose_digest
@@ -49,6 +49,11 @@ class Claim:
     delivery: Delivery
     digest: Digest
     lease: Lease
+    #: A claim this process just took in a tick (digest/tick.py): when (``time.monotonic``),
+    #: its stored plan, and the reply it was rendered from; nothing of it was posted yet.
+    fresh: float | None = None
+    plan: tuple[PlannedMessage, ...] | None = None
+    reply: Any = None
 
     @property
     def key(self) -> str:
@@ -142,6 +147,14 @@ class Deliveries:
     def confirm(self, claim: Claim, position: int, message_ref: str) -> bool:
         """The platform has this message: its papers are delivered."""
         return self.store.ledger.mark(claim.lease, position, CONFIRMED, self.lease_s, message_ref)
+
+    def step(self, claim: Claim, position: int, message_ref: str, then: int | None = None,
+             finish: bool = False) -> bool:  # fmt: skip
+        """Confirm a message and mark the next one (``then``) sending, or ``finish`` the digest,
+        in one write; False once another worker holds the digest (or a message is open)."""
+        return self.store.ledger.step(
+            claim.lease, position, message_ref, self.lease_s, then, finish
+        )
 
     def finish(self, claim: Claim) -> bool:
         """Every message confirmed: the digest is posted."""

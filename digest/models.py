@@ -207,3 +207,14 @@ class FeedbackVote:
     user: str
     paper_id: str
     value: int
+
+
+@dataclass(frozen=True)
+class LikedIn:
+    """A 👍 a shared channel gave a paper: what a digest's "👍 in #name" marks are made of."""
+
+    paper_id: str
+    channel_row: int  # the channel's database id
+    platform: str
+    workspace: str
+    name: str  # its name, else its platform id

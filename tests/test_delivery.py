@@ -147,7 +147,7 @@ def test_a_transient_failure_is_retried_in_the_same_process(app):
     adapter = RecordingAdapter()
     adapter.fail["lab"] = PostError("ratelimited")
     r = runner(app, "solo", adapter, backoff=(0.5,))
-    sched = DigestScheduler(app.store, r, sweep_every=timedelta(seconds=0.2))
+    sched = DigestScheduler(r, sweep_every=timedelta(seconds=0.2))
 
     async def scenario() -> str:
         outcome = await r.run_channel(ch.id, DAY)

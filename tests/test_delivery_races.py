@@ -130,7 +130,7 @@ def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url
     back = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)  # 10:30 in Berlin, 90 minutes late
     adapters = [RecordingAdapter(), RecordingAdapter()]
     schedulers = [
-        DigestScheduler(app.store, runner(app, f"host-{n}", ad), clock=lambda: back)
+        DigestScheduler(runner(app, f"host-{n}", ad), clock=lambda: back)
         for n, (app, ad) in enumerate(zip((a, b), adapters, strict=True))
     ]
     results = [None, None]

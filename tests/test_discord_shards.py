@@ -163,7 +163,7 @@ def test_each_replica_posts_only_its_shards_and_dms_go_to_shard_0(app):
         adapter = RecordingAdapter("discord")
         runner = DigestRunner(Deliveries(app.channels, name), {"discord": adapter})
         shards = Shards(frozenset(ids), 2)
-        return DigestScheduler(app.store, runner, clock=lambda: nine, shards=shards), adapter
+        return DigestScheduler(runner, clock=lambda: nine, shards=shards), adapter
 
     (one, posted1), (zero, posted0) = replica({1}, "r1"), replica({0}, "r0")
     assert set(asyncio.run(one.tick())) == {str(guild1)}

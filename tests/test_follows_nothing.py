@@ -18,7 +18,7 @@ def _scheduler(app, reported=None):
     adapter = RecordingAdapter()
     on_outcome = None if reported is None else lambda platform, o: reported.append(str(o))
     runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter}, on_outcome)
-    return DigestScheduler(app.store, runner, clock=lambda: THURSDAY), adapter
+    return DigestScheduler(runner, clock=lambda: THURSDAY), adapter
 
 
 def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app):

@@ -39,7 +39,6 @@ BOT = CORE.parent / "bot"
 #: root: it opens the store and builds the services over it.
 STORE_ALLOWED = {
     BOT / "app.py",
-    BOT / "scheduler.py",  # sched3 closes this (the scheduler is being rewritten)
 }
 #: Everything else on the chat side (adapters, commands, the runner, the CLI, ops, config...)
 #: reaches the database only through the service layer (digest/channel_service.py, digest/paper_service.py,

@@ -79,9 +79,7 @@ def test_last_due_skips_days_off():
 def make(app, clock, grace_hours=12):
     adapter = RecordingAdapter()
     runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
-    return DigestScheduler(
-        app.store, runner, grace=timedelta(hours=grace_hours), clock=lambda: clock
-    ), adapter
+    return DigestScheduler(runner, grace=timedelta(hours=grace_hours), clock=lambda: clock), adapter
 
 
 def test_catch_up_delivers_the_latest_missed_digest_once(app, lab):

@@ -13,6 +13,7 @@ import logging
 from datetime import timedelta
 
 from bot.scheduler import DigestScheduler
+from digest.delivery import Deliveries
 
 
 class BlockedRunner:
@@ -20,8 +21,9 @@ class BlockedRunner:
 
     adapters: dict = {}
 
-    def __init__(self) -> None:
+    def __init__(self, deliveries: Deliveries) -> None:
         self.started = asyncio.Event()
+        self.deliveries = deliveries  # the first tick reads the (no) due channels
 
     async def recover(self) -> None:
         self.started.set()
@@ -30,8 +32,8 @@ class BlockedRunner:
 
 def test_stopping_during_a_sweep_is_quiet(app, caplog):
     async def serve() -> None:
-        runner = BlockedRunner()
-        sched = DigestScheduler(app.store, runner, sweep_every=timedelta(seconds=0.05))
+        runner = BlockedRunner(Deliveries(app.channels, "w1"))
+        sched = DigestScheduler(runner, sweep_every=timedelta(seconds=0.05))
         sched.start()
         await asyncio.wait_for(runner.started.wait(), 5)
         sched.shutdown()  # as `digestbot run` does; asyncio.run then cancels the running sweep

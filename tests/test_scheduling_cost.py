@@ -48,7 +48,7 @@ class LoadCounter:
 def _scheduler(app, adapter, clock=None, concurrency=16):
     runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
     kw = {"clock": clock} if clock else {}
-    return DigestScheduler(app.store, runner, concurrency=concurrency, **kw)
+    return DigestScheduler(runner, concurrency=concurrency, **kw)
 
 
 def test_a_settings_change_reads_that_channel_alone_and_there_is_no_job_per_channel(app):
@@ -191,3 +191,70 @@ def test_a_schedule_change_never_catches_up_a_day_before_the_channel_existed(app
     listed = app.commands.handle("list", ctx).text
     assert "missed" not in listed, listed
     assert "Next digest: Wed 02 Dec 20:00" in listed, listed  # 1 Dec has its digest
+
+
+class StatementCounter:
+    """SQL statements sent to the database while active (an executemany counts once)."""
+
+    def __init__(self, engine) -> None:
+        self.engine, self.n = engine, 0
+        event.listen(engine, "before_cursor_execute", self._count)
+
+    def _count(self, *_: object) -> None:
+        self.n += 1
+
+    def close(self) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._count)
+
+
+def test_a_tick_claims_its_due_channels_in_statements_that_do_not_grow_with_them(app):
+    """3 and then 15 channels due at 09:00, each following its own topic: the digest side of
+    the tick (reads, composing, claims) sends the same number of statements for both, and the
+    whole tick grows per channel only by the posting writes (one per message, each confirmed
+    alone: 4 statements each, 2 messages a digest). Breaks that turn this red: Ticks.claim
+    composing through compose_digest (a Source per channel, not the BulkSource); the scheduler
+    claiming with runner.run_channel per channel (the old tick); BatchRepo.advance or
+    BatchRepo.claim running a statement per channel; the runner writing `sending` before each
+    message again (not folded into the previous confirmation)."""
+    topics = ["graph neural networks", "diffusion models", "reinforcement learning",
+              "sparse autoencoders", "LLM alignment"]  # fmt: skip
+    nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
+
+    def setup(n: int, name: str) -> list[ChannelRef]:
+        refs = [ChannelRef("console", f"{name}{i}") for i in range(n)]
+        with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
+            for i, ref in enumerate(refs):
+                app.channels.add(ref, SubscriptionKind.TOPIC, f"{topics[i % 5]} {i}")
+                app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+        return refs
+
+    def claim_cost(n: int, name: str) -> int:
+        refs = setup(n, name)
+        runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": RecordingAdapter()})
+        ticks = _scheduler(app, RecordingAdapter()).ticks
+        due = [(app.store.channels.get(r), nine.date()) for r in refs]
+        counter = StatementCounter(app.store.engine)
+        try:
+            claims = ticks.claim(due, runner.render)
+        finally:
+            counter.close()
+        assert len(claims) == n
+        return counter.n
+
+    def tick_cost(n: int, name: str) -> int:
+        refs = setup(n, name)
+        adapter = RecordingAdapter()
+        sched = _scheduler(app, adapter, clock=lambda: nine)
+        counter = StatementCounter(app.store.engine)
+        try:
+            done = asyncio.run(sched.tick())
+        finally:
+            counter.close()
+        assert sorted(done) == sorted(str(r) for r in refs)
+        assert all(o.startswith("posted") for o in done.values()), done
+        assert len(adapter.keys()) == 2 * n  # a header and one message of papers each
+        return counter.n
+
+    small, big = tick_cost(3, "a"), tick_cost(15, "b")  # each tick sees its own channels alone
+    assert (big - small) / 12 <= 8, (small, big)
+    assert claim_cost(3, "c") == claim_cost(15, "d")

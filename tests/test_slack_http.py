@@ -10,6 +10,7 @@ import httpx
 import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
+from sqlalchemy import event
 
 from bot.adapters.slack.app import SlackConfig, build_slack
 from bot.adapters.slack.listeners import SlackDeps
@@ -254,6 +255,38 @@ async def test_uninstall_pauses_the_workspace_channels_and_keeps_their_data(app,
     ch = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
     assert ch.paused and "uninstalled" in ch.paused_reason
     assert [s.text for s in app.channels.subscriptions(ch.ref)] == ["diffusion models"]
+
+
+async def test_uninstall_pauses_a_large_workspace_in_one_statement(app, slack):
+    """Issue 21: 40 channels of T1, one of them already paused for its own reason, and one of
+    T2. The uninstall pauses T1's 39 active channels with one UPDATE over the team's channels,
+    keeps the earlier pause's reason, and leaves T2 alone. Breaks that turn this red: the
+    handler walking every channel and pausing each (40 reads, 39 writes); the UPDATE without
+    its workspace condition (T2 paused too) or without `paused is false` (the reason lost)."""
+    refs = [ChannelRef("slack", f"C{i}", "T1") for i in range(40)]
+    for ref in refs:
+        app.channels.channel(ref)
+    app.channels.set_paused(refs[0], True, "paused by a member")
+    other = app.channels.channel(ChannelRef("slack", "C1", "T2")).ref
+    updates: list[str] = []
+
+    def seen(conn, cursor, statement, *_):  # noqa: ANN001 - SQLAlchemy's event signature
+        if statement.lstrip().upper().startswith("UPDATE CHANNELS"):
+            updates.append(statement)
+
+    event.listen(app.store.engine, "before_cursor_execute", seen)
+    try:
+        async with Harness(app, slack) as h:
+            await h.event({"type": "app_uninstalled", "event_ts": "1"})
+            await eventually(lambda: app.store.channels.get(refs[-1]).paused)
+    finally:
+        event.remove(app.store.engine, "before_cursor_execute", seen)
+    assert len(updates) == 1, updates
+    chans = [app.store.channels.get(r) for r in refs]
+    assert all(c.paused for c in chans)
+    assert chans[0].paused_reason == "paused by a member"
+    assert all("uninstalled" in c.paused_reason for c in chans[1:])
+    assert not app.store.channels.get(other).paused
 
 
 async def test_oauth_callback_stores_the_installation_used_for_posting(app, slack):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from digest.headline import contribution_sentences
@@ -94,16 +95,19 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 def _body(p: Paper, tldr: str = "") -> str:
     """The abstract; under a derived headline, the sentences that say what the paper does.
     The sentence already shown as the TL;DR is left out: the card says it once."""
-    body = p.abstract
-    if p.title_derived:
-        said = contribution_sentences(p.abstract, limit=3)
-        if said:
-            body = " ".join(said)
+    body = (_said(p.abstract) or p.abstract) if p.title_derived else p.abstract
     if not tldr:
         return body
     shown = normalize_title(tldr)
     kept = [s for s in sentences(body) if normalize_title(tidy(s)) != shown]
     return " ".join(kept[:2] if p.title_derived else kept)
+
+
+@lru_cache(maxsize=4096)
+def _said(abstract: str) -> str:
+    """The sentences of ``abstract`` that say what the paper does, joined ('' if none): a tick
+    renders the same few papers for thousands of channels."""
+    return " ".join(contribution_sentences(abstract, limit=3))
 
 
 def headline(p: Paper) -> str:

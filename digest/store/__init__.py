@@ -9,6 +9,7 @@ from uuid import uuid4
 from sqlalchemy import Engine, text
 
 from digest.clock import Clock, system_clock
+from digest.store.batch import BatchRepo
 from digest.store.channels import ChannelRepo
 from digest.store.database import make_engine, sqlite_file, upgrade
 from digest.store.deliveries import DeliveryRepo
@@ -32,6 +33,7 @@ class Store:
         self.ledger = LedgerRepo(engine, self.deliveries)
         self.kv = KeyValueRepo(engine)
         self.weekly = WeeklyRepo(engine)
+        self.batch = BatchRepo(engine)  # a scheduler tick's bulk reads and claims
 
     @classmethod
     def open(

@@ -236,6 +236,23 @@ class ChannelRepo(FeedbackQueries):
             session.commit()
         return n == 1
 
+    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
+        """Pause every active channel of one workspace with ``reason`` (the app was removed from
+        it), in one statement; marked for the scheduler as any pause is. Returns how many."""
+        stmt = (
+            update(ChannelRow)
+            .where(
+                ChannelRow.platform == platform,
+                ChannelRow.workspace == workspace,
+                ChannelRow.paused.is_(False),
+            )  # fmt: skip
+            .values(paused=True, paused_reason=reason, next_due_at=look_mark())
+        )
+        with Session(self.engine) as session:
+            n = session.execute(stmt).rowcount
+            session.commit()
+        return n
+
     def with_channel_id(self, platform: str, channel_id: str) -> list[Channel]:
         """Every channel of a platform with this channel id, whatever its workspace; oldest first."""
         stmt = (

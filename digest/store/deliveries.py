@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import Engine, delete, exists, func, literal, select, update
+from sqlalchemy import Connection, Engine, delete, exists, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -203,7 +203,7 @@ class DeliveryRepo:
             & DeliveryRow.status.in_(UNFINISHED)
         )
 
-    def hold(self, session: Session, lease: Lease, lease_s: float) -> bool:
+    def hold(self, session: Session | Connection, lease: Lease, lease_s: float) -> bool:
         """Renew the lease inside ``session``'s transaction; False if it is no longer ours."""
         stmt = update(DeliveryRow).where(self.held_by(lease)).values(lease_until=self.now(lease_s))
         return session.execute(stmt).rowcount == 1

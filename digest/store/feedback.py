@@ -3,6 +3,7 @@ digests, and counted across a workspace's channels for `top` and digest marks.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, delete, func, select, update
@@ -10,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock
-from digest.models import Channel, FeedbackVote
+from digest.models import FeedbackVote, LikedIn
 from digest.store.deliveries import _aware
 from digest.store.schema import ChannelRow, FeedbackRow
 
@@ -127,31 +128,37 @@ class FeedbackQueries:
         with Session(self.engine) as session:
             return [(p, u, c) for p, u, c in session.execute(stmt)]
 
-    def liked_elsewhere(self, channel: Channel, paper_ids: list[str]) -> dict[str, list[str]]:
-        """Paper id -> names (or ids) of the other channels of ``channel``'s workspace that 👍'd
-        it and share their votes (option share-votes); personal digests never count. One query."""
-        if not paper_ids:
-            return {}
+    def liked_in(self, paper_ids: Iterable[str]) -> list[LikedIn]:
+        """Who shares a 👍 of each of ``paper_ids``: (paper id, channel row id, platform,
+        workspace, channel name or id) for every shared channel (option share-votes) that 👍'd
+        it; personal digests never count. One query, whatever the number of digests asking."""
+        ids = list(dict.fromkeys(paper_ids))
+        if not ids:
+            return []
         stmt = (
-            select(FeedbackRow.paper_id, ChannelRow.name, ChannelRow.channel_id)
+            select(
+                FeedbackRow.paper_id,
+                ChannelRow.id,
+                ChannelRow.platform,
+                ChannelRow.workspace,
+                ChannelRow.name,
+                ChannelRow.channel_id,
+            )  # fmt: skip
             .join(ChannelRow, ChannelRow.id == FeedbackRow.channel_id)
             .where(
-                ChannelRow.platform == channel.ref.platform,
-                ChannelRow.workspace == channel.ref.workspace,
-                ChannelRow.id != channel.id,
                 ChannelRow.share_votes.is_(True),
                 ~ChannelRow.channel_id.startswith("@", autoescape=True),
                 FeedbackRow.value > 0,
-                FeedbackRow.paper_id.in_(paper_ids),
+                FeedbackRow.paper_id.in_(ids),
             )
             .distinct()
             .order_by(FeedbackRow.paper_id, ChannelRow.channel_id)
         )
-        out: dict[str, list[str]] = {}
         with Session(self.engine) as session:
-            for paper_id, name, channel_id in session.execute(stmt):
-                out.setdefault(paper_id, []).append(name or channel_id)
-        return out
+            return [
+                LikedIn(paper, row_id, platform, workspace or "", name or channel_id)
+                for paper, row_id, platform, workspace, name, channel_id in session.execute(stmt)
+            ]
 
     def feedback(self, channel_id: int) -> list[FeedbackVote]:
         """Every vote cast in a channel."""

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, delete, exists, func, select, update
+from sqlalchemy import Engine, bindparam, delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from digest.models import MessageState
+from digest.store.deliveries import CLAIMED as CLAIMED_DELIVERY
 from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
+from digest.store.deliveries import SENDING as SENDING_DELIVERY
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
 PLANNED, SENDING, CONFIRMED = (s.value for s in MessageState)  # plain strings for the queries
@@ -34,6 +36,7 @@ class LedgerRepo:
     def __init__(self, engine: Engine, deliveries: DeliveryRepo) -> None:
         self.engine = engine
         self.deliveries = deliveries
+        self._steps: dict[float, _StepSql] = {}
 
     def messages(self, delivery_id: int) -> list[PlannedMessage]:
         """The plan, in order ([] when not planned yet)."""
@@ -130,6 +133,30 @@ class LedgerRepo:
             session.commit()
             return True
 
+    def step(self, lease: Lease, position: int, message_ref: str, lease_s: float,
+             then: int | None = None, finish: bool = False) -> bool:  # fmt: skip
+        """Confirm one message and, in the same transaction, mark the next one ``then`` as
+        sending (it is posted next) or, ``finish``, record the digest posted: what ``mark`` and
+        ``finish`` do one after the other, in one write. False if the lease is lost (or, to
+        finish, a message is still open)."""
+        sql = self._steps.get(lease_s) or self._steps.setdefault(lease_s, _StepSql(self, lease_s))
+        key = dict(did=lease.delivery_id, b_owner=lease.owner, b_fence=lease.fence)
+        with self.engine.begin() as conn:
+            if position == 0:  # the header is there: the digest is being sent
+                held = conn.execute(sql.hold_first, {**key, "ref": message_ref})
+            else:
+                held = conn.execute(sql.hold, key)
+            if held.rowcount != 1:
+                return False
+            at = dict(did=lease.delivery_id, pos=position, ref=message_ref)
+            conn.execute(sql.confirm, at)
+            conn.execute(sql.item_ref, at)
+            if then is not None:
+                conn.execute(sql.sending, dict(did=lease.delivery_id, pos=then))
+            if finish:
+                return conn.execute(sql.finish, key).rowcount == 1
+            return True
+
     def _item_ref(self, session: Session, delivery_id: int, position: int, ref: str | None) -> None:
         """A message that shows one paper: reactions on it count as feedback on that paper."""
         stmt = select(DeliveryItemRow).where(
@@ -217,3 +244,57 @@ class LedgerRepo:
         )
         with Session(self.engine) as session:
             return [pid for pid, _ in session.execute(stmt)]
+
+
+class _StepSql:
+    """``LedgerRepo.step``'s statements, built once (a tick runs thousands of steps: building
+    SQLAlchemy expressions costs more than running them)."""
+
+    def __init__(self, ledger: LedgerRepo, lease_s: float) -> None:
+        row, msgs = DeliveryRow.__table__, DeliveryMessageRow.__table__
+        items = DeliveryItemRow.__table__
+        now = ledger.deliveries.now
+        held = (
+            (row.c.id == bindparam("did"))
+            & (row.c.claimed_by == bindparam("b_owner"))
+            & (row.c.fence == bindparam("b_fence"))
+            & ((row.c.status == CLAIMED_DELIVERY) | (row.c.status == SENDING_DELIVERY))
+        )  # Lease-fenced as DeliveryRepo.held_by, without an expanding IN to compile each time
+        message = (msgs.c.delivery_id == bindparam("did")) & (msgs.c.position == bindparam("pos"))
+        self.hold = update(row).where(held).values(lease_until=now(lease_s))
+        self.confirm = (
+            update(msgs)
+            .where(message, msgs.c.status != CONFIRMED)
+            .values(status=CONFIRMED, message_ref=bindparam("ref"))
+        )
+        # Reactions on a message that shows one paper count as feedback on that paper.
+        same = items.alias("same_message")  # not correlated with the row being updated
+        alone = (
+            select(func.count())
+            .select_from(same)
+            .where(same.c.delivery_id == bindparam("did"), same.c.position == bindparam("pos"))
+            .scalar_subquery()
+        )
+        self.item_ref = (
+            update(items)
+            .where(
+                items.c.delivery_id == bindparam("did"),
+                items.c.position == bindparam("pos"),
+                alone == 1,
+            )
+            .values(message_ref=bindparam("ref"))
+        )
+        self.hold_first = (
+            update(row)
+            .where(held)
+            .values(lease_until=now(lease_s), status=SENDING_DELIVERY, message_ref=bindparam("ref"))
+        )
+        self.sending = (
+            update(msgs)
+            .where(message, msgs.c.status != CONFIRMED)
+            .values(status=SENDING, message_ref=None)
+        )
+        still_open = exists().where(
+            msgs.c.delivery_id == bindparam("did"), msgs.c.status != CONFIRMED
+        )
+        self.finish = update(row).where(held, ~still_open).values(status=POSTED, posted_at=now())

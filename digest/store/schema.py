@@ -185,7 +185,11 @@ class DeliveryItemRow(Base):
     """A paper included in a delivered digest; a channel never gets the same paper twice."""
 
     __tablename__ = "delivery_items"
-    __table_args__ = (UniqueConstraint("channel_id", "paper_id"),)
+    __table_args__ = (
+        UniqueConstraint("channel_id", "paper_id"),
+        # a message's papers, found without reading every item ever sent (migration 0015)
+        Index("ix_delivery_items_delivery", "delivery_id", "position"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     delivery_id: Mapped[int] = mapped_column(ForeignKey("deliveries.id", ondelete="CASCADE"))

@@ -181,10 +181,9 @@ def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
     """tokens_revoked / app_uninstalled pause the workspace's channels; their data stays."""
 
     async def disable(team: str, reason: str) -> None:
-        channels = await asyncio.to_thread(deps.channels.all_channels)
-        for ch in channels:
-            if ch.ref.platform == "slack" and ch.ref.workspace == team and not ch.paused:
-                await asyncio.to_thread(deps.channels.set_paused, ch.ref, True, reason)
+        # One statement over the team's channels: a workspace with thousands of channels is
+        # paused at once, not read whole and written one channel at a time.
+        await asyncio.to_thread(deps.channels.pause_workspace, "slack", team, reason)
         deps.effects.schedule_changed()
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)

@@ -1,0 +1,225 @@
+"""A scheduler tick's reads and writes in bulk: what every due channel's digest needs, read in a
+few statements, and their claims taken in a few more, whatever the number of channels.
+
+The claim stays exactly-once in the database: ``INSERT … ON CONFLICT DO NOTHING RETURNING`` on
+the unique (channel, day) and (channel, paper), lease times from the database clock, so a row
+another process took first simply does not come back, and a digest whose papers another day's
+claim reserved meanwhile is withdrawn in the same transaction (as the one-row claim would fail).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
+
+from sqlalchemy import Connection, Engine, bindparam, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from digest.models import Subscription
+from digest.store.channels import _sub
+from digest.store.deliveries import CLAIMED, EMPTY, SENDING, ItemClaim, db_now
+from digest.store.schema import (
+    ChannelRow,
+    DeliveryItemRow,
+    DeliveryMessageRow,
+    DeliveryRow,
+    FeedbackRow,
+    SubscriptionRow,
+)
+
+T = TypeVar("T")
+#: Channels per statement: the IN lists and multi-row VALUES stay well inside both engines'
+#: parameter limits (SQLite 32,766; PostgreSQL 65,535).
+CHUNK = 500
+#: Rows per multi-row INSERT of items (8 columns each).
+ITEM_ROWS = 2000
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    """``items`` in slices of ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass
+class ChannelReads:
+    """What composing a channel's digest reads from the store, for many channels at once."""
+
+    subscriptions: dict[int, list[Subscription]] = field(default_factory=dict)
+    totals: dict[int, dict[str, int]] = field(default_factory=dict)
+    delivered: dict[int, set[str]] = field(default_factory=dict)
+    last_upto: dict[int, int] = field(default_factory=dict)
+    existing: set[tuple[int, date]] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class NewClaim:
+    """One digest to reserve: its papers, and its plan (messages and rendering) stored with it."""
+
+    channel_id: int
+    day: date
+    items: tuple[ItemClaim, ...]
+    near_misses: int
+    quiet: bool
+    upto_seq: int
+    parts: tuple[tuple[str, ...], ...]
+    rendered: str | None
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A claim the database gave us: the delivery row's id, fence and claim time."""
+
+    delivery_id: int
+    status: str
+    claimed_at: datetime
+    fence: int = 1
+
+
+def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
+    """The dialect's INSERT, which knows ON CONFLICT (both engines we support do)."""
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+
+
+def _clock(value: datetime | str) -> datetime:
+    """The database's clock as an aware UTC datetime (SQLite answers with text)."""
+    at = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+class BatchRepo:
+    """Bulk reads and claims for a scheduler tick; statements per tick do not grow per channel
+    (up to ``CHUNK`` channels a statement)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def reads(self, channel_ids: Sequence[int], days: Iterable[date]) -> ChannelReads:
+        """Subscriptions, net votes, papers sent, last considered sequence and the days already
+        claimed (among ``days``) of ``channel_ids``, five statements a chunk."""
+        out = ChannelReads()
+        days = sorted(set(days))
+        with self.engine.connect() as conn:
+            for ids in chunks(channel_ids):
+                subs = select(SubscriptionRow).where(SubscriptionRow.channel_id.in_(ids))
+                for row in conn.execute(subs.order_by(SubscriptionRow.id)):
+                    out.subscriptions.setdefault(row.channel_id, []).append(_sub(row))
+                votes = (
+                    select(FeedbackRow.channel_id, FeedbackRow.paper_id, func.sum(FeedbackRow.value))
+                    .where(FeedbackRow.channel_id.in_(ids))
+                    .group_by(FeedbackRow.channel_id, FeedbackRow.paper_id)
+                )  # fmt: skip
+                for cid, pid, total in conn.execute(votes):
+                    out.totals.setdefault(cid, {})[pid] = int(total)
+                sent = select(DeliveryItemRow.channel_id, DeliveryItemRow.paper_id).where(
+                    DeliveryItemRow.channel_id.in_(ids)
+                )
+                for cid, pid in conn.execute(sent):
+                    out.delivered.setdefault(cid, set()).add(pid)
+                upto = (
+                    select(DeliveryRow.channel_id, func.max(DeliveryRow.upto_seq))
+                    .where(DeliveryRow.channel_id.in_(ids))
+                    .group_by(DeliveryRow.channel_id)
+                )
+                out.last_upto.update({cid: seq or 0 for cid, seq in conn.execute(upto)})
+                claimed = select(DeliveryRow.channel_id, DeliveryRow.digest_date).where(
+                    DeliveryRow.channel_id.in_(ids), DeliveryRow.digest_date.in_(days)
+                )
+                out.existing.update((cid, d) for cid, d in conn.execute(claimed))
+        return out
+
+    def claim(
+        self, claims: Sequence[NewClaim], worker: str, lease_s: float, grace_s: float
+    ) -> dict[int, Taken]:
+        """Reserve each (channel, day) with its papers and plan; the ones we got, by channel id.
+
+        One transaction for all of ``claims``: rows another process claimed first do not come
+        back (ON CONFLICT DO NOTHING), and a digest one of whose papers is already reserved for
+        its channel (another day's claim won the race) is taken back before the commit, so it
+        is not claimed, exactly as a one-row claim failing on the unique (channel, paper).
+        """
+        if not claims:
+            return {}
+        with self.engine.begin() as conn:
+            insert = _insert(conn)
+            # The database's clock, read once: every claim of the batch starts now by it.
+            now = _clock(conn.execute(select(db_now(self.engine))).scalar_one())
+            lease, give_up = now + timedelta(seconds=lease_s), now + timedelta(seconds=grace_s)
+            rows = [
+                dict(channel_id=c.channel_id, digest_date=c.day, status=_status(c),
+                     claimed_by=worker, claimed_at=now, near_misses=c.near_misses, fence=1,
+                     lease_until=lease, give_up_at=give_up, upto_seq=c.upto_seq,
+                     rendered=None if _status(c) == EMPTY else c.rendered, attempts=0)
+                for c in claims
+            ]  # fmt: skip
+            deliveries, items_t = DeliveryRow.__table__, DeliveryItemRow.__table__
+            stmt = (
+                insert(deliveries)
+                .on_conflict_do_nothing(index_elements=["channel_id", "digest_date"])
+                .returning(deliveries.c.id, deliveries.c.channel_id, deliveries.c.status)
+            )
+            got = {cid: (did, st) for did, cid, st in conn.execute(stmt, rows)}
+            mine = [c for c in claims if c.channel_id in got]
+            wanted = {got[c.channel_id][0]: len(c.items) for c in mine}
+            items = [
+                dict(delivery_id=got[c.channel_id][0], channel_id=c.channel_id, paper_id=i.paper_id,
+                     rank=i.rank, score=i.score, why=i.why, position=_position(c.parts, i.paper_id),
+                     message_ref=None)
+                for c in mine for i in c.items
+            ]  # fmt: skip
+            stored: dict[int, int] = defaultdict(int)
+            if items:
+                stmt = (
+                    insert(items_t)
+                    .on_conflict_do_nothing(index_elements=["channel_id", "paper_id"])
+                    .returning(items_t.c.delivery_id)
+                )
+                for (did,) in conn.execute(stmt, items):
+                    stored[did] += 1
+            lost = [did for did, n in wanted.items() if stored[did] != n]
+            if lost:  # a paper of these is another day's: not claimed (the one-row rule)
+                conn.execute(delete(items_t).where(items_t.c.delivery_id.in_(lost)))
+                conn.execute(delete(deliveries).where(deliveries.c.id.in_(lost)))
+            messages = [
+                dict(delivery_id=got[c.channel_id][0], position=n, paper_ids=list(ids),
+                     status=SENDING if n == 0 else "planned", message_ref=None)
+                for c in mine if got[c.channel_id][0] not in lost and _status(c) != EMPTY
+                for n, ids in enumerate(c.parts)
+            ]  # fmt: skip
+            if messages:
+                conn.execute(DeliveryMessageRow.__table__.insert(), messages)
+        gone = set(lost)
+        return {cid: Taken(did, st, now) for cid, (did, st) in got.items() if did not in gone}
+
+    def advance(self, moves: Sequence[tuple[int, datetime, datetime]]) -> int:
+        """Set each channel's next due time ``(id, seen, to)`` unless it changed since ``seen``
+        was read (see ``ChannelRepo.advance``); one executemany. Returns how many were set."""
+        if not moves:
+            return 0
+        stmt = (
+            update(ChannelRow.__table__)
+            .where(ChannelRow.id == bindparam("cid"), ChannelRow.next_due_at == bindparam("seen"))
+            .values(next_due_at=bindparam("to"))
+        )
+        params = [dict(cid=c, seen=s, to=t.astimezone(UTC)) for c, s, t in moves]
+        with self.engine.begin() as conn:
+            return conn.execute(stmt, params).rowcount
+
+
+def _status(c: NewClaim) -> str:
+    """A quiet empty day is done at once; a planned digest is about to send its first message
+    (marked *sending* with the claim: a take-over asks the platform before posting it again)."""
+    if c.quiet and not c.items:
+        return EMPTY
+    return SENDING if c.parts else CLAIMED
+
+
+def _position(parts: Sequence[tuple[str, ...]], paper_id: str) -> int | None:
+    """The planned message that carries ``paper_id`` (as ``LedgerRepo.plan`` records it)."""
+    for n, ids in enumerate(parts):
+        if paper_id in ids:
+            return n
+    return None
