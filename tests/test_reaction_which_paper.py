@@ -64,7 +64,7 @@ async def test_slack_asks_the_reacting_person_alone_and_the_button_votes_here(ap
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         ch = app.store.channels.get(c1)
-        assert (await h.deps.runner.run_channel(ch.id, DAY)).startswith("posted")
+        assert (await h.digests.run_channel(ch.id, DAY)).startswith("posted")
         shown = next(
             m
             for m in slack.arrived("C1")
