@@ -30,7 +30,7 @@ import chat_html  # noqa: E402
 OUT = DOCS / "digest-console.svg"
 #: Page widths in CSS pixels: a narrow Slack window; Discord just wider than its 520-pixel embeds.
 WIDTHS = {"slack": 640, "discord": 620}
-SCALE = 1.25  # sharp enough on high-density screens, and each picture stays under 300 KB
+SCALE = 1.25  # sharp enough on high-density screens; a picture stays near 300-400 KB
 
 
 def main() -> None:
@@ -76,7 +76,6 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
     the fakes), and the channel's digest time as the apps would show it."""
     import discord
 
-    from bot import clock
     from bot.adapters.discord.poster import DiscordPoster
     from bot.adapters.slack.poster import SlackPoster
     from bot.app import build
@@ -106,7 +105,7 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
             client = discord.Client(intents=discord.Intents.none())
             await client.login("demo-token")
             try:
-                runner = app.runner(
+                runner = app.runner_over(
                     {
                         "slack": SlackPoster(token, slack.url, min_interval=0),
                         "discord": DiscordPoster(client),
@@ -115,7 +114,7 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
                 for ref in refs.values():
                     channel = app.store.channels.get(ref)
                     outcome = await runner.run_channel(
-                        channel.id, local_day(clock.now(), channel.timezone)
+                        channel.id, local_day(app.clock(), channel.timezone)
                     )
                     assert outcome.startswith("posted"), (ref, outcome)
             finally:

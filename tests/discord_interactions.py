@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from datetime import date
 from types import SimpleNamespace
 
@@ -123,11 +124,18 @@ def custom_ids(message: dict) -> list[str]:
             if "custom_id" in b]  # fmt: skip
 
 
+def _bare(label: str) -> str:
+    """A label without the paper it names: '👍 #2' and '👍' -> '👍', 'More like #2' and
+    'More like this' -> 'More like' (see embeds.numbered)."""
+    return re.sub(r"\s+(?:this(?: one)?|#\d+)$", "", label)
+
+
 def button(message: dict, label: str) -> str | None:
-    """The custom_id of the button labelled ``label``, if the message has one."""
+    """The custom_id of the first button labelled ``label`` (with or without its paper's
+    number: 'More like this' finds 'More like #1'), if the message has one."""
     for row in message.get("components", []):
         for b in row["components"]:
-            if b.get("label") == label and "custom_id" in b:
+            if "custom_id" in b and _bare(b.get("label") or "") == _bare(label):
                 return b["custom_id"]
     return None
 

@@ -20,6 +20,7 @@ MAX_TOTAL = 6000
 PAPERS_PER_MESSAGE = 5  # one row of buttons per paper, and a message holds five rows
 MAX_CUSTOM_ID = 100
 MAX_LINK_URL = 512  # a link button's url (an embed's own link may be longer)
+MAX_LABEL = 80  # a button's label
 
 
 @dataclass(frozen=True)
@@ -130,17 +131,41 @@ def _button_id(a: Action) -> str | None:
     return custom_id(kind, a.value)
 
 
+def numbered(label: str, n: int | None) -> str:
+    """A button's label naming its paper: '👍 #2', 'More like #2', 'PDF #2' (≤ 80 characters).
+
+    Discord shows a message's buttons below all its embeds, so a row must say whose it is; the
+    number is the one the paper's embed title starts with. A trailing 'this' / 'this one'
+    becomes the number ('More like this' -> 'More like #2', '👍 this one' -> '👍 #2').
+    """
+    label = plain(label)
+    if n is None:
+        return cut(label, MAX_LABEL)
+    tail = f" #{n}"
+    base = re.sub(r"\s+this(?: one)?$", "", label) or label
+    return cut(base, MAX_LABEL - len(tail)) + tail
+
+
 def card_row(c: Card) -> list[ButtonSpec]:
-    """👍 / 👎 / More like this, then up to two link buttons."""
-    row = [ButtonSpec(a.label, custom_id=cid) for a in c.actions
+    """👍 / 👎 / More like this, then up to two link buttons, each labelled with the card's rank."""
+    n = c.rank
+    row = [ButtonSpec(numbered(a.label, n), custom_id=cid) for a in c.actions
            if a.kind in ("up", "down", "more") and (cid := _button_id(a))]  # fmt: skip
     links = [
-        ButtonSpec(cut(plain(a.label), 80), url=u)
+        ButtonSpec(numbered(a.label, n), url=u)
         for a in c.actions
         # Discord refuses a link button over 512 characters (50035): that card goes without it
         if a.kind == "link" and (u := safe_url(a.url)) and len(u) <= MAX_LINK_URL
     ]
     return (row + links)[:5]
+
+
+def ranked(cards: tuple[Card, ...]) -> list[Card]:
+    """Cards numbered as shown: several cards without a rank (the "which paper?" DM) get their
+    place, so each embed title and its button row carry the same number."""
+    if len(cards) < 2:
+        return list(cards)
+    return [c if c.rank is not None else replace(c, rank=i) for i, c in enumerate(cards, 1)]
 
 
 def _size(embeds: list[discord.Embed]) -> int:
@@ -224,8 +249,9 @@ def render(
     n_heads = len(messages)
     if page_row:
         per_message = min(per_message, 4)  # the pager needs one of the five rows
-    for start in range(0, len(reply.cards), per_message):
-        cards = reply.cards[start : start + per_message]
+    numbered_cards = ranked(reply.cards)
+    for start in range(0, len(numbered_cards), per_message):
+        cards = numbered_cards[start : start + per_message]
         msg = DiscordMessage(
             embeds=[card_embed(c) for c in cards], rows=[card_row(c) for c in cards]
         )
@@ -287,7 +313,7 @@ def render_one(reply: Reply, description: str | None = None) -> DiscordMessage:
     head = header(reply)
     if description is not None:
         head.description = description or None
-    cards = reply.cards[: MAX_EMBEDS - 1]
+    cards = ranked(reply.cards[: MAX_EMBEDS - 1])
     pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
              if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip
     rows = [r for r in (card_row(c) for c in cards) if r][: 5 - bool(pager)]
