@@ -50,6 +50,26 @@ def test_keyword_queries_stay_lexical_and_descriptive_ones_use_meaning():
     assert 0 < query_weight(5, p) < query_weight(7, p) == p.max_weight
 
 
+def test_meaning_can_follow_the_corpus_but_word_count_decides_as_shipped():
+    """The corpus rules of bench/fusion.py (not adopted: they cost keyword queries, see
+    docs/benchmarks.md): a field reaching 30% of papers gets meaning's full share under
+    "specific", none under the shipped "words"; the specific reach skips generic words."""
+    from digest.rank.index import DocInput, build_index
+    from digest.rank.scorer import compile_query, lexical, specific_reach
+
+    words, spec = SemanticParams(), SemanticParams(weight_by="specific")
+    assert query_weight(1, words, reach=0.3, specific=0.3) == 0.0
+    assert query_weight(1, spec, specific=0.3) == spec.max_weight
+    assert query_weight(1, spec, specific=0.005) == 0.0
+    assert 0 < query_weight(1, spec, specific=0.05) < spec.max_weight
+    flat = SemanticParams(weight_by="flat")
+    assert query_weight(1, flat, flat=0.6) == 0.0 < query_weight(1, flat, flat=0.97)
+    assert query_weight(7, SemanticParams(weight_by="either"), specific=0.005) == 0.7
+    index = build_index([DocInput(r.id, r.title, r.abstract) for r in small_corpus()])
+    q = compile_query(index, "reinforcement learning")
+    assert 0 < specific_reach(index, q) < float((lexical(index, q) > 0).mean())  # not 'learning'
+
+
 def test_without_the_extra_ranking_is_lexical_and_silent(sqlite_store, tmp_path, monkeypatch):
     monkeypatch.setenv("DIGESTBOT_SEMANTIC", "off")
     sqlite_store.papers.upsert(small_corpus())

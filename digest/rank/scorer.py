@@ -199,12 +199,22 @@ def topic_state(
     lex = lexical(index, q, coord=p.coord, before_rule=before)
     dense = None
     if qvec is not None and index.dense is not None and index.has_dense is not None:
-        dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp)
+        spec = specific_reach(index, q) if sp and sp.weight_by in ("specific", "either") else None
+        dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp, spec)
     # Papers with only the generic words stay candidates after every specific match: their
     # meaning (LSA) can still bring them, as 'related wording', never as a word match.
     pick = lex + np.float32(1e-3) * before[0] if before else lex
     cands = _candidates(pick, p.candidates)  # once: the PRF's best few are among them
     return TopicState(q, lex, latent_direction(index, q, lex, p, cands), dense, cands)
+
+
+def specific_reach(index: PaperIndex, q: Query) -> float:
+    """The share of papers holding one of the query's specific words (all its words if none is)."""
+    cols = q.cols
+    if q.generic is not None and not q.generic.all():
+        cols = cols[~q.generic]
+    has, _ = column_scores(index.weights, cols, np.ones(len(cols), dtype=np.float32))
+    return float((has > 0).mean()) if len(has) else 0.0
 
 
 def score(

@@ -17,12 +17,16 @@ class SemanticParams:
     prf_docs: int = 10  # the best lexical matches that show what the query means here
     prf_beta: float = 1.0  # their pull on the query vector
     close: float = 0.45  # cosine above which a paper is 'close in meaning' to a query
-    # What decides meaning's share: "words" (typed word count, above), or "reach" (the share of
-    # papers the query's specific words reach: a broad field such as 'optimization' reaches
-    # many, a keyword few), or "either" (the larger of the two). bench/fusion.py measures them.
+    # What decides meaning's share: "words" (typed word count, above); "reach" (the share of
+    # papers the query's words reach, generic ones included); "specific" (the share its specific
+    # words reach: a field such as 'optimization' reaches many papers, a keyword few); "flat"
+    # (how level its best lexical scores are: the top 10's mean over the best); "either" (the
+    # larger of "words" and "specific"). bench/fusion.py measures them on both files.
     weight_by: str = "words"
     reach_none: float = 0.01  # reaching this share of papers or fewer: a keyword, no meaning
     reach_full: float = 0.2  # reaching this share or more: a field, meaning's full share
+    flat_none: float = 0.7  # top 10 at this share of the best or less: peaked, no meaning
+    flat_full: float = 0.95  # this level or more: many papers match as well, full share
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,32 @@ class DenseState:
     has: np.ndarray | None = None  # which papers have a vector; None when all do
 
 
-def query_weight(words: int, p: SemanticParams, reach: float | None = None) -> float:
+def query_weight(
+    words: int,
+    p: SemanticParams,
+    reach: float | None = None,
+    flat: float | None = None,
+    specific: float | None = None,
+) -> float:
     """Meaning's share: none for keyword queries, rising with each word of a descriptive one
-    (``weight_by`` "words"); or with how much of the corpus the query's words reach."""
+    (``weight_by`` "words"); or with what the corpus says about the query (see SemanticParams)."""
     by_words = p.max_weight * min(1.0, max(0, words - p.ramp_from) / max(p.ramp_words, 1))
-    if p.weight_by == "words" or reach is None:
+    if p.weight_by == "flat" and flat is not None:
+        return p.max_weight * float(
+            np.clip((flat - p.flat_none) / (p.flat_full - p.flat_none), 0, 1)
+        )
+    share = specific if p.weight_by in ("specific", "either") else reach
+    if p.weight_by == "words" or share is None:
         return by_words
     lo, hi = np.log(p.reach_none), np.log(p.reach_full)
-    by_reach = p.max_weight * float(np.clip((np.log(max(reach, 1e-9)) - lo) / (hi - lo), 0, 1))
-    return by_reach if p.weight_by == "reach" else max(by_words, by_reach)
+    by_reach = p.max_weight * float(np.clip((np.log(max(share, 1e-9)) - lo) / (hi - lo), 0, 1))
+    return max(by_words, by_reach) if p.weight_by == "either" else by_reach
+
+
+def top_values(v: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` largest values of ``v`` (fewer if it is shorter), unordered."""
+    k = min(k, len(v))
+    return v[np.argpartition(-v, k - 1)[:k]]
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -58,11 +79,13 @@ def dense_state(
     lex: np.ndarray,
     words: int,
     p: SemanticParams | None = None,
+    specific: float | None = None,
 ) -> DenseState:
     """Scores of every paper for a query vector moved towards its best lexical matches.
 
     Cosines are z-scored over the corpus and scaled so the best paper is 1, like the lexical
     score, so the two are on one scale; papers without a vector score 0 (lexical only).
+    ``specific`` is the share of papers the query's specific words reach (``weight_by``).
     """
     p = p or SemanticParams()
     q = qvec
@@ -82,8 +105,12 @@ def dense_state(
         np.clip(s, 0.0, 1.0, out=s)
     if not full:
         s[~has] = 0.0
-    reach = float((lex > 0).mean()) if len(lex) else 0.0  # papers its specific words reach
-    w = query_weight(words, p, reach) if has.any() else 0.0
+    reach = float((lex > 0).mean()) if len(lex) else 0.0  # papers its words reach
+    flat = None
+    if p.weight_by == "flat" and lex.any():
+        best = np.sort(top_values(lex, 10))[::-1]
+        flat = float(best.mean() / best[0])
+    w = query_weight(words, p, reach, flat, specific) if has.any() else 0.0
     return DenseState(s.astype(np.float32, copy=False), w, None if full else has)
 
 
