@@ -35,14 +35,18 @@ class _LazyConsole:
             return self._console.file
         return sys.stderr if self._stderr else sys.stdout
 
-    def __getattr__(self, name: str) -> object:
+    def console(self) -> Console:
+        """The rich Console itself (made now), for what needs the object (a progress bar)."""
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(
                 stderr=self._stderr, highlight=False, soft_wrap=True, emoji=False
             )
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.console(), name)
 
 
 app = typer.Typer(

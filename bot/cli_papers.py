@@ -46,7 +46,7 @@ def _bar() -> Progress:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        console=err,
+        console=err.console(),
         transient=True,
         disable=not err.is_terminal,
     )

@@ -238,8 +238,8 @@ def test_stats_from_the_command_line_writes_the_picture(tmp_path):
 def test_the_composition_root_runs_weekly_sends_as_their_own_job(app):
     """`run`'s scheduler carries a `weekly` job over every adapter that can share a picture.
     Break tried: not adding the job in App.scheduler (red)."""
-    runner = app.runner(app.adapters(io.StringIO()))
-    scheduler = app.scheduler(runner)
+    app.out = io.StringIO()  # the console prints here, not into the test's output
+    scheduler = app.scheduler
     job = scheduler.scheduler.get_job("weekly")
     assert job is not None and job.trigger.interval == timedelta(minutes=10)
     assert set(job.func.__self__.adapters) == {"console"}
