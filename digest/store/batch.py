@@ -16,7 +16,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from digest.models import Subscription
 from digest.store.channels import _sub
@@ -81,7 +80,13 @@ class Taken:
 
 def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
     """The dialect's INSERT, which knows ON CONFLICT (both engines we support do)."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    # Imported here: the PostgreSQL dialect package loads all its drivers' modules, which a
+    # SQLite deployment (and every command that only reads) never needs.
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
 
 
 def _clock(value: datetime | str) -> datetime:
