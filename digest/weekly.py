@@ -9,8 +9,9 @@ in the database per (channel, week): see digest/store/weekly.py.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -206,4 +207,10 @@ class WeeklyPictures:
     def now_picture(self, channel: Channel, now: datetime) -> Picture | None:
         """The on-demand picture (`stats`): the eight weeks ending with this one, so far."""
         today = now.astimezone(ZoneInfo(channel.timezone)).date()
-        return self.picture(channel, week_of(today), partial=True)
+        pic = self.picture(channel, week_of(today), partial=True)
+        if pic is None:
+            return None
+        # Named for the channel too: several channels' `stats` share one data folder (console)
+        # or one person's DM (Slack), and one must not replace another's.
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(channel.ref)).strip("_.")
+        return replace(pic, filename=f"weekly-{safe}-{week_of(today)}.png")
