@@ -1,4 +1,4 @@
-"""The weekly picture: papers matched per interest over eight weeks and the 👍/👎 rate.
+"""The weekly picture: papers per interest over eight weeks (from the channel's first) and votes.
 
 Counts come from the store (papers delivered, by the interest their why-line credits, and votes,
 by week of the channel's own calendar); ``aggregate`` is pure, and drawing is in
@@ -9,8 +9,9 @@ in the database per (channel, week): see digest/store/weekly.py.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -56,6 +57,10 @@ class WeeklyStats:
         first, last = self.weeks[0], self.weeks[-1]
         return f"weeks of {first:%-d %b} – {last:%-d %b %Y}"
 
+    def count(self) -> str:
+        """'8 weeks' or '1 week': how many weeks are drawn."""
+        return f"{len(self.weeks)} week{'s' if len(self.weeks) != 1 else ''}"
+
     def alt_text(self) -> str:
         """A one-line summary of what the picture shows (its alt text)."""
         totals = sorted(((sum(v), k) for k, v in self.per_interest.items()), key=lambda t: -t[0])
@@ -65,7 +70,7 @@ class WeeklyStats:
         rate = f" ({round(100 * up / (up + down))}% 👍)" if up + down else ""
         now = " (this week so far)" if self.partial else ""
         return (
-            f"Papers matched per interest over the last {len(self.weeks)} weeks, {self.span()}"
+            f"Papers matched per interest over the last {self.count()}, {self.span()}"
             f"{now}: {papers} in all ({named}); votes: {up} 👍, {down} 👎{rate}."
         )
 
@@ -82,9 +87,11 @@ def aggregate(
     tz: str,
     weeks: int = WEEKS,
     partial: bool = False,
+    since: date | None = None,
 ) -> WeeklyStats:
     """Count papers per interest and votes per week for the ``weeks`` weeks ending with
-    ``last_week`` (a Monday): papers by digest date, votes by their local day in ``tz``."""
+    ``last_week`` (a Monday): papers by digest date, votes by their local day in ``tz``.
+    Weeks before ``since`` (the channel's first day) are left out unless they hold data."""
     from digest.rank.why import interest_of  # the ranker's modules load here, as for `stats`
 
     mondays = tuple(last_week - timedelta(weeks=weeks - 1 - i) for i in range(weeks))
@@ -99,11 +106,24 @@ def aggregate(
         at = at if at.tzinfo else at.replace(tzinfo=UTC)
         if (i := slot.get(week_of(at.astimezone(zone).date()))) is not None:
             (up if value > 0 else down)[i] += 1
+    # A week before the channel existed is not a week of zero papers: drawn as 0 it reads as a
+    # trend. It is left out, unless it holds data (a created_at later than the first digest).
+    first = 0
+    if since is not None:
+        busy = [i for i in range(weeks) if up[i] or down[i] or any(c[i] for c in counts.values())]
+        first = min([slot.get(week_of(since), weeks - 1 if since > last_week else 0), *busy])
     ranked = sorted(counts, key=lambda k: (-sum(counts[k]), k))
-    per = {k: tuple(counts[k]) for k in ranked[:TOP]}
+    per = {k: tuple(counts[k][first:]) for k in ranked[:TOP]}
     if rest := ranked[TOP:]:
-        per[OTHER] = tuple(sum(counts[k][i] for k in rest) for i in range(weeks))
-    return WeeklyStats(mondays, per, tuple(up), tuple(down), partial)
+        per[OTHER] = tuple(sum(counts[k][i] for k in rest) for i in range(first, weeks))
+    return WeeklyStats(mondays[first:], per, tuple(up[first:]), tuple(down[first:]), partial)
+
+
+def _local_day(at: datetime | None, tz: str) -> date | None:
+    """``at``'s day in the zone ``tz`` (None stays None)."""
+    if at is None:
+        return None
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(ZoneInfo(tz)).date()
 
 
 def due_week(channel: Channel, now: datetime) -> date | None:
@@ -182,6 +202,7 @@ class WeeklyPictures:
             last_week,
             channel.timezone,
             partial=partial,
+            since=_local_day(channel.created_at, channel.timezone),
         )
 
     def picture(self, channel: Channel, last_week: date, partial: bool = False) -> Picture | None:
@@ -206,4 +227,10 @@ class WeeklyPictures:
     def now_picture(self, channel: Channel, now: datetime) -> Picture | None:
         """The on-demand picture (`stats`): the eight weeks ending with this one, so far."""
         today = now.astimezone(ZoneInfo(channel.timezone)).date()
-        return self.picture(channel, week_of(today), partial=True)
+        pic = self.picture(channel, week_of(today), partial=True)
+        if pic is None:
+            return None
+        # Named for the channel too: several channels' `stats` share one data folder (console)
+        # or one person's DM (Slack), and one must not replace another's.
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(channel.ref)).strip("_.")
+        return replace(pic, filename=f"weekly-{safe}-{week_of(today)}.png")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from PIL import Image
@@ -86,6 +87,51 @@ def test_the_picture_is_a_real_png(sqlite_store):
     assert_png(draw(s, "Weekly picture for #lab"))
 
 
+def test_interests_with_equal_counts_are_all_drawn_and_nothing_before_the_channel():
+    """Eight interests (six drawn, two folded), several with identical weekly counts, in a
+    channel set up three weeks ago: each interest is its own visible bar segment in every week
+    it has papers (stacked, none hidden behind another), only the weeks since the channel's
+    creation week are drawn, the vote share has its own panel, and the alt text counts the
+    weeks drawn. Breaks tried: drawing lines again (no bar containers: red); bars without
+    ``bottom`` (segments overlap: red, tried); ignoring ``since`` (eight weeks: red, tried)."""
+    from digest.weekly_chart import draw, figure
+
+    start = MONDAY - timedelta(weeks=2) + timedelta(days=2)  # a Wednesday three weeks back
+    names = ["LLM alignment", "sparse autoencoders", "diffusion", "graphs", "robotics", "rl"]
+    names += ["t7", "t8"]
+    delivered = [
+        (MONDAY - timedelta(weeks=w), f"matches '{n}': x")
+        for w in range(3)
+        for n in names
+        for _ in range(2)
+    ]
+    s = aggregate(delivered, [(AFTER, 1), (AFTER, -1)], MONDAY, "UTC", since=start)
+    assert s.weeks == tuple(MONDAY - timedelta(weeks=w) for w in (2, 1, 0))
+    assert len(s.per_interest) == 7 and s.per_interest["LLM alignment"] == (2, 2, 2)
+    assert "over the last 3 weeks" in s.alt_text() and "48 in all" in s.alt_text()
+    fig = figure(s, "Weekly picture for #lab")
+    top, votes, rate = fig.axes[:3]
+    bars = top.containers
+    assert len(bars) == len(s.per_interest) == 7
+    assert [len(b.patches) for b in bars] == [3] * 7
+    for week in range(3):
+        spans = sorted((b.patches[week].get_y(), b.patches[week].get_height()) for b in bars)
+        assert all(h > 0 for _, h in spans)
+        assert all(y0 + h0 <= y1 + 1e-9 for (y0, h0), (y1, _) in pairwise(spans))
+    assert [t.get_text() for t in top.get_legend().get_texts()].count("LLM alignment (6)") == 1
+    assert len(rate.lines) == 1 and len(votes.containers) == 2
+    assert len(rate.get_xticklabels()) == 3
+    assert_png(draw(s, "Weekly picture for #lab"))
+
+
+def test_weeks_with_data_before_the_recorded_creation_are_kept():
+    """A channel whose created_at is later than its first digest (an old database) still shows
+    the weeks that hold papers. Break tried: cutting at ``since`` alone (red)."""
+    delivered = [(MONDAY - timedelta(weeks=5), "matches 'a': x"), (MONDAY, "matches 'a': x")]
+    s = aggregate(delivered, [], MONDAY, "UTC", since=MONDAY)
+    assert s.weeks[0] == MONDAY - timedelta(weeks=5) and s.per_interest["a"] == (1, 0, 0, 0, 0, 1)
+
+
 def test_due_from_monday_at_the_digest_time_in_the_channel_zone():
     ch = Channel(1, ChannelRef("console", "lab"), timezone="America/New_York", digest_time="08:00")
     assert due_week(ch, datetime(2026, 11, 30, 12, 59, tzinfo=UTC)) is None  # 07:59 in New York
@@ -156,10 +202,10 @@ def test_eight_weeks_of_the_store_make_the_picture(store, corpus_records):
     ch = seed(store, ChannelRef("console", "lab"))
     pics = WeeklyPictures(store, "w")
     stats = pics.stats(ch, MONDAY - timedelta(weeks=1))
-    assert stats.per_interest == {
-        "diffusion models": (0, 0, 0, 0, 0, 2, 2, 2),
-        "graph neural networks": (0, 0, 0, 0, 0, 1, 1, 1),
-    }
+    # The channel row is stamped now, after the seeded digests: the weeks with data are drawn,
+    # the empty weeks before them (the channel did not exist) are not.
+    assert stats.weeks[0] == MONDAY - timedelta(weeks=3)
+    assert stats.per_interest == {"diffusion models": (2, 2, 2), "graph neural networks": (1, 1, 1)}
     assert sum(stats.up) == 2 and stats.down[-1] == 1
     lease = pics.claim(ch, MONDAY)
     channel, pic = pics.for_week(lease)

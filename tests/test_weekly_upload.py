@@ -235,6 +235,29 @@ def test_stats_from_the_command_line_writes_the_picture(tmp_path):
     assert_png(path.read_bytes())
 
 
+def test_two_channels_stats_in_one_data_folder_make_two_files(app, tmp_path):
+    """console:lab and console:lab3 answering `stats` into the same folder keep both pictures,
+    each named for its channel. Break tried: the stats file name without the channel (the
+    second picture replaces the first: red)."""
+    from bot.adapters.console import save_attachment
+    from bot.commands import Context
+
+    folder = tmp_path / "data"
+    written = []
+    for ref in (ChannelRef("console", "lab"), ChannelRef("console", "lab3")):
+        seed(app.store, ref)
+        reply = app.commands.handle("stats", Context(ref=ref, user="ann", now=AFTER))
+        said = save_attachment(reply, folder).text
+        written.append(Path(said.split("Picture written to ", 1)[1].split()[0]))
+    assert [p.name for p in written] == [
+        f"weekly-console_lab-{MONDAY}.png",
+        f"weekly-console_lab3-{MONDAY}.png",
+    ]
+    assert sorted(folder.iterdir()) == sorted(written)
+    for path in written:
+        assert_png(path.read_bytes())
+
+
 def test_the_composition_root_runs_weekly_sends_as_their_own_job(app):
     """`run`'s scheduler carries a `weekly` job over every adapter that can share a picture.
     Break tried: not adding the job in App.scheduler (red)."""
