@@ -27,10 +27,24 @@ from digest.text.latex import clean_text
         ("50% of runs cost $5", "50% of runs cost $5"),
         (r"$\texttt{Qwen}$ and $n=1{,}000$", "Qwen and n=1,000"),
         ("a *agent drift* case", "a agent drift case"),
+        # Citations and references go (not "<cit.>", "(<ref>)"); "~" is a space.
+        (r"as in Smith~et al.~\cite{a,b} and Eq.~\eqref{e1}.", "as in Smith et al. and Eq.."),
+        (r"gains \citep[p.~3]{x} (\citet{y}), see Table~\ref{t}", "gains, see Table"),
+        ("fast --- and cheap, 1--5 -- mostly", "fast — and cheap, 1–5 -- mostly"),
+        (r"We propose X.\footnote{Code at github.} It works.", "We propose X. It works."),
+        (r"see \href{http://x.y}{a method} or \url{http://a.b}", "see a method or http://a.b"),
+        ("run with --help or ~5% of it", "run with --help or ~5% of it"),
+        # HTML from JSON exports: tags go, script/style with their contents; "<" as text stays.
+        (
+            "<p>We <i>propose</i> X.</p><script>alert(1)</script><p>It works.</p>",
+            "We propose X. It works.",
+        ),
+        ("p < 0.05 and a<b, x<y>z<br/>w", "p < 0.05 and a<b, x z w"),
     ],
 )
 def test_clean_text_converts_latex_and_markdown(raw, clean):
     assert clean_text(raw) == clean
+    assert clean_text(clean) == clean  # stored abstracts are cleaned again for TL;DRs
 
 
 def test_clean_text_never_raises_on_broken_latex():

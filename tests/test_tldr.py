@@ -78,6 +78,36 @@ def test_latex_citations_and_lead_ins_are_cleaned():
     assert not re.search(r"[\\$\[\]{}]", line), line
 
 
+def test_latex_refs_dashes_footnotes_and_links_do_not_reach_the_line():
+    """Red with pylatexenc's defaults ("<cit.>", "(<ref>)", "[Code at github.]" split into its
+    own sentence, "hrefhttp://x.ya method") or with "~" and spaced "---" left to the text."""
+    abstract = (
+        r"Sorting is old \cite{knuth}. We propose \href{http://x.y}{QuickMerge}, a sorting method"
+        r"\footnote{Code at github.} that runs in time~\eqref{eq:time} on adversarial inputs "
+        r"\citep{a,b} --- and beats timsort on Table~\ref{t}."
+    )
+    line = extractive_tldr(abstract, "Fast sorting")
+    assert line == (
+        "We propose QuickMerge, a sorting method that runs in time on adversarial inputs — "
+        "and beats timsort on Table."
+    )
+
+
+def test_html_in_a_jsonl_abstract_does_not_reach_the_line():
+    """Red without strip_html in clean_text: "<p>" and the script's body show in the line."""
+    from digest.ingest.parse import parse_jsonl
+
+    raw = (
+        '{"id": "h1", "title": "Fast sorting", "abstract": "<p>Sorting is old.</p><p>We propose '
+        "<b>QuickMerge</b>, a sorting method that beats timsort when p < 0.05.</p>"
+        '<script>alert(1)</script>"}'
+    )
+    rec = parse_jsonl(raw).records[0]
+    line = extractive_tldr(rec.abstract, rec.title)
+    assert line == "We propose QuickMerge, a sorting method that beats timsort when p < 0.05."
+    assert extractive_tldr(rec.abstract_raw, rec.title) == line
+
+
 def test_no_abstract_no_line_and_a_cached_line_wins():
     assert extractive_tldr("", "A title") == ""
     p = bundled()[0]
