@@ -182,3 +182,14 @@ def test_limits_and_unreadable_files_are_clear_errors():
     lib = parse_library(many.encode(), "many.bib")
     assert len(lib.entries) == MAX_ENTRIES and lib.read == MAX_ENTRIES + 3
     assert lib.skipped[-1].reason.startswith("over the limit of 1,000 entries")
+
+
+def test_a_title_that_cleans_to_nothing_is_no_title():
+    """50,000 nested braces: the cleaned title has no letters left. Break tried: the cleaned
+    title not checked (stored under the empty text's id: red)."""
+    bib = (
+        "@misc{deep, title={" + "{" * 50_000 + "Deep" + "}" * 50_000 + "}}\n@misc{ok, title={Fine}}"
+    )
+    lib = parse_library(bib.encode(), "deep.bib")
+    assert [e.title for e in lib.entries] == ["Fine"]
+    assert [(s.line, s.reason) for s in lib.skipped] == [(1, "no title")]

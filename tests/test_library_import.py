@@ -261,3 +261,24 @@ def test_import_library_on_the_command_line_then_the_first_digest(
     pdf.write_bytes(b"%PDF-1.4\x00\x00")
     code, _, err = run(capsys, "import-library", "console:newlab", str(pdf))
     assert code == 2 and re.match(r"error: x\.pdf looks like a binary file", err)
+
+
+def test_different_titles_with_one_placeholder_abstract_are_different_papers(app, tmp_path):
+    """Exporters write one placeholder for every missing abstract: each titled entry is still its
+    own paper. Break tried: the library id from the abstract alone (one paper, 'duplicate of
+    another entry': red)."""
+    titles = [f"Placeholder study number {n} of library imports" for n in ("one", "two", "three")]
+    bib = "".join(
+        f"@misc{{k{i}, title = {{{t}}}, abstract = {{No abstract available.}}}}\n"
+        for i, t in enumerate(titles)
+    )
+    text = say(app, "import " + bib).text
+    assert text.startswith("Read 3 entries (BibTeX): 0 matched a stored paper, 3 kept"), text
+    assert "added 3 `like:` interests, skipped 0." in text
+    csv = tmp_path / "zotero.csv"
+    rows = "".join(f'"Z{i}","Zotero {t}","Abstract not available"\n' for i, t in enumerate(titles))
+    csv.write_text('"Key","Title","Abstract Note"\n' + rows)
+    assert "3 kept from the file's title and abstract; added 3" in say(app, f"import {csv}").text
+    liked = [s.text for s in app.channels.subscriptions(NEW)]
+    assert len(set(liked)) == 6
+    assert {app.store.papers.get(pid).title for pid in liked} >= set(titles)
