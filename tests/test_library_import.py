@@ -282,3 +282,18 @@ def test_different_titles_with_one_placeholder_abstract_are_different_papers(app
     liked = [s.text for s in app.channels.subscriptions(NEW)]
     assert len(set(liked)) == 6
     assert {app.store.papers.get(pid).title for pid in liked} >= set(titles)
+
+
+def test_an_entry_with_a_bundled_papers_abstract_is_that_paper(app):
+    """Bundled NeurIPS papers have derived titles: the same abstract under the person's own title
+    is the stored paper, followed as it is, not stored again as a `library-…` copy. Break tried:
+    no abstract match in `find_wanted` ('0 matched … 1 kept': red)."""
+    from digest.ingest.parse import make_record
+    from tests.test_library_store import NEURIPS
+
+    bundled = make_record(source="neurips", abstract=NEURIPS)
+    app.store.papers.upsert([bundled])
+    bib = f"@inproceedings{{moe, title = {{Sharded experts for RAG}}, abstract = {{{NEURIPS}}}}}"
+    text = say(app, "import " + bib).text
+    assert text.startswith("Read 1 entry (BibTeX): 1 matched a stored paper; added 1"), text
+    assert [s.text for s in app.channels.subscriptions(NEW)] == [bundled.id]
