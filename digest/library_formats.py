@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -106,7 +107,8 @@ _CSV = {"title": "title", "abstract note": "abstract", "abstract": "abstract",
 
 
 def _csv(text: str) -> Library:
-    reader = csv.reader(io.StringIO(text))
+    lines = io.StringIO(text).readlines()  # '\n' ends a line here, as in csv ('\u2028' does not)
+    reader = csv.reader(lines, strict=True)
     try:
         header = [h.strip().lower() for h in next(reader)]
     except (StopIteration, csv.Error):
@@ -117,15 +119,7 @@ def _csv(text: str) -> Library:
             "The CSV file has no Title column (Zotero: File → Export Library… → CSV)."
         )
     entries, skipped = [], []
-    line = reader.line_num + 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error:
-            skipped.append(Skipped(line, "unreadable CSV row (a quote left open?)"))
-            break
+    for line, row in _csv_rows(lines, reader.line_num, skipped):
         if any(c.strip() for c in row):
             fields = {key: row[i] for i, key in cols.items() if i < len(row) and row[i].strip()}
             authors = fields.pop("authors", "")
@@ -134,8 +128,31 @@ def _csv(text: str) -> Library:
             if entry.record is not None and names:  # Zotero: 'Lovelace, Ada; Turing, Alan'
                 entry = replace(entry, record=replace(entry.record, authors=names))
             entries.append(entry)
-        line = reader.line_num + 1
     return capped("CSV", entries, skipped)
+
+
+def _csv_rows(
+    lines: list[str], done: int, skipped: list[Skipped]
+) -> Iterator[tuple[int, list[str]]]:
+    """(line, row) of each row after the first ``done`` lines. Read strictly: a quote left open
+    would otherwise swallow the rows after it into one cell. An unreadable row is skipped with
+    its line, and reading goes on from the line after the one it starts on."""
+    while done < len(lines):
+        reader = csv.reader(lines[done:], strict=True)
+        start = done  # lines before the row being read
+        try:
+            for row in reader:
+                yield start + 1, row
+                start = done + reader.line_num
+            return
+        except csv.Error as exc:
+            why = (
+                f"a cell over the CSV limit of {csv.field_size_limit():,} characters"
+                if "field larger" in str(exc)
+                else "unreadable CSV row (a quote left open?)"
+            )
+            skipped.append(Skipped(start + 1, why))
+            done = start + 1
 
 
 _SLACK_LINK = re.compile(r"<([^|>\s]+)(?:\|[^>]*)?>")

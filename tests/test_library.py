@@ -119,6 +119,30 @@ def test_zotero_csv_columns_and_authors():
     assert [(s.line, s.reason) for s in lib.skipped] == [(3, "no title")]  # '10.1/x' is no DOI
 
 
+def test_a_csv_quote_left_open_is_said_and_the_rows_after_it_are_read():
+    """A quote left open would swallow the next rows into one title; a cell over csv's field
+    limit would end the file. Breaks tried: csv read without strict (one merged entry, nothing
+    skipped: red); reading stopped at the first bad row (rows 3, 4 and 7 lost: red); a restart
+    on the line after the reader stopped, not after the row's first line (line numbers: red)."""
+    big = "x" * 200_000
+    text = (
+        '"Key","Title","Abstract Note"\n'
+        '"K1","Broken row with open quote,abc\n'
+        '"K2","Title two",""\n'
+        '"K3","Title three","an abstract\nover two lines"\n'
+        f'"K4","{big}",""\n'
+        '"K5","Title five",""\n'
+    )
+    lib = parse_library(text.encode(), "zotero.csv")
+    assert [(e.line, e.title) for e in lib.entries] == [
+        (3, "Title two"), (4, "Title three"), (7, "Title five")
+    ]  # fmt: skip
+    assert [(s.line, s.reason) for s in lib.skipped] == [
+        (2, "unreadable CSV row (a quote left open?)"),
+        (6, "a cell over the CSV limit of 131,072 characters"),
+    ]
+
+
 def test_a_csv_without_a_title_column_is_refused():
     with pytest.raises(LibraryError, match="no Title column"):
         parse_library(b"Key,Author,Year\n1,Ann,2020\n", "people.csv")
