@@ -45,9 +45,9 @@ class ImportReport:
         if not self.skipped:
             return head
         lines = [head]
-        shown = sorted(self.skipped, key=lambda s: s.line)[:SHOWN_REASONS]
+        ordered = sorted(self.skipped, key=lambda s: s.line)
+        shown, rest = ordered[:SHOWN_REASONS], ordered[SHOWN_REASONS:]  # the rest: not shown
         lines += [f"• {'line ' + str(s.line) + ': ' if s.line else ''}{s.reason}" for s in shown]
-        rest = self.skipped[SHOWN_REASONS:] if len(self.skipped) > SHOWN_REASONS else []
         if rest:
             counts = Counter(s.reason.split(":")[0].split(" of the")[0] for s in rest)
             kinds = ", ".join(f"{why}: {n}" for why, n in counts.most_common())

@@ -297,3 +297,20 @@ def test_an_entry_with_a_bundled_papers_abstract_is_that_paper(app):
     text = say(app, "import " + bib).text
     assert text.startswith("Read 1 entry (BibTeX): 1 matched a stored paper; added 1"), text
     assert [s.text for s in app.channels.subscriptions(NEW)] == [bundled.id]
+
+
+def test_the_skipped_breakdown_counts_each_entry_once():
+    """The reasons shown one by one are not counted again in 'and N more (…)'. Break tried: the
+    breakdown taken from the unsorted list's tail (over the limit 950, per file 495: red)."""
+    from digest.library import Skipped
+    from digest.library_import import ImportReport
+
+    per_file = [Skipped(1001 + i, "over the limit of 1,000 entries per file") for i in range(500)]
+    channel = [
+        Skipped(51 + i, "over the limit: a channel follows at most 50 things") for i in range(950)
+    ]
+    report = ImportReport("BibTeX", 1500, matched=1500, added=50, skipped=per_file + channel)
+    last = report.summary().splitlines()[-1]
+    assert last == (
+        "• and 1445 more (over the limit: 945, over the limit of 1,000 entries per file: 500)"
+    )
