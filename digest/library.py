@@ -100,6 +100,11 @@ class Library:
         """Entries read, skipped ones included."""
         return len(self.entries) + len(self.skipped)
 
+    @property
+    def unit(self) -> str:
+        """What an entry's number counts: the line it starts on, or its place in an id list."""
+        return "item" if self.format == "id list" else "line"
+
 
 # -- identifiers --------------------------------------------------------------------------------
 
@@ -273,7 +278,8 @@ def _deduplicated(library: Library) -> Library:
             keys.append("title:" + normalize_title(e.record.title))
         first = next((seen[k] for k in keys if k in seen), None)
         if first is not None:
-            skipped.append(Skipped(e.line, f"duplicate of the entry on line {first}"))
+            where = f"item {first}" if library.unit == "item" else f"the entry on line {first}"
+            skipped.append(Skipped(e.line, f"duplicate of {where}"))
             continue
         seen.update(dict.fromkeys(keys, e.line))
         kept.append(e)

@@ -10,7 +10,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from digest.library import Entry, Library, LibraryError, Skipped, capped, make_entry, parse_ref
+from digest.library import (
+    Entry,
+    Library,
+    LibraryError,
+    Ref,
+    Skipped,
+    capped,
+    make_entry,
+    parse_ref,
+)
 
 
 def _bibtex(text: str) -> Library:
@@ -158,21 +167,32 @@ def _csv_rows(
 _SLACK_LINK = re.compile(r"<([^|>\s]+)(?:\|[^>]*)?>")
 
 
+#: A stored paper's own id ('neurips-928c3ba0ef8b', 'syn-gnn-0'): `subscribe like:` takes them.
+_PAPER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\-]{2,127}")
+
+
 def _ids(text: str) -> Library:
+    """Pasted ids, numbered by their place in the list (a paste is often one line)."""
     entries, skipped = [], []
-    for n, raw in enumerate(text.splitlines(), 1):
+    item = 0
+    for raw in text.splitlines():
         if raw.lstrip().startswith("#"):
             continue
         line = _SLACK_LINK.sub(r"\1", raw)  # '<https://…|the KDD paper>': the link alone
         for token in re.split(r"[\s,]+", line.strip()):
             if not token:
                 continue
+            item += 1
             ref = parse_ref(token)
+            if ref is None and _PAPER_ID.fullmatch(token) and re.search(r"\d", token):
+                ref = Ref(paper_id=token)  # a word has no digit: 'hello' stays unreadable
             if ref is None:
                 shown = token if len(token) <= 40 else token[:40] + "…"
-                skipped.append(Skipped(n, f"unreadable: {shown!r} is not an arXiv id, DOI or link"))
+                skipped.append(
+                    Skipped(item, f"unreadable: {shown!r} is not a paper id, arXiv id, DOI or link")
+                )
             else:
-                entries.append(Entry(n, ref))
+                entries.append(Entry(item, ref))
     return capped("id list", entries, skipped)
 
 

@@ -162,12 +162,25 @@ def test_id_list_reads_ids_and_links_and_names_what_is_not_one():
     lib = parse_library(IDS, "the pasted text")
     assert lib.format == "id list"
     refs = [(e.line, e.ref.arxiv or e.ref.doi or e.ref.openreview) for e in lib.entries]
-    assert refs == [(2, "2401.01234"), (2, "2302.00001"), (3, "2105.05233"),
+    assert refs == [(1, "2401.01234"), (2, "2302.00001"), (3, "2105.05233"),
                     (4, "10.1145/3394486.3403043"), (5, "HkxYz0NFwB")]  # fmt: skip
-    assert [(s.line, s.reason[:20]) for s in lib.skipped] == [
-        (6, "unreadable: 'hello' "),
-        (6, "duplicate of the ent"),
+    assert [(s.line, s.reason) for s in lib.skipped] == [
+        (6, "unreadable: 'hello' is not a paper id, arXiv id, DOI or link"),
+        (7, "duplicate of item 1"),
     ]
+
+
+def test_pasted_ids_are_numbered_by_place_and_stored_ids_are_taken():
+    """A paste is one line: 'line 1' for every reason names nothing. Our own ids (what
+    `subscribe like:` takes) are ids too. Breaks tried: numbered by line (all 1: red); only
+    arXiv ids, DOIs and links read ('neurips-…' unreadable: red)."""
+    lib = parse_library(b"2401.01234 neurips-928c3ba0ef8b hello arXiv:2401.01234", "the text")
+    assert [(e.line, e.ref.arxiv or e.ref.paper_id) for e in lib.entries] == [
+        (1, "2401.01234"), (2, "neurips-928c3ba0ef8b")
+    ]  # fmt: skip
+    assert [(s.line, s.reason[:20]) for s in lib.skipped] == [
+        (3, "unreadable: 'hello' "), (4, "duplicate of item 1")
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -158,7 +158,11 @@ def test_an_id_list_matches_stored_papers_and_skips_unknown_ids(app):
     )
     assert "no title: NoSuchPaper1 is not a stored paper" in reply.text
     assert "no title: 10.9999/none.1 is not a stored paper" in reply.text
-    assert "unreadable: 'nonsense' is not an arXiv id, DOI or link" in reply.text
+    assert "item 4: unreadable: 'nonsense' is not a paper id, arXiv id, DOI or link" in reply.text
+    assert "item 2: no title: NoSuchPaper1 is not a stored paper" in reply.text
+    stored = say(app, "import syn-gnn-1, syn-gnn-2 syn-nothing-9").text
+    assert "2 matched a stored paper; added 2" in stored, stored
+    assert "item 3: no title: syn-nothing-9 is not a stored paper" in stored
 
 
 def test_ris_and_zotero_csv_through_the_command(app, tmp_path):
