@@ -1,6 +1,8 @@
 """Reading someone's own library (issue 25, item 2): BibTeX, RIS, Zotero CSV and id lists, parsed
 without I/O into entries with their identifiers, and every entry left out said with its line."""
 
+import codecs
+
 import pytest
 
 from digest.library import (
@@ -230,3 +232,17 @@ def test_a_title_that_cleans_to_nothing_is_no_title():
     lib = parse_library(bib.encode(), "deep.bib")
     assert [e.title for e in lib.entries] == ["Fine"]
     assert [(s.line, s.reason) for s in lib.skipped] == [(1, "no title")]
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_a_file_with_a_unicode_bom_is_read(codec):
+    """Windows saves 'Unicode' text as UTF-16 with a BOM (a NUL in every other byte). Break
+    tried: no BOM check before the binary check ('looks like a binary file': red)."""
+    bib = "@misc{k, title = {Müller's sparse autoencoders}}\n"
+    data = bib.encode(codec)
+    if codec == "utf-16-be":
+        data = codecs.BOM_UTF16_BE + data
+    lib = parse_library(data, "mine.bib")
+    assert [e.title for e in lib.entries] == ["Müller's sparse autoencoders"]
+    with pytest.raises(LibraryError, match="binary"):
+        parse_library(codecs.BOM_UTF16_LE + b"\x01\x00" * 500, "x.bib")
