@@ -44,7 +44,10 @@ def _local_path(rest: str) -> str | None:
     text = rest.strip().strip("'\"")
     if not text or "\n" in text or len(text) > 1000:
         return None
-    return text if Path(text).expanduser().is_file() else None
+    try:
+        return text if Path(text).expanduser().is_file() else None
+    except OSError:  # a one-line paste longer than a file name may be (ENAMETOOLONG)
+        return None
 
 
 def handle_console(commands: Commands, text: str, ctx: Context) -> Reply:

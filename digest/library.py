@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from digest.errors import DigestError
 from digest.ingest.parse import decode, make_record
 from digest.models import LIBRARY_SOURCE, Links, PaperRecord
+from digest.store.identity import MIN_HASH_CHARS
 from digest.text.arxiv_ids import arxiv_base_id, arxiv_ref
-from digest.text.hashes import normalize_title
+from digest.text.hashes import derived_id, normalize_title
 
 #: A library file above this is refused before it is read (a large Zotero export is ~300 KB).
 MAX_IMPORT_BYTES = 1_000_000
@@ -98,6 +99,11 @@ class Library:
     def read(self) -> int:
         """Entries read, skipped ones included."""
         return len(self.entries) + len(self.skipped)
+
+    @property
+    def unit(self) -> str:
+        """What an entry's number counts: the line it starts on, or its place in an id list."""
+        return "item" if self.format == "id list" else "line"
 
 
 # -- identifiers --------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ def _record(fields: dict[str, str], ref: Ref) -> PaperRecord | None:
         or _http(fields.get("url", "")),
         forum=f"https://openreview.net/forum?id={ref.openreview}" if ref.openreview else None,
     )
-    return make_record(
+    rec = make_record(
         source=LIBRARY_SOURCE,
         abstract=fields.get("abstract", ""),
         title=title,
@@ -189,6 +195,13 @@ def _record(fields: dict[str, str], ref: Ref) -> PaperRecord | None:
         year=fields.get("year") or None,
         links=links,
     )
+    if rec.title_derived or not normalize_title(rec.title):  # '{{{…}}}': nothing left of it
+        return None
+    if not ref.arxiv and len(rec.abstract) < MIN_HASH_CHARS:
+        # A short abstract ('No abstract available.') names no one paper: the title must count,
+        # or every such entry gets one id. Long ones keep their abstract-only id (stored ids).
+        rec = replace(rec, id=derived_id(LIBRARY_SOURCE, f"{rec.title}\n{rec.abstract}"))
+    return rec
 
 
 def _http(text: str) -> str | None:
@@ -265,7 +278,8 @@ def _deduplicated(library: Library) -> Library:
             keys.append("title:" + normalize_title(e.record.title))
         first = next((seen[k] for k in keys if k in seen), None)
         if first is not None:
-            skipped.append(Skipped(e.line, f"duplicate of the entry on line {first}"))
+            where = f"item {first}" if library.unit == "item" else f"the entry on line {first}"
+            skipped.append(Skipped(e.line, f"duplicate of {where}"))
             continue
         seen.update(dict.fromkeys(keys, e.line))
         kept.append(e)

@@ -6,10 +6,20 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from digest.library import Entry, Library, LibraryError, Skipped, capped, make_entry, parse_ref
+from digest.library import (
+    Entry,
+    Library,
+    LibraryError,
+    Ref,
+    Skipped,
+    capped,
+    make_entry,
+    parse_ref,
+)
 
 
 def _bibtex(text: str) -> Library:
@@ -106,7 +116,8 @@ _CSV = {"title": "title", "abstract note": "abstract", "abstract": "abstract",
 
 
 def _csv(text: str) -> Library:
-    reader = csv.reader(io.StringIO(text))
+    lines = io.StringIO(text).readlines()  # '\n' ends a line here, as in csv ('\u2028' does not)
+    reader = csv.reader(lines, strict=True)
     try:
         header = [h.strip().lower() for h in next(reader)]
     except (StopIteration, csv.Error):
@@ -117,15 +128,7 @@ def _csv(text: str) -> Library:
             "The CSV file has no Title column (Zotero: File → Export Library… → CSV)."
         )
     entries, skipped = [], []
-    line = reader.line_num + 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error:
-            skipped.append(Skipped(line, "unreadable CSV row (a quote left open?)"))
-            break
+    for line, row in _csv_rows(lines, reader.line_num, skipped):
         if any(c.strip() for c in row):
             fields = {key: row[i] for i, key in cols.items() if i < len(row) and row[i].strip()}
             authors = fields.pop("authors", "")
@@ -134,28 +137,62 @@ def _csv(text: str) -> Library:
             if entry.record is not None and names:  # Zotero: 'Lovelace, Ada; Turing, Alan'
                 entry = replace(entry, record=replace(entry.record, authors=names))
             entries.append(entry)
-        line = reader.line_num + 1
     return capped("CSV", entries, skipped)
+
+
+def _csv_rows(
+    lines: list[str], done: int, skipped: list[Skipped]
+) -> Iterator[tuple[int, list[str]]]:
+    """(line, row) of each row after the first ``done`` lines. Read strictly: a quote left open
+    would otherwise swallow the rows after it into one cell. An unreadable row is skipped with
+    its line, and reading goes on from the line after the one it starts on."""
+    while done < len(lines):
+        reader = csv.reader(lines[done:], strict=True)
+        start = done  # lines before the row being read
+        try:
+            for row in reader:
+                yield start + 1, row
+                start = done + reader.line_num
+            return
+        except csv.Error as exc:
+            why = (
+                f"a cell over the CSV limit of {csv.field_size_limit():,} characters"
+                if "field larger" in str(exc)
+                else "unreadable CSV row (a quote left open?)"
+            )
+            skipped.append(Skipped(start + 1, why))
+            done = start + 1
 
 
 _SLACK_LINK = re.compile(r"<([^|>\s]+)(?:\|[^>]*)?>")
 
 
+#: A stored paper's own id ('neurips-928c3ba0ef8b', 'syn-gnn-0'): `subscribe like:` takes them.
+_PAPER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\-]{2,127}")
+
+
 def _ids(text: str) -> Library:
+    """Pasted ids, numbered by their place in the list (a paste is often one line)."""
     entries, skipped = [], []
-    for n, raw in enumerate(text.splitlines(), 1):
+    item = 0
+    for raw in text.splitlines():
         if raw.lstrip().startswith("#"):
             continue
         line = _SLACK_LINK.sub(r"\1", raw)  # '<https://…|the KDD paper>': the link alone
         for token in re.split(r"[\s,]+", line.strip()):
             if not token:
                 continue
+            item += 1
             ref = parse_ref(token)
+            if ref is None and _PAPER_ID.fullmatch(token) and re.search(r"\d", token):
+                ref = Ref(paper_id=token)  # a word has no digit: 'hello' stays unreadable
             if ref is None:
                 shown = token if len(token) <= 40 else token[:40] + "…"
-                skipped.append(Skipped(n, f"unreadable: {shown!r} is not an arXiv id, DOI or link"))
+                skipped.append(
+                    Skipped(item, f"unreadable: {shown!r} is not a paper id, arXiv id, DOI or link")
+                )
             else:
-                entries.append(Entry(n, ref))
+                entries.append(Entry(item, ref))
     return capped("id list", entries, skipped)
 
 

@@ -32,6 +32,7 @@ class ImportReport:
     added: int = 0  # new `like:` interests
     skipped: list[Skipped] = field(default_factory=list)
     liked: list[str] = field(default_factory=list)  # paper ids now followed, in file order
+    unit: str = "line"  # what a skipped entry's number counts ('item' in a pasted id list)
 
     def summary(self) -> str:
         """The reply: counts first, then each skipped entry with its reason (a few, then totals)."""
@@ -45,9 +46,9 @@ class ImportReport:
         if not self.skipped:
             return head
         lines = [head]
-        shown = sorted(self.skipped, key=lambda s: s.line)[:SHOWN_REASONS]
-        lines += [f"• {'line ' + str(s.line) + ': ' if s.line else ''}{s.reason}" for s in shown]
-        rest = self.skipped[SHOWN_REASONS:] if len(self.skipped) > SHOWN_REASONS else []
+        ordered = sorted(self.skipped, key=lambda s: s.line)
+        shown, rest = ordered[:SHOWN_REASONS], ordered[SHOWN_REASONS:]  # the rest: not shown
+        lines += [f"• {f'{self.unit} {s.line}: ' if s.line else ''}{s.reason}" for s in shown]
         if rest:
             counts = Counter(s.reason.split(":")[0].split(" of the")[0] for s in rest)
             kinds = ", ".join(f"{why}: {n}" for why, n in counts.most_common())
@@ -71,7 +72,9 @@ class LibraryImports:
         """Follow every entry of ``library`` as a `like:`: the stored paper it names, else the
         entry as given (stored as a library paper: an example, never a digest's news)."""
         channel = self.channel(ref)
-        report = ImportReport(library.format, library.read, skipped=list(library.skipped))
+        report = ImportReport(
+            library.format, library.read, skipped=list(library.skipped), unit=library.unit
+        )
         entries = list(library.entries)
         found = self.store.papers.find_wanted([_wanted(e) for e in entries])
         subs = self.store.channels.subscriptions(channel.id)

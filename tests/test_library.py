@@ -1,6 +1,8 @@
 """Reading someone's own library (issue 25, item 2): BibTeX, RIS, Zotero CSV and id lists, parsed
 without I/O into entries with their identifiers, and every entry left out said with its line."""
 
+import codecs
+
 import pytest
 
 from digest.library import (
@@ -119,6 +121,30 @@ def test_zotero_csv_columns_and_authors():
     assert [(s.line, s.reason) for s in lib.skipped] == [(3, "no title")]  # '10.1/x' is no DOI
 
 
+def test_a_csv_quote_left_open_is_said_and_the_rows_after_it_are_read():
+    """A quote left open would swallow the next rows into one title; a cell over csv's field
+    limit would end the file. Breaks tried: csv read without strict (one merged entry, nothing
+    skipped: red); reading stopped at the first bad row (rows 3, 4 and 7 lost: red); a restart
+    on the line after the reader stopped, not after the row's first line (line numbers: red)."""
+    big = "x" * 200_000
+    text = (
+        '"Key","Title","Abstract Note"\n'
+        '"K1","Broken row with open quote,abc\n'
+        '"K2","Title two",""\n'
+        '"K3","Title three","an abstract\nover two lines"\n'
+        f'"K4","{big}",""\n'
+        '"K5","Title five",""\n'
+    )
+    lib = parse_library(text.encode(), "zotero.csv")
+    assert [(e.line, e.title) for e in lib.entries] == [
+        (3, "Title two"), (4, "Title three"), (7, "Title five")
+    ]  # fmt: skip
+    assert [(s.line, s.reason) for s in lib.skipped] == [
+        (2, "unreadable CSV row (a quote left open?)"),
+        (6, "a cell over the CSV limit of 131,072 characters"),
+    ]
+
+
 def test_a_csv_without_a_title_column_is_refused():
     with pytest.raises(LibraryError, match="no Title column"):
         parse_library(b"Key,Author,Year\n1,Ann,2020\n", "people.csv")
@@ -138,12 +164,25 @@ def test_id_list_reads_ids_and_links_and_names_what_is_not_one():
     lib = parse_library(IDS, "the pasted text")
     assert lib.format == "id list"
     refs = [(e.line, e.ref.arxiv or e.ref.doi or e.ref.openreview) for e in lib.entries]
-    assert refs == [(2, "2401.01234"), (2, "2302.00001"), (3, "2105.05233"),
+    assert refs == [(1, "2401.01234"), (2, "2302.00001"), (3, "2105.05233"),
                     (4, "10.1145/3394486.3403043"), (5, "HkxYz0NFwB")]  # fmt: skip
-    assert [(s.line, s.reason[:20]) for s in lib.skipped] == [
-        (6, "unreadable: 'hello' "),
-        (6, "duplicate of the ent"),
+    assert [(s.line, s.reason) for s in lib.skipped] == [
+        (6, "unreadable: 'hello' is not a paper id, arXiv id, DOI or link"),
+        (7, "duplicate of item 1"),
     ]
+
+
+def test_pasted_ids_are_numbered_by_place_and_stored_ids_are_taken():
+    """A paste is one line: 'line 1' for every reason names nothing. Our own ids (what
+    `subscribe like:` takes) are ids too. Breaks tried: numbered by line (all 1: red); only
+    arXiv ids, DOIs and links read ('neurips-…' unreadable: red)."""
+    lib = parse_library(b"2401.01234 neurips-928c3ba0ef8b hello arXiv:2401.01234", "the text")
+    assert [(e.line, e.ref.arxiv or e.ref.paper_id) for e in lib.entries] == [
+        (1, "2401.01234"), (2, "neurips-928c3ba0ef8b")
+    ]  # fmt: skip
+    assert [(s.line, s.reason[:20]) for s in lib.skipped] == [
+        (3, "unreadable: 'hello' "), (4, "duplicate of item 1")
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -182,3 +221,28 @@ def test_limits_and_unreadable_files_are_clear_errors():
     lib = parse_library(many.encode(), "many.bib")
     assert len(lib.entries) == MAX_ENTRIES and lib.read == MAX_ENTRIES + 3
     assert lib.skipped[-1].reason.startswith("over the limit of 1,000 entries")
+
+
+def test_a_title_that_cleans_to_nothing_is_no_title():
+    """50,000 nested braces: the cleaned title has no letters left. Break tried: the cleaned
+    title not checked (stored under the empty text's id: red)."""
+    bib = (
+        "@misc{deep, title={" + "{" * 50_000 + "Deep" + "}" * 50_000 + "}}\n@misc{ok, title={Fine}}"
+    )
+    lib = parse_library(bib.encode(), "deep.bib")
+    assert [e.title for e in lib.entries] == ["Fine"]
+    assert [(s.line, s.reason) for s in lib.skipped] == [(1, "no title")]
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_a_file_with_a_unicode_bom_is_read(codec):
+    """Windows saves 'Unicode' text as UTF-16 with a BOM (a NUL in every other byte). Break
+    tried: no BOM check before the binary check ('looks like a binary file': red)."""
+    bib = "@misc{k, title = {Müller's sparse autoencoders}}\n"
+    data = bib.encode(codec)
+    if codec == "utf-16-be":
+        data = codecs.BOM_UTF16_BE + data
+    lib = parse_library(data, "mine.bib")
+    assert [e.title for e in lib.entries] == ["Müller's sparse autoencoders"]
+    with pytest.raises(LibraryError, match="binary"):
+        parse_library(codecs.BOM_UTF16_LE + b"\x01\x00" * 500, "x.bib")

@@ -158,7 +158,11 @@ def test_an_id_list_matches_stored_papers_and_skips_unknown_ids(app):
     )
     assert "no title: NoSuchPaper1 is not a stored paper" in reply.text
     assert "no title: 10.9999/none.1 is not a stored paper" in reply.text
-    assert "unreadable: 'nonsense' is not an arXiv id, DOI or link" in reply.text
+    assert "item 4: unreadable: 'nonsense' is not a paper id, arXiv id, DOI or link" in reply.text
+    assert "item 2: no title: NoSuchPaper1 is not a stored paper" in reply.text
+    stored = say(app, "import syn-gnn-1, syn-gnn-2 syn-nothing-9").text
+    assert "2 matched a stored paper; added 2" in stored, stored
+    assert "item 3: no title: syn-nothing-9 is not a stored paper" in stored
 
 
 def test_ris_and_zotero_csv_through_the_command(app, tmp_path):
@@ -261,3 +265,56 @@ def test_import_library_on_the_command_line_then_the_first_digest(
     pdf.write_bytes(b"%PDF-1.4\x00\x00")
     code, _, err = run(capsys, "import-library", "console:newlab", str(pdf))
     assert code == 2 and re.match(r"error: x\.pdf looks like a binary file", err)
+
+
+def test_different_titles_with_one_placeholder_abstract_are_different_papers(app, tmp_path):
+    """Exporters write one placeholder for every missing abstract: each titled entry is still its
+    own paper. Break tried: the library id from the abstract alone (one paper, 'duplicate of
+    another entry': red)."""
+    titles = [f"Placeholder study number {n} of library imports" for n in ("one", "two", "three")]
+    bib = "".join(
+        f"@misc{{k{i}, title = {{{t}}}, abstract = {{No abstract available.}}}}\n"
+        for i, t in enumerate(titles)
+    )
+    text = say(app, "import " + bib).text
+    assert text.startswith("Read 3 entries (BibTeX): 0 matched a stored paper, 3 kept"), text
+    assert "added 3 `like:` interests, skipped 0." in text
+    csv = tmp_path / "zotero.csv"
+    rows = "".join(f'"Z{i}","Zotero {t}","Abstract not available"\n' for i, t in enumerate(titles))
+    csv.write_text('"Key","Title","Abstract Note"\n' + rows)
+    assert "3 kept from the file's title and abstract; added 3" in say(app, f"import {csv}").text
+    liked = [s.text for s in app.channels.subscriptions(NEW)]
+    assert len(set(liked)) == 6
+    assert {app.store.papers.get(pid).title for pid in liked} >= set(titles)
+
+
+def test_an_entry_with_a_bundled_papers_abstract_is_that_paper(app):
+    """Bundled NeurIPS papers have derived titles: the same abstract under the person's own title
+    is the stored paper, followed as it is, not stored again as a `library-…` copy. Break tried:
+    no abstract match in `find_wanted` ('0 matched … 1 kept': red)."""
+    from digest.ingest.parse import make_record
+    from tests.test_library_store import NEURIPS
+
+    bundled = make_record(source="neurips", abstract=NEURIPS)
+    app.store.papers.upsert([bundled])
+    bib = f"@inproceedings{{moe, title = {{Sharded experts for RAG}}, abstract = {{{NEURIPS}}}}}"
+    text = say(app, "import " + bib).text
+    assert text.startswith("Read 1 entry (BibTeX): 1 matched a stored paper; added 1"), text
+    assert [s.text for s in app.channels.subscriptions(NEW)] == [bundled.id]
+
+
+def test_the_skipped_breakdown_counts_each_entry_once():
+    """The reasons shown one by one are not counted again in 'and N more (…)'. Break tried: the
+    breakdown taken from the unsorted list's tail (over the limit 950, per file 495: red)."""
+    from digest.library import Skipped
+    from digest.library_import import ImportReport
+
+    per_file = [Skipped(1001 + i, "over the limit of 1,000 entries per file") for i in range(500)]
+    channel = [
+        Skipped(51 + i, "over the limit: a channel follows at most 50 things") for i in range(950)
+    ]
+    report = ImportReport("BibTeX", 1500, matched=1500, added=50, skipped=per_file + channel)
+    last = report.summary().splitlines()[-1]
+    assert last == (
+        "• and 1445 more (over the limit: 945, over the limit of 1,000 entries per file: 500)"
+    )

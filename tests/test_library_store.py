@@ -53,3 +53,27 @@ def test_library_papers_are_stored_but_never_news(store):
     assert kept.id in everything and kept.id not in news and len(news) == 4
     assert kept.id in store.papers.recent_ids(10)
     assert kept.id not in store.papers.recent_ids(10, news=True)
+
+
+NEURIPS = (
+    "We propose a sparse mixture of experts for retrieval-augmented generation, in which each "
+    "expert indexes a shard of the corpus and a learned router picks the shards a query reads; "
+    "on open-domain question answering it matches dense retrieval at a third of the cost."
+)
+
+
+def test_find_wanted_by_the_same_long_abstract(store):
+    """A bundled paper has only a derived title: the entry naming it by a real title and the same
+    abstract (other case and punctuation) is that paper; a short abstract proves nothing.
+    Breaks tried: no abstract lookup (None: the paper stored again as a copy: red); the
+    abstract compared unnormalised (red)."""
+    bundled = make_record(source="neurips", abstract=NEURIPS)
+    short = make_record(source="neurips", abstract="No abstract available.")
+    store.papers.upsert([bundled, short])
+    assert bundled.title_derived
+    wanted = [
+        Wanted(title="RAG with Mixtures of Experts", abstract=NEURIPS.upper().replace(";", ",")),
+        Wanted(title="Another paper", abstract="No abstract available."),
+        Wanted(arxiv="2599.00001", title="An arXiv paper", abstract=NEURIPS),
+    ]
+    assert store.papers.find_wanted(wanted) == [bundled.id, None, bundled.id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -63,9 +64,26 @@ def _looks_binary(head: bytes) -> bool:
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[ParseProblem]]:
-    """UTF-8 text of ``data``; binary files are refused, stray bad bytes replaced and reported."""
+    """Text of ``data`` (UTF-8, or UTF-16/32 with a BOM); binary files are refused, stray bad
+    bytes replaced and reported."""
     if not data.strip():
         raise IngestError(f"{name} is empty.")
+    if data.startswith(
+        (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    ):
+        # Windows tools save 'Unicode' text as UTF-16 with a BOM: every other byte is a NUL.
+        codec = (
+            "utf-32" if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) else "utf-16"
+        )
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            raise IngestError(f"{name} starts like {codec.upper()} text but is not.") from None
+        if not text.strip():
+            raise IngestError(f"{name} is empty.")
+        if _looks_binary(text[:8192].encode()):  # a binary file that starts like a BOM
+            raise IngestError(f"{name} looks like a binary file, not text.")
+        return text, []
     if _looks_binary(data[:8192]):
         raise IngestError(f"{name} looks like a binary file, not text.")
     try:

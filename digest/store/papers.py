@@ -11,12 +11,12 @@ from sqlalchemy.orm import Session
 
 from digest.clock import Clock, system_clock
 from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
-from digest.store.identity import Keys, KeyView, abstracts_agree
+from digest.store.identity import MIN_HASH_CHARS, Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
 from digest.store.schema import CounterRow, PaperRow
 from digest.store.tldrs import TldrRepo
 from digest.text.arxiv_ids import arxiv_base_id
-from digest.text.hashes import normalize_title
+from digest.text.hashes import content_hash, normalize_title
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,8 @@ class PaperRepo:
 
     def find_wanted(self, wanted: list[Wanted]) -> list[str | None]:
         """The stored paper each of ``wanted`` names (None: none), by id, arXiv id, OpenReview
-        id, DOI (in a doi.org link) or normalised title (abstracts, when both have one, agree).
+        id, DOI (in a doi.org link), normalised title (abstracts, when both have one, agree) or the
+        same long abstract (normalised).
 
         A few statements for the whole list, not a few per entry: a library holds hundreds."""
 
@@ -316,6 +317,18 @@ class PaperRepo:
                 )
                 for key, pid, abstract in session.execute(stmt):
                     titles.setdefault(key, []).append((pid, abstract))
+        # The same long abstract (normalised): a bundled paper has no real title to match by.
+        hashes = {w: content_hash(w.abstract) for w in wanted if len(w.abstract) >= MIN_HASH_CHARS}
+        by_hash: dict[str, list[tuple[str, str | None]]] = {}
+        with Session(self.engine) as session:
+            for part in chunks(set(hashes.values())):
+                stmt = (
+                    select(PaperRow.content_hash, PaperRow.id, PaperRow.arxiv_id)
+                    .where(PaperRow.content_hash.in_(part))
+                    .order_by(PaperRow.seq)
+                )
+                for key, pid, arxiv_id in session.execute(stmt):
+                    by_hash.setdefault(key, []).append((pid, arxiv_id))
         out: list[str | None] = []
         for w in wanted:
             found = (
@@ -327,6 +340,9 @@ class PaperRepo:
             if found is None and w.title:
                 same = titles.get(normalize_title(w.title)[:500], ())
                 found = next((p for p, a in same if abstracts_agree(a, w.abstract)), None)
+            if found is None and w in hashes:  # unless two arXiv ids say they differ
+                same_text = by_hash.get(hashes[w], ())
+                found = next((p for p, a in same_text if not (a and w.arxiv) or a == w.arxiv), None)
             out.append(found)
         return out
 
