@@ -77,6 +77,17 @@ async def test_discord_expired_or_oversized_attachments_are_clear_errors(bot):
     assert bot.app.store.channels.get(SERVER) is None  # nothing set up, nothing stored
 
 
+async def test_discord_attachment_larger_than_it_says_is_refused(bot):
+    """Discord's stated size is not trusted: at most the limit + 1 bytes are read. Break that
+    turns it red: `file.read()` back (the whole file read; its text imported or 'No entries')."""
+    liar = bot.fake.attach("liar.bib", b"%" * (MAX_IMPORT_BYTES + 10))
+    liar["size"] = 100
+    await dispatch(bot.client, with_file(slash("import", "t1"), liar))
+    answer = embed_text(bot.fake.followups["t1"][0])
+    assert "liar.bib is over the limit of 1 MB." in answer, answer
+    assert bot.app.store.channels.get(SERVER) is None
+
+
 async def test_discord_pasted_ids_need_no_file(bot):
     await dispatch(bot.client, slash("import", "t1", text="https://arxiv.org/abs/2599.00001 x"))
     text = embed_text(bot.fake.followups["t1"][0])

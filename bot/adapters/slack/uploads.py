@@ -11,6 +11,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.downloads import read_capped
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import Reply, error
 from digest.library import MAX_IMPORT_BYTES
@@ -86,7 +87,7 @@ async def _download(url: str, token: str, name: str) -> Upload | Reply:
             if resp.status != 200 or kind.startswith("text/html"):
                 log.warning("file download refused: HTTP %s (%s)", resp.status, kind or "-")
                 return error(f"Slack would not hand over {name} (HTTP {resp.status}). {NO_SCOPE}")
-            data = await resp.content.read(MAX_IMPORT_BYTES + 1)
+            data = await read_capped(resp, MAX_IMPORT_BYTES)
     except (aiohttp.ClientError, TimeoutError) as exc:
         log.warning("file download failed: %s", type(exc).__name__)
         return error(f"Could not fetch {name} from Slack; try again.")
