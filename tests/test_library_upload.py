@@ -123,6 +123,26 @@ async def test_slack_import_takes_the_file_shared_just_before(app, slack):
     first_digest_names_all_three(app, SLACK)
 
 
+async def test_slack_sends_the_bot_token_only_to_slack_hosts(app, slack):
+    """A file whose private URL is on another host is refused before any request, so the bot
+    token never leaves for it. Break that turns it red: the host check dropped (the fake, reached
+    as `localhost`, gets the token and serves the file: fetched)."""
+    from bot.adapters.slack.uploads import _slack_host
+
+    shared = slack.share_file("C1", "U1", "mine.bib", b"@misc{k, title={T}}")
+    for key in ("url_private", "url_private_download"):
+        shared[key] = shared[key].replace("127.0.0.1", "localhost")
+    async with Harness(app, slack) as h:
+        await h.done("import")
+    (answer,) = slack.responses()
+    assert "The download link of mine.bib is not Slack's" in answer["text"], answer["text"]
+    assert not slack.fetched
+    api = "https://slack.com/api/"
+    assert _slack_host("https://files.slack.com/files-pri/T1-F1/download/a.bib", api)
+    assert not _slack_host("http://files.slack.com/files-pri/T1-F1/a.bib", api)  # no TLS
+    assert not _slack_host("https://files.slack.com.evil.example/a.bib", api)
+
+
 async def test_slack_without_a_file_or_the_scope_says_what_to_do(app, slack):
     """No file shared: how to share one. An app installed without files:read: which scope the
     admin must add. A pasted list needs no file at all."""

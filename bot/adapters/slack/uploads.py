@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -71,7 +72,23 @@ async def _fetch(client: AsyncWebClient, f: dict) -> Upload | Reply:
     url = f.get("url_private_download") or f.get("url_private")
     if not url:
         return error(f"Slack gave no download link for {name}; share it again.")
+    if not _slack_host(str(url), client.base_url):  # the bot token goes to Slack only
+        log.warning("file download refused: not a Slack host (%s)", urlsplit(str(url)).netloc)
+        return error(f"The download link of {name} is not Slack's; share the file again.")
     return await _download(url, client.token or "", name)
+
+
+#: Where Slack serves private files; the configured Web API host is also trusted (a proxy, or
+#: the local fake in tests).
+FILE_HOSTS = ("files.slack.com",)
+
+
+def _slack_host(url: str, api_url: str) -> bool:
+    """True when ``url`` is on Slack's file host (https) or on the configured API host."""
+    parts, api = urlsplit(url), urlsplit(api_url)
+    if parts.scheme == "https" and parts.hostname in FILE_HOSTS:
+        return True
+    return bool(api.netloc) and (parts.scheme, parts.netloc) == (api.scheme, api.netloc)
 
 
 async def _download(url: str, token: str, name: str) -> Upload | Reply:
