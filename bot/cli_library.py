@@ -103,9 +103,11 @@ def import_library_cmd(
     application = wired(db)
     me = ChannelRef(ref.platform, f"@{who}", ref.workspace)
     ctx = Context(ref, who, dm=me, now=application.clock(), name="" if user else "the command line")
+    from bot.adapters.console import readable  # plain text: no chat Markdown on a terminal
+
     reply = application.commands.invoke("import", ctx, Args.typed(file=upload))
     if reply.error:
-        raise DigestError(reply.text)
-    print(reply.text)
+        raise DigestError(readable(reply.text))
+    print(readable(reply.text))
     if not re.search(r"skipped 0\.$", reply.text.splitlines()[0]):  # some entries left out
         raise typer.Exit(1)

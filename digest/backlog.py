@@ -159,7 +159,8 @@ def compose_digest(
     src = Source(service)
     chosen = choose(service, channel, upto, src)
     picked = chosen.paper_ids
-    return assemble(chosen, day, src.get_many(picked), src.liked_in(picked))
+    named = picked + list(chosen.state.profile.likes)  # the footer names followed papers
+    return assemble(chosen, day, src.get_many(named), src.liked_in(picked))
 
 
 @dataclass(frozen=True)
