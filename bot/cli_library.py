@@ -39,15 +39,24 @@ def read_upload(path: str) -> object:
         raise DigestError(f"Cannot read {path}: {exc.strerror}") from None
 
 
+#: A text shaped like a path: read as one (its errors said) rather than as pasted ids.
+PATH_LIKE = re.compile(r"(?i)^(?:[/~]|\.{1,2}/)|\.(?:bib|ris|csv|txt)$")
+
+
 def _local_path(rest: str) -> str | None:
-    """The path in `import PATH` when the text names an existing file (else it is pasted ids)."""
-    text = rest.strip().strip("'\"")
-    if not text or "\n" in text or len(text) > 1000:
+    """The path in `import PATH` when the text names an existing file or looks like a path (so a
+    wrong one is said as such), else None: the text is pasted ids. `--public` is dropped: the
+    console has no one to share with."""
+    from bot.commands.core import _drop_public
+
+    text = _drop_public(rest).strip("'\"") if "\n" not in rest.strip() else ""
+    if not text or len(text) > 1000:
         return None
     try:
-        return text if Path(text).expanduser().is_file() else None
-    except OSError:  # a one-line paste longer than a file name may be (ENAMETOOLONG)
-        return None
+        exists = Path(text).expanduser().is_file()
+    except (OSError, RuntimeError):  # a name too long, or `~nobody`: said when read, if path-like
+        exists = False
+    return text if exists or PATH_LIKE.search(text) else None
 
 
 def handle_console(commands: Commands, text: str, ctx: Context) -> Reply:
@@ -94,9 +103,11 @@ def import_library_cmd(
     application = wired(db)
     me = ChannelRef(ref.platform, f"@{who}", ref.workspace)
     ctx = Context(ref, who, dm=me, now=application.clock(), name="" if user else "the command line")
+    from bot.adapters.console import readable  # plain text: no chat Markdown on a terminal
+
     reply = application.commands.invoke("import", ctx, Args.typed(file=upload))
     if reply.error:
-        raise DigestError(reply.text)
-    print(reply.text)
+        raise DigestError(readable(reply.text))
+    print(readable(reply.text))
     if not re.search(r"skipped 0\.$", reply.text.splitlines()[0]):  # some entries left out
         raise typer.Exit(1)

@@ -159,7 +159,8 @@ def compose_digest(
     src = Source(service)
     chosen = choose(service, channel, upto, src)
     picked = chosen.paper_ids
-    return assemble(chosen, day, src.get_many(picked), src.liked_in(picked))
+    named = picked + list(chosen.state.profile.likes)  # the footer names followed papers
+    return assemble(chosen, day, src.get_many(named), src.liked_in(picked))
 
 
 @dataclass(frozen=True)
@@ -285,9 +286,17 @@ def _beside(score: float, threshold: float) -> str:
     return f"{score:.4f}"  # equal to four places: the verdict beside it says which side
 
 
+FOLLOWED = (
+    "This channel follows it as `like:`, an example of what it wants, so it is never sent here "
+    "as news; digests bring papers like it. `unsubscribe like:{id}` stops following it."
+)
+
+
 def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datetime) -> Outlook:
     """Whether and when ``paper_id`` would be sent to ``channel``, with its score and reason."""
     state, ranker = reads(service, channel), service.papers.ranker()
+    if paper_id in state.profile.likes:  # an example of what it wants, not news to it
+        return Outlook(None, "", FOLLOWED.format(id=paper_id))
     picks = ranker.rank(state.profile, [paper_id], size=1, threshold=0.0)
     if not picks.hits:
         return Outlook(None, "", "It is excluded by this channel's `exclude` terms.")

@@ -75,11 +75,22 @@ def diversity_for(p: Profile) -> float:
     return feedback.diversity(DIVERSITY, len(p.votes))
 
 
-def interests(p: Profile) -> tuple[str, ...]:
-    """Human-readable list of what a profile follows."""
+#: A followed paper's title in a digest's footer is cut to this many characters (on a word).
+LIKE_TITLE = 60
+
+
+def interests(p: Profile, papers: Mapping[str, Paper] | None = None) -> tuple[str, ...]:
+    """Human-readable list of what a profile follows; a `like:` by its paper's title (shortened)
+    when ``papers`` holds it: an imported library's ids alone say nothing."""
+    from digest.headline import shorten
+
+    papers = papers or {}
     out = list(p.topics)
     out += [f"author:{a}" for a in p.authors]
-    out += [f"like:{x}" for x in p.likes]
+    out += [
+        f"like: {shorten(papers[x].title, LIKE_TITLE)}" if x in papers else f"like:{x}"
+        for x in p.likes
+    ]
     out += [f"-{x}" for x in p.excludes]
     return tuple(out)
 
@@ -102,7 +113,8 @@ def rank_new(
 def compose(
     channel: Channel, profile: Profile, picks: Picks, day: date, papers: Mapping[str, Paper]
 ) -> Digest:
-    """The day's digest of ``picks`` (``papers`` holds at least the picked ones)."""
+    """The day's digest of ``picks`` (``papers`` holds at least the picked ones, and the liked
+    ones to name them by title)."""
     items = tuple(
         DigestItem(rank, papers[h.paper_id], h.score, h.why)
         for rank, h in enumerate(picks.hits, 1)
@@ -111,7 +123,7 @@ def compose(
     return Digest(
         channel,
         day,
-        interests(profile),
+        interests(profile, papers),
         items,
         more=picks.more,
         near_misses=picks.near_misses,

@@ -111,14 +111,17 @@ class Deliveries:
         from digest.compose import Digest, DigestItem, interests
 
         channel = self.store.channels.by_id(d.channel_id)
-        papers = self.store.papers.get_many(i.paper_id for i in d.items)
+        profile = self.channels.profile(channel)
+        wanted = [i.paper_id for i in d.items] + list(profile.likes)  # likes: the footer's titles
+        papers = self.store.papers.get_many(wanted)
         items = tuple(
             DigestItem(i.rank, papers[i.paper_id], i.score, i.why)
             for i in d.items
             if i.paper_id in papers
         )
-        profile = self.channels.profile(channel)
-        return Digest(channel, d.digest_date, interests(profile), items, near_misses=d.near_misses)
+        return Digest(
+            channel, d.digest_date, interests(profile, papers), items, near_misses=d.near_misses
+        )
 
     def plan(self, claim: Claim, parts: list[tuple[str, ...]],
              rendered: str | None = None) -> list[PlannedMessage] | None:  # fmt: skip

@@ -2,7 +2,8 @@
 
 Channels, subscriptions, feedback and delivery history move between databases (SQLite to
 PostgreSQL, or between hosts) without loss; papers are re-ingested from their sources, and any
-paper a vote or delivery refers to travels along so nothing dangles.
+paper a vote, delivery or `like:` refers to travels along so nothing dangles, as does every
+library paper (read from someone's own file, no source would bring it back).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.errors import DigestError
+from digest.models import LIBRARY_SOURCE, SubscriptionKind
 from digest.schedule import parse_time, parse_weekdays
 from digest.store import Store
 from digest.store.schema import (
@@ -53,14 +55,16 @@ def export_state(store: Store, secret_tables: tuple[str, ...] = ()) -> dict[str,
             t.__tablename__: [_row(r) for r in session.scalars(select(t).order_by(t.id))]
             for t in TABLES
         }
-        referenced = {r["paper_id"] for r in data["delivery_items"]} | {
-            r["paper_id"] for r in data["feedback"]
-        }
-        papers = (
-            session.scalars(select(PaperRow).where(PaperRow.id.in_(referenced)))
-            if referenced
-            else []
+        referenced = (
+            {r["paper_id"] for r in data["delivery_items"]}
+            | {r["paper_id"] for r in data["feedback"]}
+            | {r["text"] for r in data["subscriptions"] if r["kind"] == SubscriptionKind.LIKE}
         )
+        # followed papers too: a `like:` names a paper id, and without it the import dangles
+        wanted = PaperRow.source == LIBRARY_SOURCE
+        if referenced:
+            wanted = wanted | PaperRow.id.in_(referenced)
+        papers = session.scalars(select(PaperRow).where(wanted).order_by(PaperRow.id))
         data["papers"] = [_row(p) for p in papers]
     if secret_tables:
         data["secrets"] = _dump_tables(store, secret_tables)

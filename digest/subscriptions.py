@@ -59,6 +59,13 @@ class Subscriptions:
             return f"papers that mention {text!r}"
         return f"{kind.value} {text!r}"
 
+    def _named(self, s: Subscription) -> str:
+        """A removed subscription as the reply names it: a `like:` by its paper's title (its
+        id alone says nothing), else its text as typed."""
+        if s.kind is SubscriptionKind.LIKE and (paper := self.papers.find_paper(s.text)):
+            return f"papers like *{shorten(paper.title, 100)}*"
+        return repr(s.text)
+
     def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
         if kind is not SubscriptionKind.TOPIC:
             return ""
@@ -96,7 +103,7 @@ class Subscriptions:
                 )
         removed = self.store.channels.remove_subscriptions(channel.id, [s.id for s in chosen])
         if removed == 1:
-            return f"Stopped following {chosen[0].text!r}."
+            return f"Stopped following {self._named(chosen[0])}."
         return f"Stopped following {plural(removed, 'item')}."
 
     def _unsubscribe_group(self, channel: Channel, subs: list[Subscription], excl: bool) -> str:
@@ -115,5 +122,5 @@ class Subscriptions:
         )
         if not removed:
             return f"This channel follows nothing.{stay}"
-        what = repr(chosen[0].text) if removed == 1 else plural(removed, "item")
+        what = self._named(chosen[0]) if removed == 1 else plural(removed, "item")
         return f"Stopped following {what}.{stay}"

@@ -155,9 +155,10 @@ class Ticks:
             if (c.id, d) not in rows.existing and not src.profile(c.id).is_empty()
         ]  # fmt: skip
         chosen = [(choose(self.deliveries.channels, c, upto, src), d) for c, d in todo]
-        src.load(pid for ch, _ in chosen for pid in ch.paper_ids)
+        named = [(ch, d, ch.paper_ids + list(ch.state.profile.likes)) for ch, d in chosen]
+        src.load(pid for _, _, ids in named for pid in ids)  # followed ones: the footer's titles
         liked = src.liked_in(pid for ch, _ in chosen for pid in ch.paper_ids)  # one read: marks
-        digests = [assemble(ch, d, src.get_many(ch.paper_ids), liked) for ch, d in chosen]
+        digests = [assemble(ch, d, src.get_many(ids), liked) for ch, d, ids in named]
         made: list[tuple[Digest, NewClaim, Any]] = []
         for digest in digests:
             try:

@@ -344,12 +344,16 @@ def test_messages_name_what_was_actually_typed(app, text, said):
 def test_list_shows_every_option_and_only_those_that_apply(app):
     """`option threads on` was never shown by `list`; a personal digest showed 'admins only'
     though that option is refused there. Breaks seen red: the old settings line (no threads,
-    admins only everywhere)."""
+    admins only everywhere); share-votes left out of the settings line."""
     say(app, "subscribe graph neural networks")
     say(app, "option threads on")
     shown = say(app, "list").text
     assert "threads: on" in shown and "admins only: off" in shown, shown
+    assert "share votes: on" in shown, shown
+    say(app, "option share-votes off")  # was never shown at all
+    assert "share votes: off" in say(app, "list").text
     say(app, "me subscribe graph neural networks")
     mine = say(app, "me list").text
     assert "threads: off" in mine and "admins only" not in mine, mine
+    assert "share votes" not in mine, mine  # refused on a personal digest
     assert say(app, "me option admin-only on").error

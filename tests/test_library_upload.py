@@ -77,6 +77,17 @@ async def test_discord_expired_or_oversized_attachments_are_clear_errors(bot):
     assert bot.app.store.channels.get(SERVER) is None  # nothing set up, nothing stored
 
 
+async def test_discord_attachment_larger_than_it_says_is_refused(bot):
+    """Discord's stated size is not trusted: at most the limit + 1 bytes are read. Break that
+    turns it red: `file.read()` back (the whole file read; its text imported or 'No entries')."""
+    liar = bot.fake.attach("liar.bib", b"%" * (MAX_IMPORT_BYTES + 10))
+    liar["size"] = 100
+    await dispatch(bot.client, with_file(slash("import", "t1"), liar))
+    answer = embed_text(bot.fake.followups["t1"][0])
+    assert "liar.bib is over the limit of 1 MB." in answer, answer
+    assert bot.app.store.channels.get(SERVER) is None
+
+
 async def test_discord_pasted_ids_need_no_file(bot):
     await dispatch(bot.client, slash("import", "t1", text="https://arxiv.org/abs/2599.00001 x"))
     text = embed_text(bot.fake.followups["t1"][0])
@@ -110,6 +121,26 @@ async def test_slack_import_takes_the_file_shared_just_before(app, slack):
     listed = next(a for m, a in slack.calls if m == "files.list")
     assert listed["channel"] == "C1" and listed["user"] == "U1"
     first_digest_names_all_three(app, SLACK)
+
+
+async def test_slack_sends_the_bot_token_only_to_slack_hosts(app, slack):
+    """A file whose private URL is on another host is refused before any request, so the bot
+    token never leaves for it. Break that turns it red: the host check dropped (the fake, reached
+    as `localhost`, gets the token and serves the file: fetched)."""
+    from bot.adapters.slack.uploads import _slack_host
+
+    shared = slack.share_file("C1", "U1", "mine.bib", b"@misc{k, title={T}}")
+    for key in ("url_private", "url_private_download"):
+        shared[key] = shared[key].replace("127.0.0.1", "localhost")
+    async with Harness(app, slack) as h:
+        await h.done("import")
+    (answer,) = slack.responses()
+    assert "The download link of mine.bib is not Slack's" in answer["text"], answer["text"]
+    assert not slack.fetched
+    api = "https://slack.com/api/"
+    assert _slack_host("https://files.slack.com/files-pri/T1-F1/download/a.bib", api)
+    assert not _slack_host("http://files.slack.com/files-pri/T1-F1/a.bib", api)  # no TLS
+    assert not _slack_host("https://files.slack.com.evil.example/a.bib", api)
 
 
 async def test_slack_without_a_file_or_the_scope_says_what_to_do(app, slack):

@@ -68,3 +68,49 @@ def test_cli_export_import_and_bad_files(tmp_path, capsys, env_isolated):
         == 2
     )
     assert "Not a digestbot export" in capsys.readouterr().err
+
+
+def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url):
+    """A `like:` of a stored paper never sent, and the papers a library import stored, come along
+    (issue: moving databases lost them). Breaks that turn it red: export only the papers of
+    deliveries and votes (the old `referenced`); drop the LIBRARY_SOURCE clause (the
+    not-followed library paper is missing)."""
+    from digest.library import parse_library
+    from digest.models import LIBRARY_SOURCE
+
+    src = populated(tmp_path)
+    lab = ChannelRef("console", "lab")
+    src.channels.add(lab, SubscriptionKind.LIKE, "syn-gnn-0", "ann")  # stored, never sent
+    bib = b"""@article{m1, title = {Sparse autoencoders recover monosemantic dictionary features},
+  author = {Lovelace, Ada}, year = {2025}}
+@article{m2, title = {Denoising score matching for image generation at scale},
+  author = {Turing, Alan}, year = {2025}}
+"""
+    report = src.channels.import_library(lab, parse_library(bib, "mine.bib"), "ann")
+    assert report.added == 2
+    library_ids = {
+        p["id"] for p in export_state(src.store)["papers"] if p["source"] == LIBRARY_SOURCE
+    }
+    src.channels.unsubscribe(lab, f"like:{report.liked[1]}")  # stored, no longer followed
+    doc = json.loads(json.dumps(export_state(src.store)))
+    dst = Store.open(db_url)
+    import_state(dst, doc)
+    likes = [s["text"] for s in export_state(dst)["subscriptions"] if s["kind"] == "like"]
+    assert len(likes) == 2 and "syn-gnn-0" in likes
+    for pid in likes:
+        assert dst.papers.get(pid) is not None, pid
+    assert dst.papers.get(report.liked[0]).source == LIBRARY_SOURCE
+    assert library_ids == {report.liked[0], report.liked[1]}
+    assert dst.papers.get(report.liked[1]) is not None  # library papers all travel
+    dst.close()
+
+
+def test_an_older_export_without_followed_papers_still_imports(tmp_path):
+    """Files written before followed papers travelled import as before (the like is kept)."""
+    src = populated(tmp_path)
+    src.channels.add(ChannelRef("console", "lab"), SubscriptionKind.LIKE, "syn-gnn-0", "ann")
+    doc = json.loads(json.dumps(export_state(src.store)))
+    doc["papers"] = [p for p in doc["papers"] if p["id"] != "syn-gnn-0"]
+    dst = Store.open(f"sqlite:///{tmp_path / 'old.db'}")
+    assert import_state(dst, doc)["subscriptions"] == len(doc["subscriptions"])
+    dst.close()

@@ -122,6 +122,8 @@ def _settings_line(channel: Channel, personal: bool) -> str:
     flags += [("threads", channel.threaded), ("backlog", channel.backlog)]
     if channel.weekly is not None:  # the default (on from two interests) goes unsaid
         flags.append(("weekly picture", channel.weekly))
+    if not personal:  # refused on a personal digest too: its 👍 are never shared
+        flags.append(("share votes", channel.share_votes))
     shown = " · ".join(f"{name}: {'on' if on else 'off'}" for name, on in flags)
     return f"Size {channel.digest_size} · threshold {channel.threshold:.2f} · {shown}"
 

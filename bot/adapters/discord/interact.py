@@ -17,6 +17,7 @@ import discord
 from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_paged
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
+from bot.adapters.downloads import read_capped
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
@@ -229,10 +230,24 @@ async def fetch_upload(file: discord.Attachment) -> Upload | Reply:
         mb = MAX_IMPORT_BYTES / 1e6
         return error(f"{file.filename} is {file.size / 1e6:.1f} MB; the limit is {mb:.0f} MB.")
     try:
-        return Upload(file.filename, await file.read())
-    except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
+        data = await _read_capped(file.url, MAX_IMPORT_BYTES)
+    except (aiohttp.ClientError, TimeoutError) as exc:
         log.warning("could not fetch an attachment: %s", exc, extra={"platform": PLATFORM})
         return error(f"Could not fetch {file.filename} from Discord; attach it again.")
+    if len(data) > MAX_IMPORT_BYTES:  # the size Discord stated was wrong: never trusted alone
+        return error(f"{file.filename} is over the limit of {MAX_IMPORT_BYTES / 1e6:.0f} MB.")
+    return Upload(file.filename, data)
+
+
+async def _read_capped(url: str, limit: int) -> bytes:
+    """At most ``limit`` + 1 bytes from the CDN (streamed, so a huge file is never held whole);
+    an HTTP error status raises aiohttp.ClientResponseError."""
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.get(url, raise_for_status=True) as resp,
+    ):
+        return await read_capped(resp, limit)
 
 
 def cannot_post(i: discord.Interaction) -> str | None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.downloads import read_capped
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import Reply, error
 from digest.library import MAX_IMPORT_BYTES
@@ -70,7 +72,23 @@ async def _fetch(client: AsyncWebClient, f: dict) -> Upload | Reply:
     url = f.get("url_private_download") or f.get("url_private")
     if not url:
         return error(f"Slack gave no download link for {name}; share it again.")
+    if not _slack_host(str(url), client.base_url):  # the bot token goes to Slack only
+        log.warning("file download refused: not a Slack host (%s)", urlsplit(str(url)).netloc)
+        return error(f"The download link of {name} is not Slack's; share the file again.")
     return await _download(url, client.token or "", name)
+
+
+#: Where Slack serves private files; the configured Web API host is also trusted (a proxy, or
+#: the local fake in tests).
+FILE_HOSTS = ("files.slack.com",)
+
+
+def _slack_host(url: str, api_url: str) -> bool:
+    """True when ``url`` is on Slack's file host (https) or on the configured API host."""
+    parts, api = urlsplit(url), urlsplit(api_url)
+    if parts.scheme == "https" and parts.hostname in FILE_HOSTS:
+        return True
+    return bool(api.netloc) and (parts.scheme, parts.netloc) == (api.scheme, api.netloc)
 
 
 async def _download(url: str, token: str, name: str) -> Upload | Reply:
@@ -86,7 +104,7 @@ async def _download(url: str, token: str, name: str) -> Upload | Reply:
             if resp.status != 200 or kind.startswith("text/html"):
                 log.warning("file download refused: HTTP %s (%s)", resp.status, kind or "-")
                 return error(f"Slack would not hand over {name} (HTTP {resp.status}). {NO_SCOPE}")
-            data = await resp.content.read(MAX_IMPORT_BYTES + 1)
+            data = await read_capped(resp, MAX_IMPORT_BYTES)
     except (aiohttp.ClientError, TimeoutError) as exc:
         log.warning("file download failed: %s", type(exc).__name__)
         return error(f"Could not fetch {name} from Slack; try again.")
