@@ -109,6 +109,10 @@ class ChannelService:
         """Pause or resume digests, saying why."""
         return self.settings.set_paused(ref, paused, reason)
 
+    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
+        """Pause every channel of a workspace the app was removed from, in one write."""
+        return self.settings.pause_workspace(platform, workspace, reason)
+
     def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
         """Boolean channel options: quiet, admin-only, threads, backlog."""
         return self.settings.set_option(ref, name, on)

@@ -140,6 +140,12 @@ def _csv(text: str) -> Library:
     return capped("CSV", entries, skipped)
 
 
+#: The longest cell a library CSV may hold (csv's default limit). Checked here, not left to
+#: ``csv.field_size_limit``: that is process-wide, and a CSV ingest in the same process raises it.
+MAX_CSV_CELL = 131_072
+_OVER = f"a cell over the CSV limit of {MAX_CSV_CELL:,} characters"
+
+
 def _csv_rows(
     lines: list[str], done: int, skipped: list[Skipped]
 ) -> Iterator[tuple[int, list[str]]]:
@@ -151,15 +157,14 @@ def _csv_rows(
         start = done  # lines before the row being read
         try:
             for row in reader:
-                yield start + 1, row
+                if any(len(cell) > MAX_CSV_CELL for cell in row):
+                    skipped.append(Skipped(start + 1, _OVER))
+                else:
+                    yield start + 1, row
                 start = done + reader.line_num
             return
         except csv.Error as exc:
-            why = (
-                f"a cell over the CSV limit of {csv.field_size_limit():,} characters"
-                if "field larger" in str(exc)
-                else "unreadable CSV row (a quote left open?)"
-            )
+            why = _OVER if "field larger" in str(exc) else "unreadable CSV row (a quote left open?)"
             skipped.append(Skipped(start + 1, why))
             done = start + 1
 
