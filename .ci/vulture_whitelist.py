@@ -56,6 +56,7 @@ subscribe_cmd  # unused function (bot/commands/handlers_channel.py:40)
 exclude_cmd  # unused function (bot/commands/handlers_channel.py:54)
 unsubscribe_cmd  # unused function (bot/commands/handlers_channel.py:61)
 list_cmd  # unused function (bot/commands/handlers_channel.py:73)
+top_cmd  # unused function (bot/commands/handlers_colleagues.py:22): registered by @command
 digest_cmd  # unused function (bot/commands/handlers_channel.py:117)
 schedule_cmd  # unused function (bot/commands/handlers_channel.py:137)
 size_cmd  # unused function (bot/commands/handlers_channel.py:200)

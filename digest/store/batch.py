@@ -33,8 +33,6 @@ T = TypeVar("T")
 #: Channels per statement: the IN lists and multi-row VALUES stay well inside both engines'
 #: parameter limits (SQLite 32,766; PostgreSQL 65,535).
 CHUNK = 500
-#: Rows per multi-row INSERT of items (8 columns each).
-ITEM_ROWS = 2000
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
