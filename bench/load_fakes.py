@@ -62,7 +62,9 @@ class TimedDiscord(FakeDiscord):
         self.gateway_url = ""
         self.posted = 0
 
-    def answer(self, method: str, path: str, body: dict) -> tuple[int, dict, dict | list]:
+    def answer(
+        self, method: str, path: str, body: dict, files: dict | None = None
+    ) -> tuple[int, dict, dict | list]:
         if self.latency:
             time.sleep(self.latency)  # outside the lock: the fake answers requests in parallel
         bare = path.partition("?")[0]
@@ -70,7 +72,7 @@ class TimedDiscord(FakeDiscord):
             return 200, {}, {"url": self.gateway_url, "shards": 1,
                              "session_start_limit": {"total": 1000, "remaining": 1000,
                                                      "reset_after": 0, "max_concurrency": 1}}  # fmt: skip
-        status, headers, data = super().answer(method, path, body)
+        status, headers, data = super().answer(method, path, body, files)
         if status >= 300:
             return status, headers, data
         now = time.monotonic()
