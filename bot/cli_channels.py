@@ -78,16 +78,20 @@ def cli_user(user: str | None, ref: ChannelRef) -> str:
     return user.strip()
 
 
+#: `--user`: who a command runs as (shared by `cmd` and `import-library`).
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user", help="As this user (default: the console's user on console:, else cli)."
+    ),
+]
+
+
 @app.command("cmd")
 def cmd_cmd(
     channel: str,
     text: str,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user", help="As this user (default: the console's user on console:, else cli)."
-        ),
-    ] = None,
+    user: UserOption = None,
     db: DbOption = None,
 ) -> None:
     """Run a chat command exactly as a platform would, e.g. `digestbot cmd console:lab "/papers help"`."""
@@ -136,12 +140,7 @@ def feedback_cmd(
     channel: str,
     paper_id: str,
     vote: str,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user", help="As this user (default: the console's user on console:, else cli)."
-        ),
-    ] = None,
+    user: UserOption = None,
     db: DbOption = None,
 ) -> None:
     """Record 👍 (`up`) or 👎 (`down`) on a paper for a channel; the same vote again withdraws it."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli import DbOption, app, wired
-from bot.cli_channels import _ref, cli_user
+from bot.cli_channels import UserOption, _ref, cli_user
 from digest.errors import DigestError
 from digest.models import ChannelRef
 
@@ -82,12 +82,7 @@ def import_library_cmd(
     file: Annotated[
         str, typer.Argument(help="A .bib, .ris or Zotero .csv export, or a list of ids.")
     ],
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user", help="As this user (default: the console's user on console:, else cli)."
-        ),
-    ] = None,
+    user: UserOption = None,
     db: DbOption = None,
 ) -> None:
     """Follow papers like those in a library file: each entry becomes a `like:` of CHANNEL.
