@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from digest.models import ChannelRef
     from digest.paper_service import PaperService
     from digest.store import Store
+    from digest.weekly_draw import ProcessDrawer
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,23 @@ class App:
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         grace = timedelta(hours=self.settings.catchup_grace_hours)
         return ChannelService(
-            self.papers, self.settings.default_timezone, frozenset({"discord"}), grace
+            self.papers,
+            self.settings.default_timezone,
+            frozenset({"discord"}),
+            grace,
+            draw=self.drawer,
         )
+
+    @cached_property
+    def drawer(self) -> ProcessDrawer | None:
+        """Where the running bot draws weekly pictures: a child process, so a Monday of
+        pictures never holds the GIL its event loop answers with (digest/weekly_draw.py).
+        One-shot commands (``console`` set) draw in their own process: None."""
+        if self.console is not None:
+            return None
+        from digest.weekly_draw import ProcessDrawer
+
+        return ProcessDrawer()
 
     @cached_property
     def commands(self) -> Commands:
@@ -264,7 +280,8 @@ class App:
         from bot.weekly import WeeklySender
         from digest.weekly import WeeklyPictures
 
-        return WeeklySender(WeeklyPictures(self.store, self.worker), adapters, clock=self.clock)
+        pictures = WeeklyPictures(self.store, self.worker, draw=self.drawer)
+        return WeeklySender(pictures, adapters, clock=self.clock)
 
     def _sources(self) -> list[str]:
         s = self.settings
@@ -310,7 +327,9 @@ class App:
         return before, after, store.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
-        """Release database connections."""
+        """Release database connections and stop the drawing process."""
+        if self.__dict__.get("drawer") is not None:
+            self.drawer.close()
         if "store" in self.__dict__:
             self.store.close()
 

@@ -160,6 +160,8 @@ async def _stop_all(
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
     application.papers.indexes.stop()
+    if application.drawer is not None:  # the weekly pictures' worker process
+        application.drawer.close()
     if application.slack is not None and "slack" not in application.failed:
         await application.slack.stop()
     if discord_task is not None:

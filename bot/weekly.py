@@ -47,17 +47,22 @@ class WeeklySender:
             return {}
 
     async def _sweep(self) -> dict[str, str]:
-        leases = await asyncio.to_thread(self.pictures.take_over, set(self.adapters))
+        done: dict[str, str] = {}
+        for lease in await asyncio.to_thread(self.pictures.take_over, set(self.adapters)):
+            await self._send_logged(lease, done)
         due = await asyncio.to_thread(self.pictures.due, self.clock(), set(self.adapters))
+        # One at a time, each claimed just before it is drawn: drawing is CPU work, pictures are
+        # not urgent, and a claim's 5-minute lease must not run out while earlier ones are drawn
+        # (claiming 10,000 first would let later leases lapse and other processes take them).
         for channel, week in due:
             if (lease := await asyncio.to_thread(self.pictures.claim, channel, week)) is not None:
-                leases.append(lease)
-        done = {}
-        for lease in leases:  # one at a time: drawing is CPU work, and pictures are not urgent
-            done[str(lease.channel_id)] = outcome = await self.send(lease)
-            log.info("weekly picture for channel %s, week of %s: %s", lease.channel_id,
-                     lease.week, outcome)  # fmt: skip
+                await self._send_logged(lease, done)
         return done
+
+    async def _send_logged(self, lease: WeeklyLease, done: dict[str, str]) -> None:
+        done[str(lease.channel_id)] = outcome = await self.send(lease)
+        log.info("weekly picture for channel %s, week of %s: %s", lease.channel_id,
+                 lease.week, outcome)  # fmt: skip
 
     async def send(self, lease: WeeklyLease) -> str:
         """Draw and upload one claimed picture; what happened, in words."""

@@ -16,6 +16,7 @@ from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription
 from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from digest.compose import Digest
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from digest.paper_service import PaperService
     from digest.rank.profile import Profile
     from digest.store.deliveries import Delivery
-    from digest.weekly import Picture
+    from digest.weekly import Picture, WeeklyStats
 
 __all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
@@ -58,8 +59,10 @@ class ChannelService:
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
         catchup_grace: timedelta = GRACE,
+        draw: Callable[[WeeklyStats, str], bytes] | None = None,
     ) -> None:
         self.papers = papers
+        self.draw = draw  # how `stats` draws its picture (None: in this process)
         # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
         self.catchup_grace = catchup_grace
         self.store = papers.store
@@ -324,7 +327,8 @@ class ChannelService:
         """The weekly picture on demand: eight weeks up to this one; None with nothing to draw."""
         from digest.weekly import WeeklyPictures
 
-        return WeeklyPictures(self.store, worker="").now_picture(self.channel(ref), now)
+        pictures = WeeklyPictures(self.store, worker="", draw=self.draw)
+        return pictures.now_picture(self.channel(ref), now)
 
     def bibtex(self, ref: ChannelRef, which: str = "liked") -> str:
         """BibTeX for the channel's 👍 papers (``liked``) or every paper it was sent (``all``)."""

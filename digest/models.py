@@ -176,10 +176,6 @@ class Channel:
     created_at: datetime | None = None  # when it was set up (digests start that local day)
     weekly: bool | None = None  # the weekly picture; None: on once it has two interests
 
-    def weekly_on(self, interests: int) -> bool:
-        """Whether the weekly picture goes out, given how many interests the channel has."""
-        return self.weekly if self.weekly is not None else interests >= 2
-
     @property
     def pause_state(self) -> str:
         """'paused by Ann' (a person, or the command line) or 'paused: channel_not_found'."""

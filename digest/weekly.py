@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -25,6 +26,8 @@ WEEKS = 8
 #: Interests drawn one by one; the rest are summed as "other interests" (a legend stays legible).
 TOP = 6
 OTHER = "other interests"
+#: The furthest ahead of UTC a time zone runs (UTC+14, Line Islands): its Monday comes first.
+LATEST_ZONE = timedelta(hours=14)
 
 
 @dataclass(frozen=True)
@@ -139,30 +142,31 @@ class WeeklyPictures:
     """Which channels owe a picture, claiming it once, drawing it; platform-free."""
 
     def __init__(self, store: Store, worker: str, lease: timedelta = timedelta(minutes=5),
-                 max_attempts: int = 4) -> None:  # fmt: skip
+                 max_attempts: int = 4,
+                 draw: Callable[[WeeklyStats, str], bytes] | None = None) -> None:  # fmt: skip
         self.store = store
         self.worker = worker
         self.lease_s = lease.total_seconds()
         self.max_attempts = max_attempts
+        # How a picture becomes PNG bytes: in this process unless the root gives a worker's
+        # (digest/weekly_draw.py: the running bot draws in a child process).
+        self.draw = draw
 
     def due(self, now: datetime, platforms: set[str]) -> list[tuple[Channel, date]]:
-        """Channels on ``platforms`` whose picture for this week is owed and not yet claimed."""
+        """Channels on ``platforms`` whose picture for this week is owed and not yet claimed.
+
+        The store reads only channels that may owe one (running, the picture on, no claim for
+        the latest week any time zone is in): from Monday to Saturday, after the pictures went
+        out, a sweep over 10,000 channels reads none of them."""
+        latest = week_of((now.astimezone(UTC) + LATEST_ZONE).date())
         owed = []
-        for ch in self.store.channels.all():
-            if ch.paused or ch.weekly is False or ch.ref.platform not in platforms:
-                continue
+        for ch in self.store.weekly.owing(platforms, unclaimed_from=latest):
             if (week := due_week(ch, now)) is not None:
                 owed.append((ch, week))
         if not owed:
             return []
-        undecided = [ch.id for ch, _ in owed if ch.weekly is None]
-        interests = self.store.weekly.interest_counts(undecided)
         claimed = self.store.weekly.claimed_weeks(min(w for _, w in owed))
-        return [
-            (ch, w)
-            for ch, w in owed
-            if ch.weekly_on(interests.get(ch.id, 0)) and (ch.id, w) not in claimed
-        ]
+        return [(ch, w) for ch, w in owed if (ch.id, w) not in claimed]
 
     def claim(self, channel: Channel, week: date) -> WeeklyLease | None:
         """This week's picture is ours to send; None if another process has it."""
@@ -210,11 +214,12 @@ class WeeklyPictures:
         stats = self.stats(channel, last_week, partial)
         if stats.empty:
             return None
-        from digest.weekly_chart import draw  # matplotlib loads here, and only here
+        from digest.weekly_draw import draw_here
 
         name = f"#{channel.name}" if channel.name else str(channel.ref)
         title = f"Weekly picture for {name}, {stats.span()}"
-        return Picture(draw(stats, title), stats.alt_text(), title, f"weekly-{last_week}.png")
+        png = (self.draw or draw_here)(stats, title)
+        return Picture(png, stats.alt_text(), title, f"weekly-{last_week}.png")
 
     def for_week(self, lease: WeeklyLease) -> tuple[Channel, Picture] | None:
         """What a claim sends: the eight weeks before its week; None (week settled) if empty."""

@@ -10,15 +10,16 @@ a second picture is worse than a missing one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, and_, false, func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from digest.models import Channel
+from digest.store.channels import to_channel
 from digest.store.deliveries import db_now
 from digest.store.schema import (
     ChannelRow,
@@ -163,6 +164,38 @@ class WeeklyRepo:
         """Given up (refused, channel gone, too many attempts): the week is settled unsent."""
         return self._move(lease, (SENDING, CLAIMED), status=FAILED, last_error=error[:300])
 
+    def owing(self, platforms: set[str], unclaimed_from: date) -> list[Channel]:
+        """Channels on ``platforms`` that may owe a picture: running, with the picture on (or on
+        by default: two interests or more), and no claim for ``unclaimed_from`` or later. One
+        statement, so a sweep costs what is owed, not the number of channels."""
+        interests = (
+            select(func.count())
+            .where(SubscriptionRow.channel_id == ChannelRow.id, SubscriptionRow.kind != "exclude")
+            .correlate(ChannelRow)
+            .scalar_subquery()
+        )
+        claimed = (
+            select(WeeklyPictureRow.id)
+            .where(
+                WeeklyPictureRow.channel_id == ChannelRow.id,
+                WeeklyPictureRow.week >= unclaimed_from,
+            )
+            .correlate(ChannelRow)
+            .exists()
+        )
+        stmt = (
+            select(ChannelRow)
+            .where(
+                ChannelRow.paused == false(),
+                ChannelRow.platform.in_(sorted(platforms)),
+                or_(ChannelRow.weekly == true(), and_(ChannelRow.weekly.is_(None), interests >= 2)),
+                ~claimed,
+            )
+            .order_by(ChannelRow.id)
+        )
+        with Session(self.engine) as session:
+            return [to_channel(r) for r in session.scalars(stmt)]
+
     def claimed_weeks(self, since: date) -> set[tuple[int, date]]:
         """(channel id, week) of every claim for ``since`` or later, whatever its state."""
         stmt = select(WeeklyPictureRow.channel_id, WeeklyPictureRow.week).where(
@@ -179,17 +212,6 @@ class WeeklyRepo:
         with Session(self.engine) as session:
             row = session.execute(stmt).first()
             return (row[0], row[1]) if row else None
-
-    def interest_counts(self, channel_ids: Iterable[int]) -> dict[int, int]:
-        """How many interests (topics, authors, liked papers; not exclusions) each channel has."""
-        ids = list(channel_ids)
-        stmt = (
-            select(SubscriptionRow.channel_id, func.count())
-            .where(SubscriptionRow.channel_id.in_(ids), SubscriptionRow.kind != "exclude")
-            .group_by(SubscriptionRow.channel_id)
-        )
-        with Session(self.engine) as session:
-            return {c: int(n) for c, n in session.execute(stmt)} if ids else {}
 
     def delivered(self, channel_id: int, since: date) -> list[tuple[date, str]]:
         """(digest date, why-line) of each paper a channel was sent from ``since`` on."""
