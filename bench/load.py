@@ -45,6 +45,7 @@ from bench.load_data import (
     Config,
     Result,
     channel_ids,
+    corpus_source,
     export_doc,
     parse,
     write_needle,
@@ -229,7 +230,7 @@ async def run_backend(cfg: Config, backend: str, work: Path) -> Result:
     ingest_file = work / "ingest.jsonl"
     write_papers(ingest_file, cfg.ingest, "lb-new", cfg.seed)
     needle_file = work / "needle.jsonl"
-    known = write_needle(needle_file, work / "seed.jsonl")
+    known = write_needle(needle_file, [work / "seed.jsonl", ingest_file])
 
     async with Platforms(cfg, channels) as pf:
         env = bot_env(cfg, db_url, work, **pf.env())
@@ -369,7 +370,8 @@ def main(argv: list[str] | None = None) -> None:
     results, cli = asyncio.run(run(cfg))
     print(f"Load bench, {before}; {cfg.channels:,} channels, {cfg.papers:,} papers stored, "
           f"{cfg.ingest:,}-paper ingest, {cfg.rate:g} commands/s for {cfg.duration:g} s, "
-          f"semantic {cfg.semantic}; {time.monotonic() - started:.0f} s in all; at the end: {machine()}\n")  # fmt: skip
+          f"semantic {cfg.semantic}; papers {corpus_source()}; {time.monotonic() - started:.0f} s in all; "
+          f"at the end: {machine()}\n")  # fmt: skip
     print(report(cfg, results, cli))
 
 

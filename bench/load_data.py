@@ -119,15 +119,69 @@ def write_papers(path: Path, n: int, prefix: str, seed: int) -> list[str]:
     return ids
 
 
-def write_needle(path: Path, seed_file: Path) -> str:
+def corpus_source() -> str:
+    """Which titles and sentences the generated papers recombine (the run's header says it)."""
+    if EVAL_PAPERS.exists():
+        return f"recombined from {EVAL_PAPERS}"
+    return "recombined from the 19 bundled papers (set DIGESTBOT_EVAL_DIR for NeurIPS 2023)"
+
+
+def _families(text: str) -> set[str]:
+    """The word families of a text ('graph' for 'graphs')."""
+    from digest.rank.analyzer import family_key, phrase_terms
+
+    return {family_key(t) for t in phrase_terms(text) if " " not in t}
+
+
+def known_pair(files: list[Path]) -> tuple[str, str]:
+    """Two title words the first file's papers use (each in two or more, so any fit indexes them)
+    that as few papers of ``files`` as possible use together, none in its title (relatives
+    count): a paper titled with both is the best match for them in any fit.
+
+    On a corpus recombined from few titles every title's words are in thousands of papers, so a
+    stored title as the query puts hundreds of papers level with the new one (on the 19 bundled
+    papers a fresh fit ranked it about 150th): the probe must not rest on that."""
+    from digest.rank.analyzer import family_key, term_of
+
+    rows = [json.loads(line) for f in files for line in f.open(encoding="utf-8")]
+    seeded = sum(1 for _ in files[0].open(encoding="utf-8"))
+    docs = [_families(f"{r['title']}. {r['abstract']}") for r in rows]
+    titles = [_families(r["title"]) for r in rows]
+    df: dict[str, int] = {}
+    for fams in docs[:seeded]:
+        for k in fams:
+            df[k] = df.get(k, 0) + 1
+    words: dict[str, str] = {}  # family -> a title word of it that the analyzer keeps as typed
+    for r in rows[:seeded]:
+        for w in re.findall(r"[a-z]{5,}", r["title"].lower()):
+            if term_of(w) == w and df.get(key := family_key(w), 0) >= 2:
+                words.setdefault(key, w)
+    rare = sorted(words, key=lambda k: (df[k], k))[:300]
+    where: dict[str, set[int]] = {k: set() for k in rare}
+    in_title: dict[str, set[int]] = {k: set() for k in rare}
+    for i, (fams, title) in enumerate(zip(docs, titles, strict=True)):
+        for k in fams.intersection(where):
+            where[k].add(i)
+        for k in title.intersection(where):
+            in_title[k].add(i)
+    pairs = ((len(where[a] & where[b]), df[a] + df[b], a, b)
+             for i, a in enumerate(rare) for b in rare[i + 1 :] if not in_title[a] & in_title[b])  # fmt: skip
+    best = min(pairs, default=None)
+    if best is None:
+        raise RuntimeError("every two indexed title words share a generated paper's title")
+    return words[best[2]], words[best[3]]
+
+
+def write_needle(path: Path, files: list[Path]) -> str:
     """One paper only the visibility probes look for: its title holds a word no other paper has
-    and the words of the first seeded paper's title; returns that title (the second probe)."""
-    first = json.loads(seed_file.open(encoding="utf-8").readline())
-    known = " ".join(re.sub(r"[^\w\s-]", " ", first["title"].rsplit(" (", 1)[0]).split())
-    row = {"id": "needle-1", "title": f"The {NEEDLE} effect: {known}",
+    and two words the stored papers use but never together (``known_pair``); returns those two
+    words (the second probe's query)."""
+    first = json.loads(files[0].open(encoding="utf-8").readline())
+    a, b = known_pair(files)
+    row = {"id": "needle-1", "title": f"The {NEEDLE} effect: {a} meets {b}",
            "abstract": f"We describe the {NEEDLE} effect. {first['abstract']}", "year": 2026}  # fmt: skip
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    return known
+    return f"{a} {b}"
 
 
 def channel_ids(cfg: Config) -> dict[str, list[str]]:

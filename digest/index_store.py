@@ -36,7 +36,7 @@ from digest.store import Store
 from digest.store.papers import CorpusVersion
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 10  # bump when PaperIndex, the analyzer or Snapshot changes shape
+FORMAT_VERSION = 11  # bump when PaperIndex, the analyzer or Snapshot changes shape
 #: Seconds between a running bot's looks for papers stored since its index (by any process).
 REFRESH_SECONDS = 10.0
 

@@ -63,6 +63,9 @@ class PaperIndex:
     surface: dict[str, str]
     fitted_docs: int
     family: dict[str, tuple[str, ...]] = field(default_factory=dict)  # word family -> its terms
+    # Columns a paper's length counts: terms several papers share. A word one paper alone has is
+    # searchable but leaves the other papers' scores as they were without it. None: every column.
+    counted: np.ndarray | None = None
     dense: np.ndarray | None = None  # sentence embeddings (semantic extra), docs x 384, or None
     has_dense: np.ndarray | None = None  # which rows of ``dense`` are real (computed so far)
     pos: dict[str, int] = field(default_factory=dict)
@@ -92,11 +95,12 @@ def _row_scaled(m: sparse.csr_matrix, scale: np.ndarray) -> np.ndarray:
 
 
 def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams,
-           avg: tuple[float, float]) -> sparse.csc_matrix:  # fmt: skip
-    """Per-field length-normalised tf, title boosted, saturated once, times idf (BM25F)."""
+           avg: tuple[float, float], counted: np.ndarray | None = None) -> sparse.csc_matrix:  # fmt: skip
+    """Per-field length-normalised tf, title boosted, saturated once, times idf (BM25F); a
+    paper's length counts the ``counted`` columns only (None: all of them)."""
 
     def norm(m: sparse.csr_matrix, avg_len: float, boost: float) -> sparse.csr_matrix:
-        lens = np.asarray(m.sum(axis=1)).ravel()
+        lens = field_lengths(m, counted)
         scale = 1.0 / (1 - p.b + p.b * lens / max(avg_len, 1e-9))
         return sparse.csr_matrix((_row_scaled(m, scale) * boost, m.indices, m.indptr), m.shape)
 
@@ -107,6 +111,13 @@ def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: Ind
     weights = tf.tocsc()
     weights.sort_indices()  # the scorer binary-searches rows within a column
     return weights
+
+
+def field_lengths(m: sparse.csr_matrix, counted: np.ndarray | None = None) -> np.ndarray:
+    """Per row, the summed counts of the ``counted`` columns (a boolean mask; None: all)."""
+    if counted is None:
+        return np.asarray(m.sum(axis=1)).ravel()
+    return np.asarray(m @ counted.astype(m.dtype)).ravel()
 
 
 def select_columns(m: sparse.csr_matrix, cols: np.ndarray) -> sparse.csr_matrix:
@@ -182,16 +193,24 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     n = len(docs)
     counts = count_corpus([d.title for d in docs], [d.abstract for d in docs], p.workers)
     df = doc_freq(counts.title, counts.abstract)
-    keep = np.flatnonzero(df >= (2 if n >= 50 else 1))  # a word seen in one paper only is noise
+    # A phrase seen in one paper only is noise; a word is not: it may be the one word a new paper
+    # is searched by, which an append (add_documents) keeps, so a refit must not drop it (issue 21).
+    phrase = np.fromiter((" " in t for t in counts.terms), bool, len(counts.terms))
+    floor = 2 if n >= 50 else 1
+    keep = np.flatnonzero((df >= floor) | ~phrase)
     vocab = {counts.terms[k]: i for i, k in enumerate(keep)}
     ct, ca = select_columns(counts.title, keep), select_columns(counts.abstract, keep)
     df = df[keep]
     surface = counts.surface
     del counts  # the unfiltered matrices are the largest thing built here
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-    avg = (float(ct.sum()) / n, float(ca.sum()) / n)
-    weights = _bm25f(ct, ca, idf, p, avg)
-    latent_cols = np.sort(np.argsort(-df, kind="stable")[: p.latent_vocab])
+    counted = df >= floor
+    avg = (float(field_lengths(ct, counted).sum()) / n, float(field_lengths(ca, counted).sum()) / n)
+    weights = _bm25f(ct, ca, idf, p, avg, counted)
+    # The latent space spans terms several papers share, as before single-paper words were kept.
+    shared = np.flatnonzero(counted)
+    shared = shared if len(shared) else np.arange(len(df))  # every word once: span them all
+    latent_cols = np.sort(shared[np.argsort(-df[shared], kind="stable")[: p.latent_vocab]])
     xl = _tfidf_rows(
         select_columns(ct, latent_cols), select_columns(ca, latent_cols), idf[latent_cols], p
     )
@@ -217,8 +236,15 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
         years=np.array([d.year or 0 for d in docs], dtype=np.int32),
         surface=surface,
         fitted_docs=n,
-        family=families(vocab),
+        family=shared_families(vocab, counted),
+        counted=counted,
     )
+
+
+def shared_families(vocab: dict[str, int], counted: np.ndarray) -> dict[str, tuple[str, ...]]:
+    """Word families of the terms several papers share: a query word's relative one paper alone
+    uses would pull that paper up at a rare word's idf, which no fit ever did."""
+    return families(t for t, c in vocab.items() if counted[c])
 
 
 def _stack(old: sparse.csc_matrix, new: sparse.csc_matrix) -> sparse.csc_matrix:
@@ -271,6 +297,9 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
         _tfidf_rows(select_columns(ct, cols), select_columns(ca, cols), idf[cols], p)
         @ np.ascontiguousarray(index.basis.T)
     )
+    # A new word counts towards lengths as a fit would count it: when several papers share it.
+    fitted = index.counted if index.counted is not None else np.ones(len(index.vocab), dtype=bool)
+    counted = np.concatenate([fitted, df_new >= (2 if n >= 50 else 1)])
     grown = len(vocab) > len(index.vocab)
     weights = _widened(index.weights, len(vocab)) if grown else index.weights
     latent_map = index.latent_map
@@ -284,8 +313,9 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
         vocab=vocab,
         idf=idf,
         latent_map=latent_map,
-        family=families(vocab) if grown else index.family,
-        weights=_stack(weights, _bm25f(ct, ca, idf, p, index.avg_len)),
+        family=shared_families(vocab, counted) if grown else index.family,
+        weights=_stack(weights, _bm25f(ct, ca, idf, p, index.avg_len, counted)),
+        counted=counted,
         latent=np.vstack([index.latent, lat]),
         titles=index.titles + [d.title for d in docs],
         authors=index.authors + [tuple(a.lower() for a in d.authors) for d in docs],

@@ -109,8 +109,12 @@ def _known(index: PaperIndex, term: str) -> int | None:
 
 
 def close_terms(index: PaperIndex, word: str, k: int = 3) -> list[str]:
-    """Words papers use that are spelled like ``word`` (typos, variants)."""
-    words = {index.surface.get(t, t) for t in index.vocab if " " not in t and len(t) > 2}
+    """Words papers use that are spelled like ``word`` (typos, variants); in a corpus of 50 papers
+    or more only words two papers use (a word one paper has is as likely a typo of its own)."""
+    df = np.diff(index.weights.indptr)
+    least = 2 if len(index) >= 50 else 1
+    words = {index.surface.get(t, t) for t, c in index.vocab.items()
+             if " " not in t and len(t) > 2 and df[c] >= least}  # fmt: skip
     return difflib.get_close_matches(word, sorted(words), n=k, cutoff=0.8)
 
 
