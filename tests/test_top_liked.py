@@ -171,21 +171,25 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
 
 
 def test_the_store_queries_on_every_backend(store):
-    """thumbs_up, liked_elsewhere and absorb_votes on SQLite and PostgreSQL (when configured)."""
+    """thumbs_up, liked_in and absorb_votes on SQLite and PostgreSQL (when configured); liked_in
+    names only public channels (break: its ``public`` filter dropped: secret-lab and C5 show)."""
     from digest.ingest.parse import make_record
 
     store.papers.upsert(
         make_record(source="jsonl", id=f"p{n}", title=f"Paper {n}", abstract=f"About {n}.")
         for n in range(3)
     )
-    lab, other, mine, off = (
-        store.channels.ensure(ChannelRef("slack", c, "T1")) for c in ("C1", "C2", "@U1", "C3")
+    lab, other, mine, off, hidden, unsaid = (
+        store.channels.ensure(ChannelRef("slack", c, "T1"))
+        for c in ("C1", "C2", "@U1", "C3", "G4", "C5")
     )
-    store.channels.update(other.id, name="ml-reading")
-    store.channels.update(off.id, share_votes=False)
+    store.channels.update(other.id, name="ml-reading", public=True)
+    store.channels.update(off.id, share_votes=False, public=True)
+    store.channels.update(hidden.id, name="secret-lab", public=False)  # unsaid: never said
     for ch, user, paper, value in ((lab, "U1", "p0", 1), (other, "U1", "p0", 1),
                                    (other, "U2", "p1", -1), (mine, "U1", "p1", 1),
-                                   (off, "U3", "p0", 1)):  # fmt: skip
+                                   (off, "U3", "p0", 1), (hidden, "U4", "p0", 1),
+                                   (unsaid, "U5", "p0", 1)):  # fmt: skip
         store.channels.set_feedback(ch.id, user, paper, value)
     since = datetime.now(UTC) - timedelta(days=1)
     assert sorted(store.channels.thumbs_up([lab.id, other.id], since)) == [
@@ -196,7 +200,7 @@ def test_the_store_queries_on_every_backend(store):
     here = store.channels.get(lab.ref)
     marks = [(x.paper_id, x.name) for x in store.channels.liked_in(["p0", "p1", "p2"])
              if x.channel_row != here.id and (x.platform, x.workspace) == (here.ref.platform, here.ref.workspace or "")]  # fmt: skip
-    assert marks == [("p0", "ml-reading")]
+    assert marks == [("p0", "ml-reading")]  # not the private channel, nor the unknown one
     assert store.channels.absorb_votes(lab.id, other.id) == 1  # p1's 👎 (p0: the same 👍)
     assert sorted((v.paper_id, v.value) for v in store.channels.feedback(lab.id)) == [
         ("p0", 1),

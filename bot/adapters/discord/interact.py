@@ -67,7 +67,34 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     # titles show #lab, not the id (a thread's own name is not its channel's)
     here = getattr(i, "channel", None)
     place = str(getattr(here, "name", None) or "") if owner == i.channel_id else ""
-    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place)
+    guild = getattr(i, "guild", None)
+    owning = here if owner == i.channel_id else _channel_in(guild, owner)
+    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place,
+                   public=everyone_sees(owning, guild))  # fmt: skip
+
+
+def _channel_in(guild: object, channel_id: int | None) -> object:
+    """The guild's cached channel or thread with this id, if the gateway gave it."""
+    if guild is None or channel_id is None or not hasattr(guild, "get_channel_or_thread"):
+        return None
+    return guild.get_channel_or_thread(channel_id)
+
+
+def everyone_sees(channel: object, guild: object) -> bool | None:
+    """Whether @everyone may view ``channel`` of ``guild`` (recorded: only a public channel's 👍
+    is named in other channels' digests). A private thread is not public; a public thread is as
+    its parent. None when the gateway has not told the bot enough to say (no channel, no guild,
+    or no @everyone role known)."""
+    if channel is None or guild is None or not hasattr(guild, "get_role"):
+        return None
+    if isinstance(channel, discord.Thread):
+        if channel.type == discord.ChannelType.private_thread:
+            return False
+        channel = channel.parent
+    everyone = guild.get_role(getattr(guild, "id", 0))  # @everyone's id is the guild's
+    if channel is None or everyone is None or not hasattr(channel, "permissions_for"):
+        return None
+    return bool(channel.permissions_for(everyone).view_channel)
 
 
 def visible_channels(deps: DiscordDeps, i: discord.Interaction) -> frozenset[str]:
@@ -111,8 +138,8 @@ def invoke(
 ) -> Reply:
     """The core's typed entry point for this interaction (blocking: run it in a thread)."""
     ctx = context(deps, i)
-    if ref is not None:
-        ctx = replace(ctx, ref=ref)
+    if ref is not None and ref != ctx.ref:  # what is known of where it was typed is not of ref
+        ctx = replace(ctx, ref=ref, place="", public=None)
     if name == "top":  # counts only the channels this member may view
         ctx = replace(ctx, visible=visible_channels(deps, i))
     reply = deps.commands.invoke(name, ctx, args, personal)

@@ -1,0 +1,109 @@
+"""A digest's "👍 in #name" mark never names a channel not everyone in the workspace can see
+(issue 25, gap 1). Visibility is what the platform said, recorded with the channel: Slack's
+conversations.info (`is_private`/`is_im`/`is_mpim`) when `/papers` is typed there or a 👍 is
+cast there; Discord's View Channel for @everyone, from the server the gateway keeps. A channel
+whose visibility was never said counts as private.
+
+Breaks that turn these red (each tried): liked_in() without its ``public`` filter (secret-lab
+is named in #ml-reading's digest, and the never-said channel too); is_public() reading a
+private channel as public (secret-lab named); the `/papers` listener not asking Slack
+(journal-club, public, is not named: nothing recorded); the 👍 listener not asking again
+(journal-club, made private, is still named); Commands._run not recording ``ctx.public`` (no
+channel is named); everyone_sees() ignoring @everyone's overwrite (room 222 named on Discord).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import discord
+import pytest
+
+from bot.commands.replies import digest_reply
+from digest.models import ChannelRef, SubscriptionKind
+from tests.discord_interactions import dispatch, discord_bot, slash
+from tests.fake_slack import FakeSlack
+from tests.test_slack_http import Harness, eventually
+
+NAMES = {"C1": "ml-reading", "C2": "secret-lab", "C3": "journal-club", "C4": "never-said"}
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        fake.join("C1", "C2", "C3", "C4")
+        fake.private.add("C2")
+        yield fake
+
+
+def _marks(app, ref: ChannelRef) -> str:
+    """Every why-line of the digest ``ref`` would get today."""
+    day = datetime.now(UTC).date()
+    return json.dumps([c.why for c in digest_reply(app.channels.preview(ref, day)).cards])
+
+
+@pytest.mark.asyncio
+async def test_slack_marks_name_public_channels_only(app, slack):
+    refs = {c: ChannelRef("slack", c, "T1") for c in NAMES}
+    async with Harness(app, slack) as h:
+        for c in ("C1", "C2", "C3"):  # typed in each channel: the adapter asks Slack
+            await h.done("subscribe diffusion models", channel=c, user="U2")
+        app.channels.add(refs["C4"], SubscriptionKind.TOPIC, "diffusion models")  # never typed in
+        for c, name in NAMES.items():
+            app.channels.claim(refs[c], None, name)
+        assert [app.channels.existing(refs[c]).public for c in NAMES] == [True, False, True, None]
+        day = datetime.now(UTC).date()
+        pick = app.channels.preview(refs["C1"], day).items[0].paper.id
+        for c in ("C2", "C3", "C4"):
+            app.channels.vote(refs[c], "U9", pick, 1)
+        ch = app.channels.existing(refs["C1"])
+        assert (await h.digests.run_channel(ch.id, day)).startswith("posted")
+        posted = json.dumps(slack.arrived("C1"), ensure_ascii=False)
+        assert "👍 in #journal-club" in posted
+        assert "secret-lab" not in posted and "never-said" not in posted
+        # journal-club is made private; the next 👍 there asks Slack again
+        slack.private.add("C3")
+        await h.action({"action_id": "vote_up", "value": pick}, channel="C3", user="U2")
+        await eventually(lambda: app.channels.existing(refs["C3"]).public is False)
+    assert "journal-club" not in _marks(app, refs["C1"])
+    assert "secret-lab" not in _marks(app, refs["C3"])  # nor the other way round
+    assert slack.rejected == []
+
+
+def _guild(client: discord.Client) -> None:
+    """Server 77 as the gateway's GUILD_CREATE gives it: @everyone may view channels, but an
+    overwrite hides room 222 from @everyone."""
+    everyone = {"id": "77", "name": "@everyone", "permissions": str(1 << 10), "position": 0,
+                "color": 0, "hoist": False, "managed": False, "mentionable": False}  # fmt: skip
+
+    def text(cid: str, name: str, hidden: bool = False) -> dict:
+        over = [{"id": "77", "type": 0, "allow": "0", "deny": str(1 << 10)}] if hidden else []
+        return {"id": cid, "type": 0, "guild_id": "77", "name": name, "position": 0,
+                "permission_overwrites": over, "nsfw": False, "parent_id": None}  # fmt: skip
+
+    client._connection._add_guild_from_data({
+        "id": "77", "name": "Lab", "owner_id": "1", "roles": [everyone], "emojis": [],
+        "features": [], "member_count": 2, "members": [], "voice_states": [], "presences": [],
+        "threads": [], "stickers": [], "verification_level": 0,
+        "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0,
+        "system_channel_flags": 0, "premium_tier": 0, "nsfw_level": 0,
+        "preferred_locale": "en-US", "afk_timeout": 300,
+        "channels": [text("111", "lab"), text("222", "secret", hidden=True), text("333", "club")],
+    })  # fmt: skip
+
+
+@pytest.mark.asyncio
+async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
+    async with discord_bot(app, monkeypatch) as bot:
+        _guild(bot.client)
+        for cid in ("111", "222", "333"):
+            await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
+                                             text="diffusion models"))  # fmt: skip
+        refs = {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
+        assert [app.channels.existing(r).public for r in refs.values()] == [True, False, True]
+        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        app.channels.vote(refs["222"], "5", pick, 1)
+        app.channels.vote(refs["333"], "5", pick, 1)
+        marks = _marks(app, refs["111"])
+        assert "#club" in marks and "secret" not in marks
