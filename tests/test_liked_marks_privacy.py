@@ -22,7 +22,7 @@ import pytest
 
 from bot.commands.replies import digest_reply
 from digest.models import ChannelRef, SubscriptionKind
-from tests.discord_interactions import dispatch, discord_bot, slash
+from tests.discord_interactions import discord_bot, dispatch, slash
 from tests.fake_slack import FakeSlack
 from tests.test_slack_http import Harness, eventually
 
