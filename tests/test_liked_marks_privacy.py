@@ -71,17 +71,19 @@ async def test_slack_marks_name_public_channels_only(app, slack):
     assert slack.rejected == []
 
 
-def _guild(client: discord.Client) -> None:
+def text_channel(cid: str, name: str, hidden: bool = False) -> dict:
+    """A text channel of server 77 as Discord describes it; ``hidden``: an overwrite denies
+    @everyone View Channel."""
+    over = [{"id": "77", "type": 0, "allow": "0", "deny": str(1 << 10)}] if hidden else []
+    return {"id": cid, "type": 0, "guild_id": "77", "name": name, "position": 0,
+            "permission_overwrites": over, "nsfw": False, "parent_id": None}  # fmt: skip
+
+
+def add_guild(client: discord.Client) -> None:
     """Server 77 as the gateway's GUILD_CREATE gives it: @everyone may view channels, but an
     overwrite hides room 222 from @everyone."""
     everyone = {"id": "77", "name": "@everyone", "permissions": str(1 << 10), "position": 0,
                 "color": 0, "hoist": False, "managed": False, "mentionable": False}  # fmt: skip
-
-    def text(cid: str, name: str, hidden: bool = False) -> dict:
-        over = [{"id": "77", "type": 0, "allow": "0", "deny": str(1 << 10)}] if hidden else []
-        return {"id": cid, "type": 0, "guild_id": "77", "name": name, "position": 0,
-                "permission_overwrites": over, "nsfw": False, "parent_id": None}  # fmt: skip
-
     client._connection._add_guild_from_data({
         "id": "77", "name": "Lab", "owner_id": "1", "roles": [everyone], "emojis": [],
         "features": [], "member_count": 2, "members": [], "voice_states": [], "presences": [],
@@ -89,14 +91,15 @@ def _guild(client: discord.Client) -> None:
         "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0,
         "system_channel_flags": 0, "premium_tier": 0, "nsfw_level": 0,
         "preferred_locale": "en-US", "afk_timeout": 300,
-        "channels": [text("111", "lab"), text("222", "secret", hidden=True), text("333", "club")],
+        "channels": [text_channel("111", "lab"), text_channel("222", "secret", hidden=True),
+                     text_channel("333", "club")],
     })  # fmt: skip
 
 
 @pytest.mark.asyncio
 async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
     async with discord_bot(app, monkeypatch) as bot:
-        _guild(bot.client)
+        add_guild(bot.client)
         for cid in ("111", "222", "333"):
             await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
                                              text="diffusion models"))  # fmt: skip
