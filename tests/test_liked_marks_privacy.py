@@ -9,11 +9,13 @@ is named in #ml-reading's digest, and the never-said channel too); is_public() r
 private channel as public (secret-lab named); the `/papers` listener not asking Slack
 (journal-club, public, is not named: nothing recorded); the 👍 listener not asking again
 (journal-club, made private, is still named); Commands._run not recording ``ctx.public`` (no
-channel is named); everyone_sees() ignoring @everyone's overwrite (room 222 named on Discord).
+channel is named); everyone_sees() ignoring @everyone's overwrite (room 222 named on Discord);
+the client's on_guild_channel_update not recording (club, hidden later, still named).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -110,3 +112,10 @@ async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
         app.channels.vote(refs["333"], "5", pick, 1)
         marks = _marks(app, refs["111"])
         assert "#club" in marks and "secret" not in marks
+        # club is hidden from @everyone: the gateway's CHANNEL_UPDATE is recorded at once
+        bot.client._connection.parse_channel_update(text_channel("333", "club", hidden=True))
+        for _ in range(100):
+            if app.channels.existing(refs["333"]).public is False:
+                break
+            await asyncio.sleep(0.05)
+        assert "#club" not in _marks(app, refs["111"])
