@@ -119,3 +119,44 @@ async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
                 break
             await asyncio.sleep(0.05)
         assert "#club" not in _marks(app, refs["111"])
+
+
+@pytest.mark.asyncio
+async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_sees_it(
+    app, monkeypatch
+):
+    """A 👍 reaction in a threaded digest's thread asks about the channel the thread hangs off:
+    hidden from @everyone since it was set up, it stops being named. Break that turns this red:
+    _react() not calling _note_public (club still named), or noting the thread instead of its
+    parent (club's row unchanged)."""
+    from bot.runner import DigestRunner
+    from digest.delivery import Deliveries
+
+    async with discord_bot(app, monkeypatch) as bot:
+        add_guild(bot.client)
+        club = ChannelRef("discord", "333", "77")
+        await dispatch(
+            bot.client, slash("subscribe", "tok-s", channel="333", text="diffusion models")
+        )
+        app.channels.set_option(club, "threads", True)
+        assert app.channels.existing(club).public is True
+        ch = app.channels.existing(club)
+        runner = DigestRunner(Deliveries(app.channels, "w1"), {"discord": bot.client.poster})
+        assert (await runner.run_channel(ch.id, datetime.now(UTC).date())).startswith("posted")
+        thread = next(c for c in bot.fake.messages if c not in ("111", "222", "333"))
+        bot.client.get_guild(77)._add_thread(
+            discord.Thread(guild=bot.client.get_guild(77), state=bot.client._connection, data={
+                "id": thread, "type": 11, "guild_id": "77", "name": "Digest", "parent_id": "333",
+                "owner_id": "1000", "message_count": 1, "member_count": 1,
+                "thread_metadata": {"archived": False, "locked": False,
+                                    "auto_archive_duration": 1440,
+                                    "archive_timestamp": "2026-12-01T09:00:00+00:00"}}))  # fmt: skip
+        hidden = text_channel("333", "club", hidden=True)  # changed while the bot was away
+        bot.client.get_guild(77).get_channel(333)._update(bot.client.get_guild(77), hidden)
+        item = bot.fake.messages[thread][0]
+        raw = {"user_id": "42", "channel_id": thread, "message_id": item["id"], "guild_id": "77",
+               "type": 0}  # fmt: skip
+        event = discord.RawReactionActionEvent(raw, discord.PartialEmoji(name="👍"), "REACTION_ADD")
+        await bot.client.on_raw_reaction_add(event)
+        assert [v.value for v in app.store.channels.feedback(ch.id)] == [1]
+        assert app.channels.existing(club).public is False
