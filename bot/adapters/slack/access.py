@@ -85,8 +85,10 @@ async def is_public(client: AsyncWebClient, channel_id: str) -> bool | None:
         return False
     try:
         info = (await client.conversations_info(channel=channel_id))["channel"]
-    except SlackApiError:  # gone, or private and the app was removed: not known to be public
-        return False
+    except SlackApiError as exc:
+        if exc.response.status_code == 429 or exc.response.status_code >= 500:
+            return None  # Slack did not say: what was recorded stays
+        return False  # gone, or private and the app was removed: not known to be public
     except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
         log.warning("could not ask Slack whether %s is public: %s", channel_id, exc)
         return None
