@@ -8,7 +8,8 @@ Breaks that turn these red (each tried): liked_in() without its ``public`` filte
 is named in #ml-reading's digest, and the never-said channel too); is_public() reading a
 private channel as public (secret-lab named); the `/papers` listener not asking Slack
 (journal-club, public, is not named: nothing recorded); the 👍 listener not asking again
-(journal-club, made private, is still named); Commands._run not recording ``ctx.public`` (no
+(journal-club, made private, is still named), or the 👍 reaction listener not asking
+(journal-club, public again, stays unnamed); Commands._run not recording ``ctx.public`` (no
 channel is named); everyone_sees() ignoring @everyone's overwrite (room 222 named on Discord);
 the client's on_guild_channel_update not recording (club, hidden later, still named).
 """
@@ -28,13 +29,14 @@ from tests.discord_interactions import discord_bot, dispatch, slash
 from tests.fake_slack import FakeSlack
 from tests.test_slack_http import Harness, eventually
 
-NAMES = {"C1": "ml-reading", "C2": "secret-lab", "C3": "journal-club", "C4": "never-said"}
+NAMES = {"C1": "ml-reading", "C2": "secret-lab", "C3": "journal-club", "C4": "never-said",
+         "C5": "reader"}  # fmt: skip
 
 
 @pytest.fixture
 def slack():
     with FakeSlack() as fake:
-        fake.join("C1", "C2", "C3", "C4")
+        fake.join("C1", "C2", "C3", "C4", "C5")
         fake.private.add("C2")
         yield fake
 
@@ -42,19 +44,22 @@ def slack():
 def _marks(app, ref: ChannelRef) -> str:
     """Every why-line of the digest ``ref`` would get today."""
     day = datetime.now(UTC).date()
-    return json.dumps([c.why for c in digest_reply(app.channels.preview(ref, day)).cards])
+    return json.dumps(
+        [c.why for c in digest_reply(app.channels.preview(ref, day)).cards], ensure_ascii=False
+    )
 
 
 @pytest.mark.asyncio
 async def test_slack_marks_name_public_channels_only(app, slack):
     refs = {c: ChannelRef("slack", c, "T1") for c in NAMES}
     async with Harness(app, slack) as h:
-        for c in ("C1", "C2", "C3"):  # typed in each channel: the adapter asks Slack
+        for c in ("C1", "C2", "C3", "C5"):  # typed in each channel: the adapter asks Slack
             await h.done("subscribe diffusion models", channel=c, user="U2")
         app.channels.add(refs["C4"], SubscriptionKind.TOPIC, "diffusion models")  # never typed in
         for c, name in NAMES.items():
             app.channels.claim(refs[c], None, name)
-        assert [app.channels.existing(refs[c]).public for c in NAMES] == [True, False, True, None]
+        seen = [app.channels.existing(refs[c]).public for c in NAMES]
+        assert seen == [True, False, True, None, True]
         day = datetime.now(UTC).date()
         pick = app.channels.preview(refs["C1"], day).items[0].paper.id
         for c in ("C2", "C3", "C4"):
@@ -64,11 +69,21 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         posted = json.dumps(slack.arrived("C1"), ensure_ascii=False)
         assert "👍 in #journal-club" in posted
         assert "secret-lab" not in posted and "never-said" not in posted
+        # C1's pick went out; reader's next digest holds it too, marked the same way
+        assert "👍 in #journal-club" in _marks(app, refs["C5"])
         # journal-club is made private; the next 👍 there asks Slack again
         slack.private.add("C3")
         await h.action({"action_id": "vote_up", "value": pick}, channel="C3", user="U2")
         await eventually(lambda: app.channels.existing(refs["C3"]).public is False)
-    assert "journal-club" not in _marks(app, refs["C1"])
+        assert "journal-club" not in _marks(app, refs["C5"])
+        # made public again: a 👍 reaction there asks Slack too
+        slack.private.discard("C3")
+        reacted = {"type": "reaction_added", "user": "U2", "reaction": "+1", "event_ts": "9",
+                   "item": {"type": "message", "channel": "C3", "ts": "1.000001"}}  # fmt: skip
+        assert (await h.event(reacted, event_id="Ev2")).status_code == 200
+        await eventually(lambda: app.channels.existing(refs["C3"]).public is True)
+    marks = _marks(app, refs["C5"])
+    assert "👍 in #journal-club" in marks and "secret-lab" not in marks and "never" not in marks
     assert "secret-lab" not in _marks(app, refs["C3"])  # nor the other way round
     assert slack.rejected == []
 
