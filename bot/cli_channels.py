@@ -104,7 +104,8 @@ def cmd_cmd(
     name = "" if user else "the command line"  # what a pause reason says, e.g. in `channels`
     user = cli_user(user, ref)
     me = ChannelRef(ref.platform, f"@{user}", ref.workspace)
-    ctx = Context(ref, user, dm=me, now=application.clock(), name=name, visible=None)  # operator
+    public = True if ref.platform == "console" else None  # a console channel hides nobody
+    ctx = Context(ref, user, dm=me, now=application.clock(), name=name, visible=None, public=public)
     target, creates = application.commands.target(text, ctx)
     known = application.channels.existing(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it

@@ -11,6 +11,7 @@ import typer
 from bot.cli import DbOption, app, err, out, papers_app, wired
 from bot.cli_input import MAX_LIST, MAX_OFFSET, MAX_PAGE, MAX_RESULTS, read_queries, whole
 from digest.errors import DigestError
+from digest.text.numbers import plural
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -23,9 +24,12 @@ if TYPE_CHECKING:
 
 def _report_line(r: IngestReport) -> str:
     skipped = sum(not p.warning for p in r.problems)
+    # with an LLM endpoint configured: how many abstractive TL;DRs this run wrote (the rest of
+    # the papers show the extractive line)
+    tldrs = "" if r.tldrs is None else f", {plural(r.tldrs, 'TL;DR line')} written"
     return (
         f"{r.source}: {r.added} new, {r.updated} updated, {r.merged} merged, "
-        f"{r.unchanged} already stored ({r.parsed} read, {skipped} skipped)"
+        f"{r.unchanged} already stored ({r.parsed} read, {skipped} skipped){tldrs}"
     )
 
 

@@ -132,17 +132,25 @@ class ChannelService:
         restricted = ref.platform in self.restricted_platforms and not ref.channel_id.startswith(
             "@"
         )
+        # the console's channels are one operator's: nobody there is kept from seeing them
+        public = True if ref.platform == "console" and not ref.channel_id.startswith("@") else None
         return self.store.channels.ensure(
-            ref, name=name, timezone=self.default_timezone, owner_user=owner, admin_only=restricted
-        )
+            ref, name=name, timezone=self.default_timezone, owner_user=owner,
+            admin_only=restricted, public=public,
+        )  # fmt: skip
 
-    def claim(self, ref: ChannelRef, user: str | None, name: str = "") -> Channel | None:
+    def claim(
+        self, ref: ChannelRef, user: str | None, name: str = "", public: bool | None = None
+    ) -> Channel | None:
         """The channel, created if ``user`` changes it; the first person to change it is recorded
-        as its owner, and the name the platform shows is kept (titles use it, not the id)."""
+        as its owner, and the name the platform shows is kept (titles use it, not the id), as is
+        whether everyone there can see it (``public``; None: the platform did not say)."""
         channel = self.store.channels.get(ref) if user is None else self.channel(ref, name, user)
         if channel is None:  # only read: nobody set this channel up, and reading creates nothing
             return None
-        fields = {"name": name} if name and name != channel.name else {}
+        fields: dict[str, object] = {"name": name} if name and name != channel.name else {}
+        if public is not None and public != channel.public and not ref.channel_id.startswith("@"):
+            fields["public"] = public
         if user and channel.owner_user is None and not ref.channel_id.startswith("@"):
             fields["owner_user"] = user
         return self.store.channels.update(channel.id, **fields) if fields else channel
@@ -172,6 +180,12 @@ class ChannelService:
         if channel is None:
             raise NotFoundError(no_channel(ref))
         return channel
+
+    def seen_as(self, ref: ChannelRef, public: bool) -> None:
+        """Record whether everyone in ``ref``'s workspace can see it, as its platform just said
+        (a 👍 there may be named in other channels' digests only while it is public); a channel
+        nobody set up is not created."""
+        self.claim(ref, None, public=public)
 
     def existing(self, ref: ChannelRef) -> Channel | None:
         """The channel for ``ref`` if someone set it up; never creates one."""

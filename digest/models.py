@@ -173,6 +173,7 @@ class Channel:
     admin_only: bool = False
     owner_user: str | None = None
     share_votes: bool = True  # its 👍 count in the workspace's `top` and other digests' marks
+    public: bool | None = None  # everyone there may see it, as its platform said; None: unknown
     created_at: datetime | None = None  # when it was set up (digests start that local day)
     weekly: bool | None = None  # the weekly picture; None: on once it has two interests
 

@@ -81,8 +81,9 @@ class PaperService:
         if report.added_ids or report.updated_ids:
             self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
         if self.tldrs is not None:
+            report.tldrs = 0
             try:
-                self.tldrs.after_ingest([*report.added_ids, *report.updated_ids])
+                report.tldrs = self.tldrs.after_ingest([*report.added_ids, *report.updated_ids])
             except Exception:  # noqa: BLE001 - the papers are stored; digests show the extractive line
                 log.exception("writing TL;DRs after ingesting %s failed", source)
         return report

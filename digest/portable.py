@@ -1,7 +1,7 @@
 """Export and import of everything a deployment knows about its users, as one JSON document.
 
-Channels, subscriptions, feedback and delivery history move between databases (SQLite to
-PostgreSQL, or between hosts) without loss; papers are re-ingested from their sources, and any
+Channels, subscriptions, feedback, delivery history and weekly-picture claims move between
+databases (SQLite to PostgreSQL, or between hosts) without loss; papers are re-ingested from their sources, and any
 paper a vote, delivery or `like:` refers to travels along so nothing dangles, as does every
 library paper (read from someone's own file, no source would bring it back).
 """
@@ -27,11 +27,14 @@ from digest.store.schema import (
     FeedbackRow,
     PaperRow,
     SubscriptionRow,
+    WeeklyPictureRow,
 )
 from digest.zones import parse_timezone
 
 FORMAT = "digestbot-export/1"
-TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow)
+#: Weekly-picture claims travel too: a week's picture already sent (or being sent when the
+#: export was made) is not sent again from the new database.
+TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow, WeeklyPictureRow)
 
 
 def _row(obj: Any) -> dict[str, Any]:

@@ -181,6 +181,13 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                 if fault == "hang":
                     return 200, {"X-Fake-Hang": "1"}, msg
                 return 200, ({"X-Fake-Drop": "1"} if fault == "drop" else {}), msg
+            if method == "GET" and (m := re.fullmatch(r"/channels/(\d+)", path)):
+                found = self.described.get(m.group(1))
+                return (
+                    UNKNOWN_CHANNEL
+                    if found is None or m.group(1) in self.gone
+                    else (200, {}, found)
+                )
             if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
                 if refused := self._refuse_thread(m.group(1), m.group(2)):
                     self.thread_refusals.append((m.group(2), refused[2]["code"]))

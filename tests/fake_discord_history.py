@@ -1,6 +1,7 @@
 """The channel side of the Discord fake, as strict as Discord: ids are snowflakes from the clock,
-Get Channel Messages pages newest first by ``before``/``after`` with ``limit`` 1-100, and a
-channel or thread the guild does not have answers 404 / 10003 Unknown Channel."""
+Get Channel Messages pages newest first by ``before``/``after`` with ``limit`` 1-100, Get
+Channel answers what ``described`` holds, and a channel or thread the guild does not have
+answers 404 / 10003 Unknown Channel."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ class DiscordChannels:
 
     def _init_channels(self) -> None:
         self.channels: set[str] = set(GUILD_CHANNELS)
+        #: What Get Channel answers for a channel (its JSON, overwrites and all); one not here
+        #: (or in ``gone``) is 404 / 10003, as for a channel the bot cannot see.
+        self.described: dict[str, dict] = {}
         self._last_id = 0
         self.nonce_window = 300.0  # enforce_nonce dedupes "in the past few minutes" only
 

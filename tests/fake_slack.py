@@ -10,7 +10,13 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from bot.adapters.slack.limits import error_code, message_problems, view_problems
-from tests.fake_slack_files import complete_ok, manifest_scopes, upload_ok, upload_refused
+from tests.fake_slack_files import (
+    complete_ok,
+    manifest_scopes,
+    upload_info,
+    upload_ok,
+    upload_refused,
+)
 from tests.fake_slack_history import BOT_ID, BOT_USER, SlackMessages
 from tests.httpfake import LocalServer
 
@@ -291,6 +297,8 @@ class FakeSlack(SlackMessages, LocalServer):
         if method == "files.info":
             if "files:read" not in self.scopes:
                 return {"ok": False, "error": "missing_scope", "needed": "files:read"}
+            if str(args.get("file")) in self.uploads:  # the app's own upload: where it is shared
+                return upload_info(self, str(args.get("file")))
             held = self.files.get(str(args.get("file")))
             if held is None:
                 return {"ok": False, "error": "file_not_found"}

@@ -12,7 +12,9 @@
    membership rules.
 
 Slack does not document error codes for the last two; the fake names them
-``file_size_mismatch`` and ``invalid_file_type``. ``uploads`` records everything that arrived.
+``file_size_mismatch`` and ``invalid_file_type``. ``uploads`` records everything that arrived,
+and where each file was shared (``channel``, once completed). ``files.info`` on an uploaded id
+says where it is shared (``channels``/``groups`` and ``shares``), nowhere before step 3.
 """
 
 from __future__ import annotations
@@ -98,3 +100,17 @@ def complete_ok(fake, args: dict) -> dict:  # noqa: ANN001 - a FakeSlack
         fake.uploads[f["id"]].update(channel=args.get("channel_id"), title=f.get("title"),
                                      comment=args.get("initial_comment"))  # fmt: skip
     return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+
+def upload_info(fake, file_id: str) -> dict:  # noqa: ANN001 - a FakeSlack
+    """files.info for an uploaded file: shared in the channel step 3 named, else nowhere."""
+    up = fake.uploads[file_id]
+    channel = up.get("channel")
+    private = channel in fake.private
+    kind = "private" if private else "public"
+    shares = {kind: {channel: [{"ts": "1.0"}]}} if channel else {}
+    return {"ok": True, "file": {
+        "id": file_id, "name": up["name"], "title": up.get("title") or up["name"],
+        "channels": [channel] if channel and not private else [],
+        "groups": [channel] if channel and private else [], "ims": [], "shares": shares,
+    }}  # fmt: skip

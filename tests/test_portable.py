@@ -114,3 +114,37 @@ def test_an_older_export_without_followed_papers_still_imports(tmp_path):
     dst = Store.open(f"sqlite:///{tmp_path / 'old.db'}")
     assert import_state(dst, doc)["subscriptions"] == len(doc["subscriptions"])
     dst.close()
+
+
+def test_a_weekly_picture_sent_before_the_move_is_not_sent_again(tmp_path, db_url):
+    """Weekly-picture claims travel with the export: the week already posted from the old
+    database is settled in the new one, and the sender there sends nothing for it (issue 25,
+    gap 3). Break that turns this red: WeeklyPictureRow left out of portable.TABLES (the
+    imported deployment posts the week's picture a second time)."""
+    from bot.weekly import WeeklySender
+    from digest.weekly import WeeklyPictures
+    from tests.test_weekly_picture import AFTER, MONDAY, seed
+
+    class Pictures:
+        """A platform that takes pictures and keeps them."""
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        async def upload_image(self, ref, png, alt, title, filename="weekly.png") -> str:
+            self.sent.append(filename)
+            return f"{ref.channel_id}:{len(self.sent)}"
+
+    src = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
+    ch = seed(src.store, ChannelRef("console", "lab"))
+    sent = Pictures()
+    first = WeeklySender(WeeklyPictures(src.store, "w1"), {"console": sent}, clock=lambda: AFTER)
+    assert asyncio.run(first.sweep()) == {str(ch.id): "posted"}
+    doc = json.loads(json.dumps(export_state(src.store)))
+    dst = make_app(db_url, tmp_path / "dst")
+    assert import_state(dst.store, doc)["weekly_pictures"] == 1
+    again = Pictures()
+    moved = WeeklySender(WeeklyPictures(dst.store, "w2"), {"console": again}, clock=lambda: AFTER)
+    assert asyncio.run(moved.sweep()) == {} and again.sent == [] and len(sent.sent) == 1
+    assert dst.store.weekly.state(ch.id, MONDAY)[0] == "posted"
+    dst.close()

@@ -258,7 +258,8 @@ def digest_json(tmp_path, **env: str) -> list[dict]:
 
 
 def test_digest_json_gives_an_extractive_tldr_by_default(tmp_path):
-    assert digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS)).returncode == 0
+    ingested = digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS))
+    assert ingested.returncode == 0 and "TL;DR" not in ingested.stdout  # no endpoint: not said
     abstracts = {p.title: p.abstract for p in bundled()}
     for row in digest_json(tmp_path):
         assert row["tldr"] and row["tldr"] != row["title"]
@@ -270,6 +271,9 @@ def test_digest_json_gives_the_abstractive_line_with_the_endpoint(llm, tmp_path)
     ingested = digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS), **settings)
     assert ingested.returncode == 0, ingested.stderr
     assert len(llm.calls) == 19
+    # the summary line says how many lines were written (break: PaperService.ingest not
+    # keeping after_ingest's count, or _report_line not showing it: red)
+    assert "19 new" in ingested.stdout and ", 19 TL;DR lines written" in ingested.stdout
     for row in digest_json(tmp_path, **settings):
         assert row["tldr"].startswith("The authors study") and "TL;DR" not in row["tldr"]
     posted = digestbot(tmp_path, "digest", "console:lab", "--json", **settings)
@@ -284,6 +288,7 @@ def test_digest_json_falls_back_to_extractive_when_the_endpoint_times_out(llm, t
     ingested = digestbot(tmp_path, "ingest", str(BUNDLED_PAPERS), **settings)
     assert ingested.returncode == 0 and "19 new" in ingested.stdout, ingested.stderr
     assert len(llm.calls) == 2  # two timeouts in a row end the run
+    assert ", 0 TL;DR lines written" in ingested.stdout, ingested.stdout
     abstracts = {p.title: (p.abstract, p.title_derived) for p in bundled()}
     for row in digest_json(tmp_path, **settings):
         abstract, derived = abstracts[row["title"]]

@@ -15,6 +15,7 @@ the server does not know (room-222 / room-444 show)."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -171,21 +172,25 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
 
 
 def test_the_store_queries_on_every_backend(store):
-    """thumbs_up, liked_elsewhere and absorb_votes on SQLite and PostgreSQL (when configured)."""
+    """thumbs_up, liked_in and absorb_votes on SQLite and PostgreSQL (when configured); liked_in
+    names only public channels (break: its ``public`` filter dropped: secret-lab and C5 show)."""
     from digest.ingest.parse import make_record
 
     store.papers.upsert(
         make_record(source="jsonl", id=f"p{n}", title=f"Paper {n}", abstract=f"About {n}.")
         for n in range(3)
     )
-    lab, other, mine, off = (
-        store.channels.ensure(ChannelRef("slack", c, "T1")) for c in ("C1", "C2", "@U1", "C3")
+    lab, other, mine, off, hidden, unsaid = (
+        store.channels.ensure(ChannelRef("slack", c, "T1"))
+        for c in ("C1", "C2", "@U1", "C3", "G4", "C5")
     )
-    store.channels.update(other.id, name="ml-reading")
-    store.channels.update(off.id, share_votes=False)
+    store.channels.update(other.id, name="ml-reading", public=True)
+    store.channels.update(off.id, share_votes=False, public=True)
+    store.channels.update(hidden.id, name="secret-lab", public=False)  # unsaid: never said
     for ch, user, paper, value in ((lab, "U1", "p0", 1), (other, "U1", "p0", 1),
                                    (other, "U2", "p1", -1), (mine, "U1", "p1", 1),
-                                   (off, "U3", "p0", 1)):  # fmt: skip
+                                   (off, "U3", "p0", 1), (hidden, "U4", "p0", 1),
+                                   (unsaid, "U5", "p0", 1)):  # fmt: skip
         store.channels.set_feedback(ch.id, user, paper, value)
     since = datetime.now(UTC) - timedelta(days=1)
     assert sorted(store.channels.thumbs_up([lab.id, other.id], since)) == [
@@ -196,7 +201,7 @@ def test_the_store_queries_on_every_backend(store):
     here = store.channels.get(lab.ref)
     marks = [(x.paper_id, x.name) for x in store.channels.liked_in(["p0", "p1", "p2"])
              if x.channel_row != here.id and (x.platform, x.workspace) == (here.ref.platform, here.ref.workspace or "")]  # fmt: skip
-    assert marks == [("p0", "ml-reading")]
+    assert marks == [("p0", "ml-reading")]  # not the private channel, nor the unknown one
     assert store.channels.absorb_votes(lab.id, other.id) == 1  # p1's 👎 (p0: the same 👍)
     assert sorted((v.paper_id, v.value) for v in store.channels.feedback(lab.id)) == [
         ("p0", 1),
@@ -225,3 +230,39 @@ def test_the_store_queries_on_every_backend(store):
     assert store.deliveries.delivered_paper_ids(lab.id) == {"p0", "p2"}
     assert store.deliveries.delivered_paper_ids(other.id) == {"p0", "p1"}
     assert open_one is not None
+
+
+@pytest.mark.asyncio
+async def test_discord_top_checks_channels_the_gateway_did_not_give(app, monkeypatch):
+    """A digest channel missing from the client's cache (an archived thread, a channel not seen
+    since connecting) is fetched over HTTP and checked like the others: counted when the member
+    may view it, not when an overwrite hides it or Discord says it is gone (issue 25, gap 5).
+    Breaks that turn this red: run() not fetching (the archive's paper is missing);
+    visible_channels() ignoring what was fetched (missing too); fetched channels counted
+    without the View Channel check (hidden-archive's paper shows)."""
+    from tests.discord_interactions import discord_bot, dispatch, embed_text, slash
+    from tests.test_liked_marks_privacy import add_guild, text_channel
+
+    refs = {c: ChannelRef("discord", c, "77") for c in ("111", "555", "444", "666")}
+    names = {"111": "lab", "555": "archive", "444": "hidden-archive", "666": "gone"}
+    for cid, ref in refs.items():
+        app.channels.claim(ref, "5", names[cid])
+        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    a, b, c, _ = (p.id for p in app.papers.papers(4))
+    app.channels.vote(refs["555"], "5", a, 1)
+    app.channels.vote(refs["444"], "5", b, 1)
+    app.channels.vote(refs["666"], "7", c, 1)
+    async with discord_bot(app, monkeypatch) as bot:
+        add_guild(bot.client)
+        bot.fake.described["555"] = text_channel("555", "archive")
+        bot.fake.described["444"] = text_channel("444", "hidden-archive", hidden=True)
+        await dispatch(bot.client, slash("top", "tok-top", channel="111"))
+        sent = [*bot.fake.edits["tok-top"], *bot.fake.followups["tok-top"]]
+        shown = "\n".join(embed_text(m) for m in sent)
+        fetched = [
+            p for m, p, _ in bot.fake.calls if m == "GET" and re.fullmatch(r"/channels/\d+", p)
+        ]
+    assert app.papers.paper(a).title[:40] in shown and "#archive" in shown, shown
+    assert app.papers.paper(b).title[:40] not in shown and "hidden-archive" not in shown
+    assert app.papers.paper(c).title[:40] not in shown
+    assert sorted(fetched) == ["/channels/444", "/channels/555", "/channels/666"]

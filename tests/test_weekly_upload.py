@@ -297,3 +297,49 @@ async def test_stats_in_discord_attaches_the_picture_with_its_alt_text(app, monk
         ((att,),) = b.fake.followup_files
     assert_png(att["data"])
     assert att["description"].startswith("Papers matched per interest")
+
+
+def _once_on_complete(kind: str):
+    """A chaos rule: Slack answers ``kind`` ("500-stored": shared, then 500; "500": not
+    shared; "drop": shared, no answer) to the first files.completeUploadExternal only."""
+    left = [kind]
+
+    def chaos(method: str, args: dict) -> str | None:
+        return left.pop() if method == "files.completeUploadExternal" and left else None
+
+    return chaos
+
+
+@pytest.mark.parametrize("fault", ["500-stored", "drop"])
+def test_a_5xx_after_slack_shared_the_picture_never_shares_it_twice(app, slack, fault):
+    """Slack shares the picture, then answers 500 (or never answers): files.info shows it
+    shared, so the week is posted and nothing is uploaded again, however often the sender runs
+    (issue 25, gap 4). Breaks that turn this red: files_upload_v2 as before (the 500 is
+    transient, the claim retried: two pictures); _unsure() False for a 5xx (retried: two);
+    _shared_or_given_up() not reading files.info (settled failed, not posted)."""
+    slack.chaos = _once_on_complete(fault)
+    ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
+    poster = slack_poster(slack)
+    poster.timeout = 1  # a dropped answer is given up on quickly
+    first = asyncio.run(sender(app, {"slack": poster}).sweep())
+    assert first == {str(ch.id): "posted"}, first
+    lapse(app.store)
+    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}
+    assert len(slack.shared_files("C1")) == 1 and slack.injected[fault] == 1
+    assert [m for m, _ in slack.calls].count("files.getUploadURLExternal") == 1
+    assert app.store.weekly.state(ch.id, MONDAY)[0] == "posted"
+
+
+def test_a_5xx_that_shared_nothing_is_given_up_not_guessed(app, slack):
+    """A 500 on the last step with nothing shared: files.info does not show it, and whether
+    Slack will still share it is unknown, so the week is settled as failed with the reason,
+    never uploaded a second time. Break that turns this red: retrying it (a second upload)."""
+    slack.chaos = _once_on_complete("500")
+    ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
+    done = asyncio.run(sender(app, {"slack": slack_poster(slack)}).sweep())
+    assert done[str(ch.id)].startswith("not sent: Slack answered internal_error"), done
+    lapse(app.store)
+    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}
+    assert [m for m, _ in slack.calls].count("files.getUploadURLExternal") == 1
+    status, error = app.store.weekly.state(ch.id, MONDAY)
+    assert status == "failed" and "never shared twice" in error

@@ -53,6 +53,9 @@ class Context:
     #: only these and the channel asked in); the default, nothing else, is what an adapter that
     #: did not ask gets. None: every channel (the console and the command line: nobody else).
     visible: frozenset[str] | None = frozenset()
+    #: Whether everyone in the workspace can see the channel, as the platform says (recorded:
+    #: only a public channel's 👍 is named in other channels' digests); None: it did not say.
+    public: bool | None = None
 
     @property
     def who(self) -> str:
@@ -256,8 +259,9 @@ class Commands:
             return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
-        if not ctx.personal and (spec.changes_channel or ctx.place):
-            self.channels.claim(ctx.ref, ctx.user if spec.changes_channel else None, ctx.place)
+        if not ctx.personal and (spec.changes_channel or ctx.place or ctx.public is not None):
+            who = ctx.user if spec.changes_channel else None
+            self.channels.claim(ctx.ref, who, ctx.place, ctx.public)
         reply = spec.handler(self, ctx, args.without_public())
         shared = public or args.asks_public
         return replace(reply, public=True) if shared and not reply.error else reply

@@ -31,6 +31,8 @@ class IngestReport:
     problems: list[ParseProblem] = field(default_factory=list)
     added_ids: list[str] = field(default_factory=list)
     updated_ids: list[str] = field(default_factory=list)
+    #: Abstractive TL;DR lines written after this source (None: no LLM endpoint configured).
+    tldrs: int | None = None
 
 
 PREFIXES = {"arxiv": "QUERY", "arxiv-rss": "CATEGORY", "openreview": "VENUE_ID"}

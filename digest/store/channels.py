@@ -77,6 +77,7 @@ SETTINGS = {
     "owner_user",
     "weekly",
     "share_votes",
+    "public",
 }
 #: Settings that move a channel's due times (or stop and restart them): changing one marks the
 #: channel for the scheduler's next look (see schema.LOOK_NOW).
@@ -103,6 +104,7 @@ def to_channel(row: ChannelRow) -> Channel:
         owner_user=row.owner_user,
         weekly=row.weekly,
         share_votes=row.share_votes,
+        public=row.public,
         created_at=_aware(row.created_at),
     )
 

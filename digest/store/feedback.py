@@ -130,8 +130,8 @@ class FeedbackQueries:
 
     def liked_in(self, paper_ids: Iterable[str]) -> list[LikedIn]:
         """Who shares a 👍 of each of ``paper_ids``: (paper id, channel row id, platform,
-        workspace, channel name or id) for every shared channel (option share-votes) that 👍'd
-        it; personal digests never count. One query, whatever the number of digests asking."""
+        workspace, channel name or id) for every shared (option share-votes), public channel
+        that 👍'd it; private, unknown and personal ones never count. One query, whatever the number of digests asking."""
         ids = list(dict.fromkeys(paper_ids))
         if not ids:
             return []
@@ -147,6 +147,9 @@ class FeedbackQueries:
             .join(ChannelRow, ChannelRow.id == FeedbackRow.channel_id)
             .where(
                 ChannelRow.share_votes.is_(True),
+                # a mark names its channel to everyone reading the digest: only a channel its
+                # platform said everyone there can see (unknown counts as private)
+                ChannelRow.public.is_(True),
                 ~ChannelRow.channel_id.startswith("@", autoescape=True),
                 FeedbackRow.value > 0,
                 FeedbackRow.paper_id.in_(ids),

@@ -120,6 +120,9 @@ class ChannelRow(Base):
     weekly: Mapped[bool | None] = mapped_column(Boolean)
     # 👍 here count in the workspace's `top` and in other channels' digest marks (migration 0014)
     share_votes: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Whether everyone in the workspace/server can see the channel, as its platform last said
+    # (migration 0016); None: never said, and treated as private (no digest mark names it).
+    public: Mapped[bool | None] = mapped_column(Boolean)
     owner_user: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the scheduler next has to look at this channel (UTC); see LOOK_NOW.

@@ -12,10 +12,11 @@ from discord import app_commands
 from bot.adapters.discord import sync
 from bot.adapters.discord.buttons import BUTTONS
 from bot.adapters.discord.commands import DiscordDeps, Papers
-from bot.adapters.discord.interact import apologise, ask_privately
+from bot.adapters.discord.interact import apologise, ask_privately, everyone_sees
 from bot.adapters.discord.poster import DiscordPoster
 from bot.commands.reactions import reaction
 from digest.errors import DigestError
+from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
 TREE_KEY = sync.TREE_KEY
@@ -103,6 +104,26 @@ class DigestClient(discord.AutoShardedClient):
         )
         if ask is not None:  # several papers in that message: ask which one, by DM
             await ask_privately(self, self.deps, payload.user_id, ask)
+        elif value > 0 and payload.guild_id is not None:  # a 👍 others' digests may name
+            await self._note_public(payload.guild_id, payload.channel_id)
+
+    async def _note_public(self, guild_id: int, channel_id: int) -> None:
+        """Record whether a digest channel is public as the gateway says now (a reaction in a
+        threaded digest's thread counts for the channel it hangs off)."""
+        guild = self.get_guild(guild_id)
+        where = guild.get_channel_or_thread(channel_id) if guild is not None else None
+        if isinstance(where, discord.Thread) and where.type != discord.ChannelType.private_thread:
+            where = where.parent
+        if where is None or (public := everyone_sees(where, guild)) is None:
+            return
+        ref = ChannelRef("discord", str(where.id), str(guild_id))
+        await asyncio.to_thread(self.deps.channels.seen_as, ref, public)
+
+    async def on_guild_channel_update(
+        self, before: discord.abc.GuildChannel, after: discord.abc.GuildChannel
+    ) -> None:
+        """A channel's permissions changed: a digest channel made private stops being named."""
+        await self._note_public(after.guild.id, after.id)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         await self._react(payload, True)

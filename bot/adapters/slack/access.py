@@ -7,12 +7,16 @@ see every channel; `admin_only` channels need an admin (or the person who set th
 from __future__ import annotations
 
 import asyncio
+import logging
 
-from slack_sdk.errors import SlackApiError
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from digest.channel_service import ChannelService
-from digest.models import Channel
+from digest.models import Channel, ChannelRef
+
+log = logging.getLogger(__name__)
 
 
 async def workspace_admin(client: AsyncWebClient, user: str) -> bool:
@@ -71,6 +75,33 @@ async def may_act(client: AsyncWebClient, ch: Channel | None, team: str, user: s
     if ch.ref.channel_id.startswith("@"):
         return ch.ref.channel_id == f"@{user}"
     return await may_manage(client, ch, user, await workspace_admin(client, user))
+
+
+async def is_public(client: AsyncWebClient, channel_id: str) -> bool | None:
+    """Whether everyone in the workspace can see a conversation (conversations.info): a private
+    channel, a DM, a group DM, or one Slack will not describe is not; None when Slack did not
+    answer (nothing learned)."""
+    if channel_id.startswith("D"):  # a DM with the app: somebody's personal digest
+        return False
+    try:
+        info = (await client.conversations_info(channel=channel_id))["channel"]
+    except SlackApiError as exc:
+        if exc.response.status_code == 429 or exc.response.status_code >= 500:
+            return None  # Slack did not say: what was recorded stays
+        return False  # gone, or private and the app was removed: not known to be public
+    except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("could not ask Slack whether %s is public: %s", channel_id, exc)
+        return None
+    return not (info.get("is_private") or info.get("is_im") or info.get("is_mpim"))
+
+
+async def note_public(client: AsyncWebClient, channels: ChannelService, ref: ChannelRef) -> None:
+    """Record whether a digest channel is public, as Slack says now (after a 👍 there: only a
+    public channel's 👍 is named in other channels' digests)."""
+    if ref.channel_id.startswith("@") or await asyncio.to_thread(channels.existing, ref) is None:
+        return  # a personal digest, or no digest here: nothing to record, Slack not asked
+    if (public := await is_public(client, ref.channel_id)) is not None:
+        await asyncio.to_thread(channels.seen_as, ref, public)
 
 
 async def can_see(client: AsyncWebClient, channel_id: str, user: str) -> bool:

@@ -9,7 +9,14 @@ from functools import partial
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.adapters.slack.access import asks_top, manageable, may_act, user_name, visible_channels
+from bot.adapters.slack.access import (
+    asks_top,
+    manageable,
+    may_act,
+    note_public,
+    user_name,
+    visible_channels,
+)
 from bot.adapters.slack.blocks import unescape
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import view_problems
@@ -20,6 +27,7 @@ from bot.adapters.slack.listeners import (
     DirectOutlet,
     SlackDeps,
     as_messages,
+    channel_ref,
     handled,
     voting_for,
 )
@@ -40,7 +48,7 @@ FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type":
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
     """Reactions count as votes (retried deliveries are dropped before this, see dedup)."""
 
-    async def react(event: dict, added: bool, client) -> None:
+    async def react(event: dict, added: bool, client, team: str) -> None:
         item = event.get("item") or {}
         name = event.get("reaction", "").split("::")[0]  # skin tones: +1::skin-tone-3
         value = 1 if name in UP else -1 if name in DOWN else 0
@@ -53,6 +61,8 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
         value = value if added else 0
         ask = await asyncio.to_thread(reaction, deps.commands, "slack", user, refs, value)
         if ask is None:
+            if value > 0 and team:  # a 👍 others' digests may name: is the channel public?
+                await note_public(client, deps.channels, channel_ref(team, where, user))
             return
         # several papers in that message: ask the reacting person alone which one they meant
         for msg in as_messages(ask):
@@ -63,11 +73,11 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
                     channel=where, user=user, text=msg.text, blocks=msg.blocks
                 )
 
-    async def added(event, client) -> None:
-        await react(event, True, client)
+    async def added(event, body, client) -> None:
+        await react(event, True, client, str(body.get("team_id") or ""))
 
-    async def removed(event, client) -> None:
-        await react(event, False, client)
+    async def removed(event, body, client) -> None:
+        await react(event, False, client, str(body.get("team_id") or ""))
 
     app.event("reaction_added")(guarded(added))
     app.event("reaction_removed")(guarded(removed))

@@ -14,7 +14,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.access import asks_top, is_member, visible_channels, workspace_admin
+from bot.adapters.slack.access import (
+    asks_top,
+    is_member,
+    is_public,
+    note_public,
+    visible_channels,
+    workspace_admin,
+)
 from bot.adapters.slack.blocks import MAX_FALLBACK, SlackMessage, cut, escape, render, unescape
 from bot.adapters.slack.limits import MAX_VALUE, message_problems
 from bot.adapters.slack.listener_errors import guarded
@@ -214,6 +221,8 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
+        # recorded with the channel: only a public channel's 👍 is named in other digests
+        ctx = replace(ctx, public=await is_public(client, channel))
         if asks_top(text):  # counts only the channels this person can see
             team = command["team_id"]
             ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
@@ -290,6 +299,8 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
             raise DigestError("That button is not a vote any more; nothing was recorded.")
         ref = await _vote_ref(deps, client, body, target)
         now = await asyncio.to_thread(deps.channels.vote, ref, body["user"]["id"], paper_id, value)
+        if now > 0:  # a 👍 others' digests may name: is the channel (still) public?
+            await note_public(client, deps.channels, ref)
         up, down = await asyncio.to_thread(deps.channels.vote_counts, ref, paper_id)
         message = body.get("message")
         private = not message or body.get("container", {}).get("is_ephemeral")
