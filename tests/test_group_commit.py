@@ -15,9 +15,9 @@ Counted, not timed. Deliberate breaks tried (each made the named test go red):
 - LedgerRepo.steps writing a step whose lease is lost (the hold's answer ignored):
   test_a_batch_of_confirmations_is_one_transaction_of_a_few_statements (the fenced-out digest
   confirmed)
-- the runner treating a failed confirmation write as done (posting the next message anyway):
-  test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_once (its papers
-  posted by it and again by the worker that took over)
+- GroupCommit answering True for an item whose write failed (the next message posted anyway):
+  test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_once (the killed
+  worker posted every message and said "posted" with nothing of it recorded)
 """
 
 from __future__ import annotations
