@@ -13,12 +13,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from weakref import WeakKeyDictionary
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@dataclass
+class _Queue:
+    """One event loop's items waiting for a batch, and its batches in flight."""
+
+    pending: list[tuple[Any, asyncio.Future]] = field(default_factory=list)
+    running: int = 0
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 class GroupCommit(Generic[T, R]):
@@ -32,34 +43,31 @@ class GroupCommit(Generic[T, R]):
         # overlaps the other's wait for the server); each holds one pooled connection.
         self.batches = max(1, batches)
         self.most = max(1, most)  # items a transaction at most
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pending: list[tuple[T, asyncio.Future[R]]] = []
-        self._running = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Per event loop (each has its own futures and tasks; tests run one per asyncio.run).
+        self._queues: WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue] = WeakKeyDictionary()
 
     async def submit(self, item: T) -> R:
         """Write ``item`` with whatever else is waiting; its answer once committed."""
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # a new event loop (tests run one per asyncio.run)
-            self._loop, self._pending, self._running = loop, [], 0
+        queue = self._queues.get(loop) or self._queues.setdefault(loop, _Queue())
         future: asyncio.Future[R] = loop.create_future()
-        self._pending.append((item, future))
-        if self._running < self.batches:
-            self._running += 1
-            task = loop.create_task(self._flush())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        queue.pending.append((item, future))
+        if queue.running < self.batches:
+            queue.running += 1
+            task = loop.create_task(self._flush(queue))
+            queue.tasks.add(task)
+            task.add_done_callback(queue.tasks.discard)
         return await future
 
-    async def _flush(self) -> None:
+    async def _flush(self, queue: _Queue) -> None:
         """Write what is pending, batch after batch, until nothing is."""
         try:
-            while self._pending:
-                batch, self._pending = self._pending[: self.most], self._pending[self.most :]
+            while queue.pending:
+                batch, queue.pending = queue.pending[: self.most], queue.pending[self.most :]
                 try:
                     answers = await asyncio.to_thread(self._write, [i for i, _ in batch])
-                except asyncio.CancelledError:  # the loop is shutting down: nobody waits
-                    for _, future in batch:
+                except BaseException:  # cancelled (the loop is shutting down), or worse:
+                    for _, future in batch:  # no caller is left waiting for ever
                         future.cancel()
                     raise
                 for (_, future), (ok, answer) in zip(batch, answers, strict=True):
@@ -70,7 +78,7 @@ class GroupCommit(Generic[T, R]):
                     else:
                         future.set_exception(answer)
         finally:
-            self._running -= 1
+            queue.running -= 1
 
     def _write(self, items: list[T]) -> list[tuple[bool, object]]:
         """The batch in one call; if it fails, each item alone, so one item's error (or a

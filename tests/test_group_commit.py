@@ -15,6 +15,8 @@ Counted, not timed. Deliberate breaks tried (each made the named test go red):
 - LedgerRepo.steps writing a step whose lease is lost (the hold's answer ignored):
   test_a_batch_of_confirmations_is_one_transaction_of_a_few_statements (the fenced-out digest
   confirmed)
+- GroupCommit handing a failed batch's error to every caller in it (no item-by-item retry):
+  test_one_bad_confirmation_fails_only_its_own_digest
 - GroupCommit answering True for an item whose write failed (the next message posted anyway):
   test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_once (the killed
   worker posted every message and said "posted" with nothing of it recorded)
@@ -31,6 +33,7 @@ import time_machine
 from sqlalchemy import create_engine, event, select, update
 from sqlalchemy.exc import OperationalError
 
+from bot.group_commit import GroupCommit
 from bot.runner import DigestRunner
 from bot.scheduler import DigestScheduler
 from digest.delivery import Deliveries
@@ -269,3 +272,30 @@ def test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_on
         assert sorted(papers) == sorted(i.paper_id for i in delivery.items)  # each once
     a.close()
     b.close()
+
+
+def test_one_bad_confirmation_fails_only_its_own_digest():
+    """A batch whose write fails (one item the database refuses) is written again item by item:
+    the refused item's caller gets the error, the others their answers, and every caller
+    waiting together was in the first batch."""
+    calls: list[list[str]] = []
+
+    def write(items):  # noqa: ANN001, ANN202
+        calls.append(list(items))
+        if "bad" in items:
+            raise OperationalError("UPDATE", {}, Exception("refused"))
+        return [f"ok {i}" for i in items]
+
+    group = GroupCommit(write, batches=1)
+
+    async def together() -> list:
+        names = ["a", "bad", "c"]
+        return await asyncio.gather(*(group.submit(n) for n in names), return_exceptions=True)
+
+    a, bad, c = asyncio.run(together())
+    assert (a, c) == ("ok a", "ok c") and isinstance(bad, OperationalError)
+    assert calls[0] == ["a", "bad", "c"] and sorted(map(tuple, calls[1:])) == [
+        ("a",),
+        ("bad",),
+        ("c",),
+    ]
