@@ -37,7 +37,7 @@ FIRST_LOOKBACK = timedelta(hours=1)
 WRITERS = 16
 #: Transactions of grouped confirmations in flight at once (bot/group_commit.py): each holds
 #: one pooled connection and writes every confirmation that arrived while the others ran.
-STEP_BATCHES = 4
+STEP_BATCHES = 2
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
