@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 #: Threads for database and ranking work: commands must not queue behind digests and ingest
-#: (a tick's claims take one, posting digests' ledger writes at most runner.WRITERS; the
-#: database pool holds 40).
+#: (a tick's claims take one, posting digests' ledger writes at most runner.WRITERS, their
+#: grouped confirmations runner.STEP_BATCHES; the database pool holds 40).
 WORKER_THREADS = 64
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from bot import stored_reply
 from bot.commands.replies import Reply, digest_reply
+from bot.group_commit import GroupCommit
 from bot.outcome import Kind, Outcome, state_kind
 from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from digest.delivery import Claim, Deliveries, PlannedMessage
@@ -34,6 +35,9 @@ NOTHING_FOLLOWED = "follows nothing, so no digest"
 FIRST_LOOKBACK = timedelta(hours=1)
 #: Ledger writes of posting digests at once (threads and pooled connections they may hold).
 WRITERS = 16
+#: Transactions of grouped confirmations in flight at once (bot/group_commit.py): each holds
+#: one pooled connection and writes every confirmation that arrived while the others ran.
+STEP_BATCHES = 2
 #: How an outcome starts when another live process holds this digest's claim (CLI exit code 3).
 BUSY = "another digestbot process is sending this digest right now"
 
@@ -78,6 +82,9 @@ class DigestRunner:
         # Posting digests' ledger writes share a few worker threads and pooled connections:
         # 64 digests in flight must not take every thread (commands run there too) nor the pool.
         self.writing = asyncio.Semaphore(WRITERS)
+        # Confirmations (the write after each post) of all posting digests, grouped: one
+        # transaction for every one that arrived meanwhile, each answered after its commit.
+        self.confirming = GroupCommit(self.deliveries.steps, batches=STEP_BATCHES)
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
@@ -266,7 +273,8 @@ class DigestRunner:
         """One message, exactly once: one that may have gone out is looked up before re-posting.
 
         Its confirmation marks the next message (``run.then``) sending in the same write, or,
-        the last, records the digest posted: one write a message, not two or three."""
+        the last, records the digest posted: one write a message, not two or three, and that
+        write shares its transaction with other digests' confirmations (group commit)."""
         where, key = claim.digest.channel.ref, claim.part_key(m.position)
         posted = None
         # A claim taken in bulk stores its first message as sending (for a crash after the
@@ -300,7 +308,8 @@ class DigestRunner:
                     where, reply, m.position, key, parent, degrade=True
                 )
         then, finish = run.then, run.then is None
-        if not await self._write(self.deliveries.step, claim, m.position, posted, then, finish):
+        # Answered once the commit that holds it is done: only then is the next one posted.
+        if not await self.confirming.submit((claim, m.position, posted, then, finish)):
             raise LeaseLost
         if then is not None:
             run.marked.add(then)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from digest.models import Channel, DeliveryState
 from digest.schedule import local_day
 from digest.store import Store
 from digest.store.deliveries import Delivery, ItemClaim, Lease
-from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage
+from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage, Step
 
 __all__ = ["BACKOFF", "Claim", "Deliveries", "PlannedMessage", "describe", "new_instance_id"]
 
@@ -151,12 +152,14 @@ class Deliveries:
         """The platform has this message: its papers are delivered."""
         return self.store.ledger.mark(claim.lease, position, CONFIRMED, self.lease_s, message_ref)
 
-    def step(self, claim: Claim, position: int, message_ref: str, then: int | None = None,
-             finish: bool = False) -> bool:  # fmt: skip
-        """Confirm a message and mark the next one (``then``) sending, or ``finish`` the digest,
-        in one write; False once another worker holds the digest (or a message is open)."""
-        return self.store.ledger.step(
-            claim.lease, position, message_ref, self.lease_s, then, finish
+    def steps(self, steps: Sequence[tuple[Claim, int, str, int | None, bool]]) -> list[bool]:
+        """Confirm messages of many digests, ``(claim, position, message_ref, then, finish)``
+        each, in one transaction (group commit): each confirmation marks the digest's next message
+        (``then``) sending, or ``finish``es it, in the same write. Each answer, given after the
+        commit: False once another worker holds that digest (or, to finish, a message is open)."""
+        return self.store.ledger.steps(
+            [Step(c.lease, pos, ref, then, finish) for c, pos, ref, then, finish in steps],
+            self.lease_s,
         )
 
     def finish(self, claim: Claim) -> bool:

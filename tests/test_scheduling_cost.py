@@ -210,8 +210,9 @@ class StatementCounter:
 def test_a_tick_claims_its_due_channels_in_statements_that_do_not_grow_with_them(app):
     """3 and then 15 channels due at 09:00, each following its own topic: the digest side of
     the tick (reads, composing, claims) sends the same number of statements for both, and the
-    whole tick grows per channel only by the posting writes (one per message, each confirmed
-    alone: 4 statements each, 2 messages a digest). Breaks that turn this red: Ticks.claim
+    whole tick grows per channel only by the posting writes (one confirmation a message, 2
+    messages a digest: at most 4 statements each when confirmed alone, fewer when grouped with
+    other digests' confirmations, tests/test_group_commit.py). Breaks that turn this red: Ticks.claim
     composing through compose_digest (a Source per channel, not the BulkSource); the scheduler
     claiming with runner.run_channel per channel (the old tick); BatchRepo.advance or
     BatchRepo.claim running a statement per channel; the runner writing `sending` before each

@@ -92,15 +92,16 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def _body(p: Paper, tldr: str = "") -> str:
-    """The abstract; under a derived headline, the sentences that say what the paper does.
-    The sentence already shown as the TL;DR is left out: the card says it once."""
-    body = (_said(p.abstract) or p.abstract) if p.title_derived else p.abstract
-    if not tldr:
-        return body
-    shown = normalize_title(tldr)
-    kept = [s for s in sentences(body) if normalize_title(tidy(s)) != shown]
-    return " ".join(kept[:2] if p.title_derived else kept)
+@lru_cache(maxsize=4096)  # a tick renders the same few papers for thousands of channels
+def _snippet(abstract: str, title_derived: bool, tldr: str) -> str:
+    """A card's snippet: the abstract (under a derived headline, the sentences that say what
+    the paper does), less the sentence already shown as the TL;DR (the card says it once)."""
+    body = (_said(abstract) or abstract) if title_derived else abstract
+    if tldr:
+        shown = normalize_title(tldr)
+        kept = [s for s in sentences(body) if normalize_title(tidy(s)) != shown]
+        body = " ".join(kept[:2] if title_derived else kept)
+    return snippet(body)
 
 
 @lru_cache(maxsize=4096)
@@ -152,7 +153,7 @@ def card(
         url=paper_url(p),
         authors=authors,
         venue=p.venue or "",
-        snippet=snippet(_body(p, tldr)),
+        snippet=_snippet(p.abstract, p.title_derived, tldr),
         why=why,
         rank=rank,
         score=score,

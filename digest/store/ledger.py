@@ -6,9 +6,22 @@ fenced by the delivery's lease (same transaction), so a worker that lost it chan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, bindparam, delete, exists, func, select, update
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    Engine,
+    String,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from digest.models import MessageState
@@ -28,6 +41,18 @@ class PlannedMessage:
     paper_ids: tuple[str, ...]
     status: str
     message_ref: str | None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One confirmation for ``LedgerRepo.steps``: message ``position`` of the leased digest is on
+    the platform as ``message_ref``; then mark ``then`` sending, or ``finish`` the digest."""
+
+    lease: Lease
+    position: int
+    message_ref: str
+    then: int | None = None
+    finish: bool = False
 
 
 class LedgerRepo:
@@ -133,29 +158,59 @@ class LedgerRepo:
             session.commit()
             return True
 
-    def step(self, lease: Lease, position: int, message_ref: str, lease_s: float,
-             then: int | None = None, finish: bool = False) -> bool:  # fmt: skip
-        """Confirm one message and, in the same transaction, mark the next one ``then`` as
-        sending (it is posted next) or, ``finish``, record the digest posted: what ``mark`` and
-        ``finish`` do one after the other, in one write. False if the lease is lost (or, to
-        finish, a message is still open)."""
+    def steps(self, steps: Sequence[Step], lease_s: float) -> list[bool]:
+        """Confirm one message of each of many digests in one transaction (group commit): a few
+        statements whatever their number, each an executemany. Each step also marks its digest's
+        next message ``then`` sending (it is posted next) or, ``finish``, records the digest
+        posted, as ``mark`` then ``finish`` would, in the same write. Each answer: False if the
+        lease is lost (or, to finish, a message is still open).
+
+        Each step is fenced by its own lease: one whose lease is lost writes nothing, the
+        others are written. Leases are renewed in delivery id order, so two processes' batches
+        lock shared rows in the same order (no deadlock). Nothing is answered before the commit:
+        a caller told True may post its next message, because this confirmation is durable."""
+        if not steps:
+            return []
         sql = self._steps.get(lease_s) or self._steps.setdefault(lease_s, _StepSql(self, lease_s))
-        key = dict(did=lease.delivery_id, b_owner=lease.owner, b_fence=lease.fence)
+        order = sorted(steps, key=lambda s: (s.lease.delivery_id, s.position))
         with self.engine.begin() as conn:
-            if position == 0:  # the header is there: the digest is being sent
-                held = conn.execute(sql.hold_first, {**key, "ref": message_ref})
-            else:
-                held = conn.execute(sql.hold, key)
-            if held.rowcount != 1:
-                return False
-            at = dict(did=lease.delivery_id, pos=position, ref=message_ref)
+            hold = [dict(_key(s), first=s.position == 0, ref=s.message_ref) for s in order]
+            renewed = conn.execute(sql.hold, hold).rowcount
+            # Every lease held (the usual case) shows in the count; else read which are ours
+            # (rows this transaction renewed are locked by it: what it reads of them is final).
+            held = order if renewed == len(order) else self._held(conn, sql, order)
+            if not held:
+                return [False] * len(steps)
+            at = [dict(did=s.lease.delivery_id, pos=s.position, ref=s.message_ref) for s in held]
             conn.execute(sql.confirm, at)
             conn.execute(sql.item_ref, at)
-            if then is not None:
-                conn.execute(sql.sending, dict(did=lease.delivery_id, pos=then))
-            if finish:
-                return conn.execute(sql.finish, key).rowcount == 1
-            return True
+            marks = [dict(did=s.lease.delivery_id, pos=s.then) for s in held if s.then is not None]
+            if marks:
+                conn.execute(sql.sending, marks)
+            ending = [s for s in held if s.finish]
+            done = set(ending)
+            if ending and conn.execute(sql.finish, [_key(s) for s in ending]).rowcount < len(done):
+                done = self._posted(conn, sql, ending)
+        ok = {s for s in held if not s.finish} | done
+        return [s in ok for s in steps]
+
+    @staticmethod
+    def _held(conn: Connection, sql: _StepSql, steps: Sequence[Step]) -> list[Step]:
+        """The steps whose lease this transaction holds (owner and fence match, unfinished)."""
+        rows = conn.execute(sql.leases, {"dids": [s.lease.delivery_id for s in steps]})
+        now = {did: (owner, fence, status) for did, owner, fence, status in rows}
+        return [
+            s for s in steps
+            if now.get(s.lease.delivery_id, (None,) * 3)[:2] == (s.lease.owner, s.lease.fence)
+            and now[s.lease.delivery_id][2] in (CLAIMED_DELIVERY, SENDING_DELIVERY)
+        ]  # fmt: skip
+
+    @staticmethod
+    def _posted(conn: Connection, sql: _StepSql, steps: Sequence[Step]) -> set[Step]:
+        """The finishing steps whose digest is now posted (by this transaction: it holds them)."""
+        rows = conn.execute(sql.leases, {"dids": [s.lease.delivery_id for s in steps]})
+        posted = {did for did, _owner, _fence, status in rows if status == POSTED}
+        return {s for s in steps if s.lease.delivery_id in posted}
 
     def _item_ref(self, session: Session, delivery_id: int, position: int, ref: str | None) -> None:
         """A message that shows one paper: reactions on it count as feedback on that paper."""
@@ -246,9 +301,15 @@ class LedgerRepo:
             return [pid for pid, _ in session.execute(stmt)]
 
 
+def _key(step: Step) -> dict:
+    """A step's lease as ``_StepSql``'s fence parameters."""
+    lease = step.lease
+    return dict(did=lease.delivery_id, b_owner=lease.owner, b_fence=lease.fence)
+
+
 class _StepSql:
-    """``LedgerRepo.step``'s statements, built once (a tick runs thousands of steps: building
-    SQLAlchemy expressions costs more than running them)."""
+    """``LedgerRepo.steps``'s statements, built once (a tick runs thousands of steps: building
+    SQLAlchemy expressions costs more than running them); each runs as one executemany."""
 
     def __init__(self, ledger: LedgerRepo, lease_s: float) -> None:
         row, msgs = DeliveryRow.__table__, DeliveryMessageRow.__table__
@@ -261,7 +322,20 @@ class _StepSql:
             & ((row.c.status == CLAIMED_DELIVERY) | (row.c.status == SENDING_DELIVERY))
         )  # Lease-fenced as DeliveryRepo.held_by, without an expanding IN to compile each time
         message = (msgs.c.delivery_id == bindparam("did")) & (msgs.c.position == bindparam("pos"))
-        self.hold = update(row).where(held).values(lease_until=now(lease_s))
+        # The header's confirmation also records the digest as being sent, with its reference.
+        first = bindparam("first", type_=Boolean)
+        self.hold = (
+            update(row)
+            .where(held)
+            .values(
+                lease_until=now(lease_s),
+                status=case((first, SENDING_DELIVERY), else_=row.c.status),
+                message_ref=case((first, bindparam("ref", type_=String)), else_=row.c.message_ref),
+            )
+        )
+        self.leases = select(row.c.id, row.c.claimed_by, row.c.fence, row.c.status).where(
+            row.c.id.in_(bindparam("dids", expanding=True))
+        )
         self.confirm = (
             update(msgs)
             .where(message, msgs.c.status != CONFIRMED)
@@ -283,11 +357,6 @@ class _StepSql:
                 alone == 1,
             )
             .values(message_ref=bindparam("ref"))
-        )
-        self.hold_first = (
-            update(row)
-            .where(held)
-            .values(lease_until=now(lease_s), status=SENDING_DELIVERY, message_ref=bindparam("ref"))
         )
         self.sending = (
             update(msgs)
