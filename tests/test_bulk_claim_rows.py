@@ -98,3 +98,25 @@ def test_the_bulk_claim_stores_its_rows_and_leaves_out_what_is_taken(db_url, tmp
     assert app.store.deliveries.for_day(taken_paper, DAY) is None
     assert app.store.deliveries.delivered_paper_ids(taken_paper) == {ids[5]}
     app.close()
+
+
+def test_a_score_json_cannot_carry_does_not_refuse_the_tick(db_url, tmp_path):
+    """A NaN score (never expected from the ranker) is stored as 0, and the rest of the tick's
+    claims go through: on PostgreSQL the rows travel as JSON, which has no NaN.
+
+    Break tried: storing the score as given (PostgreSQL refuses the whole claim: red)."""
+    app = make_app(db_url, tmp_path)
+    ids = app.store.papers.recent_ids(4)
+    refs = [ChannelRef("console", n) for n in ("a", "b")]
+    for ref in refs:
+        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    a, b = (app.store.channels.get(r).id for r in refs)
+    claims = [
+        NewClaim(channel_id=a, day=DAY, items=(ItemClaim(ids[0], 1, float("nan"), ""),),
+                 near_misses=0, quiet=False, upto_seq=1, parts=((),), rendered="{}"),
+        NewClaim(channel_id=b, day=DAY, items=(ItemClaim(ids[1], 1, 0.5, ""),),
+                 near_misses=0, quiet=False, upto_seq=1, parts=((),), rendered="{}"),
+    ]  # fmt: skip
+    got = app.store.batch.claim(claims, "w1", lease_s=120, grace_s=3600)
+    assert set(got) == {a, b}
+    assert [i.score for i in app.store.deliveries.get(got[a].delivery_id).items] == [0.0]

@@ -10,6 +10,7 @@ claim reserved meanwhile is withdrawn in the same transaction (as the one-row cl
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +90,12 @@ class Taken:
     status: str
     claimed_at: datetime
     fence: int = 1
+
+
+def _finite(score: float) -> float:
+    """A score JSON can carry: a NaN or infinity (never expected from the ranker) would make
+    PostgreSQL refuse the whole tick's claim, so it is stored as 0 instead."""
+    return score if math.isfinite(score) else 0.0
 
 
 def _insert_many(conn: Connection, table: Table, rows: list[dict], unique: list[str] | None = None,
@@ -217,7 +224,7 @@ class BatchRepo:
             wanted = {got[c.channel_id][0]: len(c.items) for c in mine}
             items = [
                 dict(delivery_id=got[c.channel_id][0], channel_id=c.channel_id, paper_id=i.paper_id,
-                     rank=i.rank, score=i.score, why=i.why, position=_position(c.parts, i.paper_id),
+                     rank=i.rank, score=_finite(i.score), why=i.why, position=_position(c.parts, i.paper_id),
                      message_ref=None)
                 for c in mine for i in c.items
             ]  # fmt: skip
