@@ -252,10 +252,12 @@ def parse(argv: list[str] | None = None) -> Config:
     p.add_argument("--no-cli", action="store_true", help="skip the command-line CPU table")
     p.add_argument("--workdir", type=Path, help="keep databases and logs here")
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    p.add_argument("--no-due", action="store_true",
+                   help="skip the restart with every channel due (bench.schedule measures it)")  # fmt: skip
     a = p.parse_args(argv)
     cfg = Config(channels=a.channels, papers=a.papers, ingest=a.ingest, rate=a.rate,
                  duration=a.duration, pg_url=a.pg_url, semantic=a.semantic, cli=not a.no_cli,
-                 workdir=a.workdir,
+                 workdir=a.workdir, due_phase=not a.no_due,
                  backends=("sqlite", "postgres") if a.backend == "both" else (a.backend,),
                  platforms=("slack", "discord") if a.platform == "both" else (a.platform,))  # fmt: skip
     if a.quick:

@@ -46,7 +46,8 @@ def backend_rows(results: list[Result], cfg: Config) -> list[list[str]]:
         rows.append([r.backend, fmt(r.ready_s), fmt(r.first_search_s), fmt(r.ingest_s) + ("" if r.ingest_rc == 0 else f" (rc {r.ingest_rc})"),
                      *(fmt(r.visible[k]) if k in r.visible else f"not in {cfg.visible_timeout:.0f}"
                        for k in ("known words", "new word")),
-                     f"{d.get('on_time', 0):,} / {cfg.channels:,}", fmt(d.get("p50")), fmt(d.get("max")),
+                     *([f"{d.get('on_time', 0):,} / {cfg.channels:,}", fmt(d.get("p50")), fmt(d.get("max"))]
+                       if d else ["not run"] * 3),
                      fmt(r.cpu_s), fmt(r.rss_mb)])  # fmt: skip
     return rows
 
@@ -74,6 +75,10 @@ def report(cfg: Config, results: list[Result], cli: list[tuple[str, float, float
     for r in results:
         seeds = ", ".join(f"{k} {v:.1f} s" for k, v in r.seed_s.items())
         d = r.due
+        if not d:  # --no-due
+            parts.append(f"\n{r.backend}: seeding {seeds}; due phase not run"
+                         + "".join(f"; {n}" for n in r.notes))  # fmt: skip
+            continue
         parts.append(f"\n{r.backend}: seeding {seeds}; due {d.get('due')} UTC: schedules set in "
                      f"{fmt(d.get('set_s'))} s, restart answered after {fmt(d.get('restart_s'))} s, "
                      f"{d.get('started', 0):,} digests started in the window ({d.get('early', 0)} early), "
