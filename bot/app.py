@@ -67,7 +67,8 @@ class App:
         create = self.database_url == default_database_url()
         store = Store.open(self.database_url, create_folder=create, clock=self.clock)
         llm = self.settings.llm()
-        store.papers.tldr_model = llm.model if llm else None  # papers carry this model's TL;DRs
+        if llm is not None:  # papers carry this model's TL;DRs (without one: None, the default)
+            store.papers.tldr_model = llm.model
         return store
 
     @cached_property

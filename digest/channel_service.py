@@ -5,29 +5,29 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from digest.backlog import compose_digest, profile_of
-from digest.channel_settings import ChannelSettings
 from digest.due import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.library_import import LibraryImports
 from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription, SubscriptionKind
-from digest.subscriptions import MAX_SUBSCRIPTIONS, Subscriptions
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from digest.channel_settings import ChannelSettings
     from digest.compose import Digest
     from digest.library import Library
-    from digest.library_import import ImportReport
+    from digest.library_import import ImportReport, LibraryImports
     from digest.paper_service import PaperService
     from digest.rank.profile import Profile
     from digest.store.deliveries import Delivery
+    from digest.subscriptions import Subscriptions
     from digest.weekly import Picture, WeeklyStats
 
-__all__ = ["MAX_SUBSCRIPTIONS", "PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
+__all__ = ["PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
 PERSONAL_WORKSPACE = "dm"  # a personal digest belongs to its person, not to a server
 
@@ -72,9 +72,30 @@ class ChannelService:
         self.restricted_platforms = restricted_platforms
         # False for one-shot read-only uses (the CLI): reading an unknown channel must not create it.
         self.create_missing = True
-        self.follows = Subscriptions(self.store, papers, self.channel)
-        self.settings = ChannelSettings(self.store, self.channel)
-        self.library = LibraryImports(self.store, papers, self.channel)
+
+    # The parts are made on first use: `digestbot channels` lists channels and needs none of
+    # them (the library import alone loads the BibTeX, RIS and CSV parsers; issue 21, item 4).
+
+    @cached_property
+    def follows(self) -> Subscriptions:
+        """What channels follow: subscribe, unsubscribe."""
+        from digest.subscriptions import Subscriptions
+
+        return Subscriptions(self.store, self.papers, self.channel)
+
+    @cached_property
+    def settings(self) -> ChannelSettings:
+        """A channel's schedule, size, threshold and pause."""
+        from digest.channel_settings import ChannelSettings
+
+        return ChannelSettings(self.store, self.channel)
+
+    @cached_property
+    def library(self) -> LibraryImports:
+        """Following the papers of someone's library (`import`)."""
+        from digest.library_import import LibraryImports
+
+        return LibraryImports(self.store, self.papers, self.channel)
 
     # What a channel follows and its settings: the parts' use cases, under the service's names.
 

@@ -8,10 +8,13 @@ so "the next digest" is that one, not tomorrow's. Days that already have a diges
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from digest.models import Channel
 from digest.schedule import due_on, last_due, local_day, next_due
-from digest.store import Store
+
+if TYPE_CHECKING:
+    from digest.store import Store
 
 GRACE = timedelta(hours=12)  # the default catch-up grace window (bot/config.py)
 

@@ -16,7 +16,6 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,8 +29,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DIM = 384
 MAX_TOKENS = 256  # the model was trained on at most 256 word pieces
-#: all-MiniLM-L6-v2's tokenizer, shipped in this package (package-data) with its licence.
-PACKAGED_TOKENIZER = Path(str(resources.files("digest") / "data" / "minilm" / "tokenizer.json"))
+#: all-MiniLM-L6-v2's tokenizer, shipped in this package (package-data) with its licence. Beside
+#: this file, as importlib.resources would say for this package on disk, without loading it (its
+#: readers cost every command, this module being read for every command's ModelConfig).
+PACKAGED_TOKENIZER = Path(__file__).resolve().parent / "data" / "minilm" / "tokenizer.json"
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,21 @@ from dataclasses import dataclass
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, error
-from digest.library import FORMATS, parse_library
 from digest.text.characters import has_visible
 
-#: What `import` with nothing to import says (each platform's adapter brings the file itself).
-HOW_TO = (
-    f"Import what? Send {FORMATS}: attach the file to `/papers import` (Discord: the `file` "
-    "option; Slack: share it here first, then type `/papers import`; console: "
-    "`/papers import PATH`), or paste ids, links or BibTeX after `/papers import`."
-)
+# digest.library (its BibTeX, RIS and CSV parsers) loads with an import: every command registers
+# this module, and `/papers list` must not pay for the parsers (issue 21, item 4).
+
+
+def how_to() -> str:
+    """What `import` with nothing to import says (each platform's adapter brings the file itself)."""
+    from digest.library import FORMATS
+
+    return (
+        f"Import what? Send {FORMATS}: attach the file to `/papers import` (Discord: the `file` "
+        "option; Slack: share it here first, then type `/papers import`; console: "
+        "`/papers import PATH`), or paste ids, links or BibTeX after `/papers import`."
+    )
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,9 @@ def import_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     elif has_visible(args.raw):
         data, name = args.raw.encode("utf-8"), "the pasted text"
     else:
-        return error(HOW_TO)
+        return error(how_to())
+    from digest.library import parse_library
+
     library = parse_library(data, name)  # a LibraryError is the reply (the core catches it)
     report = cmds.channels.import_library(ctx.ref, library, ctx.user)
     return Reply(text=report.summary(), schedule_changed=ctx.ref)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from digest.rank.analyzer import phrase_terms
-
-# NumPy and the index (SciPy) load with ranking, not with every profile read: `list` and
-# `channels` build a Profile to say whether a channel follows anything (issue 21, item 4).
+# NumPy, the index (SciPy) and the analyzer (the stemmer, its word lists) load with ranking, not
+# with every profile read: `list` and `channels` build a Profile to say whether a channel follows
+# anything (issue 21, item 4).
 if TYPE_CHECKING:
     import numpy as np
 
@@ -72,6 +71,8 @@ def author_scores(
 def excluded_rows(index: PaperIndex, rows: np.ndarray, terms: tuple[str, ...]) -> np.ndarray:
     """True for rows whose title/abstract contain any exclude term (as a phrase when multi-word)."""
     import numpy as np
+
+    from digest.rank.analyzer import phrase_terms
 
     mask = np.zeros(len(rows), dtype=bool)
     w = index.weights

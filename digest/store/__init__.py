@@ -4,36 +4,95 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import cached_property
+from typing import TYPE_CHECKING
 from uuid import uuid4
 
 from sqlalchemy import Engine, text
 
 from digest.clock import Clock, system_clock
-from digest.store.batch import BatchRepo
-from digest.store.channels import ChannelRepo
 from digest.store.database import make_engine, sqlite_file, upgrade
-from digest.store.deliveries import DeliveryRepo
-from digest.store.kv import KeyValueRepo
-from digest.store.ledger import LedgerRepo
-from digest.store.papers import PaperRepo, UpsertCounts
-from digest.store.weekly import WeeklyRepo
+
+# Each repository's module loads with its first use: `digestbot channels` reads channels and
+# deliveries, and must not pay for the paper, batch or weekly repositories (issue 21, item 4).
+if TYPE_CHECKING:
+    from digest.store.batch import BatchRepo
+    from digest.store.channels import ChannelRepo
+    from digest.store.deliveries import DeliveryRepo
+    from digest.store.kv import KeyValueRepo
+    from digest.store.ledger import LedgerRepo
+    from digest.store.papers import PaperRepo, UpsertCounts
+    from digest.store.weekly import WeeklyRepo
 
 __all__ = ["Store", "UpsertCounts"]
 
 
+def __getattr__(name: str) -> object:
+    """`from digest.store import UpsertCounts` still works, without loading the paper repository
+    for every other import of this package."""
+    if name == "UpsertCounts":
+        from digest.store.papers import UpsertCounts
+
+        return UpsertCounts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class Store:
-    """Everything persistent, reached through one engine (SQLite or PostgreSQL by URL)."""
+    """Everything persistent, reached through one engine (SQLite or PostgreSQL by URL); each
+    repository is made on first use."""
 
     def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
         self.clock = clock
-        self.papers = PaperRepo(engine, clock)
-        self.channels = ChannelRepo(engine, clock)
-        self.deliveries = DeliveryRepo(engine)
-        self.ledger = LedgerRepo(engine, self.deliveries)
-        self.kv = KeyValueRepo(engine)
-        self.weekly = WeeklyRepo(engine)
-        self.batch = BatchRepo(engine)  # a scheduler tick's bulk reads and claims
+
+    @cached_property
+    def papers(self) -> PaperRepo:
+        """Papers, their keys and TL;DRs."""
+        from digest.store.papers import PaperRepo
+
+        return PaperRepo(self.engine, self.clock)
+
+    @cached_property
+    def channels(self) -> ChannelRepo:
+        """Channels, subscriptions and feedback."""
+        from digest.store.channels import ChannelRepo
+
+        return ChannelRepo(self.engine, self.clock)
+
+    @cached_property
+    def deliveries(self) -> DeliveryRepo:
+        """Digests: claims, leases and their items."""
+        from digest.store.deliveries import DeliveryRepo
+
+        return DeliveryRepo(self.engine)
+
+    @cached_property
+    def ledger(self) -> LedgerRepo:
+        """A digest's messages, as planned, sent and confirmed."""
+        from digest.store.ledger import LedgerRepo
+
+        return LedgerRepo(self.engine, self.deliveries)
+
+    @cached_property
+    def kv(self) -> KeyValueRepo:
+        """Values the bot keeps for itself."""
+        from digest.store.kv import KeyValueRepo
+
+        return KeyValueRepo(self.engine)
+
+    @cached_property
+    def weekly(self) -> WeeklyRepo:
+        """The weekly pictures' claims."""
+        from digest.store.weekly import WeeklyRepo
+
+        return WeeklyRepo(self.engine)
+
+    @cached_property
+    def batch(self) -> BatchRepo:
+        """A scheduler tick's bulk reads and claims."""
+        from digest.store.batch import BatchRepo
+
+        return BatchRepo(self.engine)
 
     @classmethod
     def open(
