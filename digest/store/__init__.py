@@ -21,20 +21,10 @@ if TYPE_CHECKING:
     from digest.store.deliveries import DeliveryRepo
     from digest.store.kv import KeyValueRepo
     from digest.store.ledger import LedgerRepo
-    from digest.store.papers import PaperRepo, UpsertCounts
+    from digest.store.papers import PaperRepo
     from digest.store.weekly import WeeklyRepo
 
-__all__ = ["Store", "UpsertCounts"]
-
-
-def __getattr__(name: str) -> object:
-    """`from digest.store import UpsertCounts` still works, without loading the paper repository
-    for every other import of this package."""
-    if name == "UpsertCounts":
-        from digest.store.papers import UpsertCounts
-
-        return UpsertCounts
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["Store"]  # UpsertCounts: from digest.store.papers, where it lives
 
 
 class Store:
