@@ -27,7 +27,7 @@ HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank
          "slack_bolt", "discord", "apscheduler", "matplotlib", "numpy", "httpx", "feedparser",
          "digest.ingest.pipeline", "sqlalchemy.dialects.postgresql", "prometheus_client",
          "rich", "pylatexenc", "bibtexparser")  # fmt: skip
-#: Then what these commands loaded until session 9 (about a tenth of their CPU): the other
+#: Then what these commands loaded, unused, until branch cli21 (issue 21, item 4): the other
 #: commands' modules (ingest, export, run), the library import's parsers, the store's paper,
 #: batch and weekly repositories, and the analyzer (a profile only says whether it is empty).
 UNUSED = ("bot.cli_papers", "bot.cli_ops", "bot.cli_run", "digest.library", "digest.library_import",
