@@ -207,14 +207,16 @@ class Ranker:
         source = np.full(len(rows), -1, dtype=np.int32)
         labels: list[str] = []
 
-        def take(scores: np.ndarray, label: str, factor: float = 1.0, words: int = 0) -> None:
+        def take(
+            scores: np.ndarray, label: str, factor: float = 1.0, words: int = 0, fused: bool = False
+        ) -> None:
             better = scores > best
             best[better] = scores[better]
             source[better] = len(labels)
             labels.append(label)
             shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
             if words > 0:  # a topic's score as how often such papers were relevant
-                shown = calibrate.relevance(shown, words)
+                shown = calibrate.relevance(shown, words, fused)
             np.maximum(level, shown, out=level)
 
         for topic in p.topics:
@@ -225,7 +227,9 @@ class Ranker:
             if st is not None:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
                 words = base.query.words if base is not None else 0  # 0: votes alone, as is
-                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words)
+                fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
+                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words,
+                     fused)  # fmt: skip
         if p.votes and not p.topics:  # taste learned from votes alone
             st = self.refined(None, p.votes)
             if st is not None:
