@@ -75,7 +75,9 @@ class _State:
 
 @app.callback()
 def _root(
-    db: DbOption = None, verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False
+    ctx: typer.Context,
+    db: DbOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Research-paper digests for Slack, Discord and the console."""
     from bot.config import load_settings
@@ -85,7 +87,10 @@ def _root(
     if verbose:  # so -v details reach the log even when the settings themselves are refused
         configure("INFO", "text")
     _State.settings = load_settings()  # read once per invocation; the composition root gets it
-    configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format)
+    # A one-shot command's logged error is one line (its answer already said what failed); the
+    # running bot's log keeps whole tracebacks for whoever operates it, as does -v.
+    full = verbose or ctx.invoked_subcommand == "run"
+    configure("INFO" if verbose else _State.settings.log_level, _State.settings.log_format, full)
 
 
 def wired(

@@ -41,7 +41,17 @@ class JsonFormatter(logging.Formatter):
 
 
 class RedactingFormatter(logging.Formatter):
-    """Plain text, secrets redacted."""
+    """Plain text, secrets redacted; without ``tracebacks``, an error's last line only."""
+
+    def __init__(self, fmt: str, tracebacks: bool = True) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def formatException(self, ei) -> str:  # noqa: ANN001, N802 - logging's signature
+        if self.tracebacks:
+            return super().formatException(ei)
+        last = super().formatException(ei).strip().splitlines()[-1:] or ["error"]
+        return f"  {last[0]} (run with -v for the traceback)"
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))
@@ -81,14 +91,15 @@ class ChatPayloadFilter(logging.Filter):
         return True
 
 
-def configure(level: str = "WARNING", fmt: str = "text") -> None:
-    """Set up the root logger once (the CLI calls this at start); see ChatPayloadFilter."""
+def configure(level: str = "WARNING", fmt: str = "text", tracebacks: bool = True) -> None:
+    """Set up the root logger once (the CLI calls this at start); see ChatPayloadFilter.
+    ``tracebacks`` False: text logs show an error's last line only (one-shot commands)."""
     handler = logging.StreamHandler()
     handler.addFilter(ChatPayloadFilter())
     handler.setFormatter(
         JsonFormatter()
         if fmt == "json"
-        else RedactingFormatter("%(levelname)s %(name)s: %(message)s")
+        else RedactingFormatter("%(levelname)s %(name)s: %(message)s", tracebacks)
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -60,7 +60,18 @@ class WeeklySender:
         return done
 
     async def _send_logged(self, lease: WeeklyLease, done: dict[str, str]) -> None:
-        done[str(lease.channel_id)] = outcome = await self.send(lease)
+        try:
+            outcome = await self.send(lease)
+        except Exception as exc:  # noqa: BLE001 - one channel's fault must not stop the others
+            # (a picture that cannot be drawn failed here every sweep, first thing, and no
+            # channel after it ever got one). Given up, never retried: the same fault again.
+            log.exception("weekly picture for channel %s failed", lease.channel_id)
+            outcome = f"not sent: {type(exc).__name__}: {exc}"[:300]
+            try:
+                await asyncio.to_thread(self.pictures.fail, lease, outcome)
+            except Exception:  # noqa: BLE001 - the database too: the lease lapses, as after a crash
+                log.exception("could not record the failed weekly picture")
+        done[str(lease.channel_id)] = outcome
         log.info("weekly picture for channel %s, week of %s: %s", lease.channel_id,
                  lease.week, outcome)  # fmt: skip
 

@@ -118,11 +118,20 @@ def _secret_value(column: Any, value: Any) -> Any:
     return value
 
 
+def _weekly_status(value: str) -> None:
+    from digest.store.weekly import CLAIMED, EMPTY, FAILED, POSTED, SENDING
+
+    known = (CLAIMED, SENDING, POSTED, EMPTY, FAILED)
+    if value not in known:  # an unknown state would silently count as that week's claim
+        raise DigestError(f"not a picture state: {value[:40]!r} (one of {', '.join(known)}).")
+
+
 #: Values the store holds as text but the scheduler parses: refused at import like any bad field.
 CHECKS = {
     ("channels", "timezone"): parse_timezone,
     ("channels", "digest_time"): parse_time,
     ("channels", "weekdays"): parse_weekdays,
+    ("weekly_pictures", "status"): _weekly_status,
 }
 
 

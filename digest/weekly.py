@@ -224,7 +224,8 @@ class WeeklyPictures:
     def for_week(self, lease: WeeklyLease) -> tuple[Channel, Picture] | None:
         """What a claim sends: the eight weeks before its week; None (week settled) if empty."""
         channel = self.store.channels.by_id(lease.channel_id)
-        if channel is None:
+        # Paused or switched off since the claim (a retry, a take-over): that week gets none.
+        if channel is None or channel.paused or channel.weekly is False:
             return None
         pic = self.picture(channel, lease.week - timedelta(weeks=1))
         return (channel, pic) if pic is not None else None

@@ -21,8 +21,13 @@ UP, DOWN = "#009E73", "#D55E00"
 
 def draw(stats: WeeklyStats, title: str) -> bytes:
     """The picture as PNG bytes (see ``figure``)."""
+    import matplotlib
+
     out = io.BytesIO()
-    figure(stats, title).savefig(out, format="png")
+    # Interests and channel names are what people typed: "$x$" must print as typed, never be
+    # parsed as a formula (an unknown "\\cmd" there made drawing raise).
+    with matplotlib.rc_context({"text.parse_math": False}):
+        figure(stats, title).savefig(out, format="png")
     return out.getvalue()
 
 

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -35,6 +36,9 @@ def draw_here(stats: WeeklyStats, title: str) -> bytes:
 
 
 def _lower_priority() -> None:
+    # Ctrl-C reaches the whole process group: the bot stops the worker itself (close), so the
+    # worker ignores it instead of printing a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Not allowed here: drawing at the same priority is still off the bot's GIL.
     with contextlib.suppress(OSError):
         os.nice(NICENESS)

@@ -320,3 +320,21 @@ def test_channel_refs_and_source_queries_are_checked_locally(tmp_path, args, nee
     line = one_error(digestbot(tmp_path, *args, **env))
     assert needle in line and "Cannot reach" not in line, line
     assert digestbot(tmp_path, "channels").stdout.startswith("No channels yet")
+
+
+def test_a_commands_internal_fault_is_one_line_on_the_command_line(tmp_path, monkeypatch):
+    """A bug inside a command is answered "Something went wrong" and logged as one line on
+    stderr, not a traceback; -v shows the traceback.
+
+    Break tried: the text formatter keeping tracebacks for one-shot commands (red)."""
+    from bot.commands.core import Commands
+
+    def broken(self, text, ctx):  # noqa: ANN001, ARG001
+        raise ValueError("Unknown symbol: \\nocmd")
+
+    monkeypatch.setattr(Commands, "_dispatch", broken)
+    got = digestbot(tmp_path, "cmd", "console:lab", "/papers list")
+    assert "Something went wrong on our side" in got.stdout + got.stderr
+    assert "Traceback" not in got.stderr and "ValueError: Unknown symbol" in got.stderr
+    verbose = digestbot(tmp_path, "-v", "cmd", "console:lab", "/papers list")
+    assert "Traceback" in verbose.stderr

@@ -148,3 +148,22 @@ def test_a_weekly_picture_sent_before_the_move_is_not_sent_again(tmp_path, db_ur
     assert asyncio.run(moved.sweep()) == {} and again.sent == [] and len(sent.sent) == 1
     assert dst.store.weekly.state(ch.id, MONDAY)[0] == "posted"
     dst.close()
+
+
+def test_an_unknown_picture_state_is_refused(tmp_path):
+    """A weekly claim in a state the sender does not know would silently settle that week:
+    refused in one line, nothing imported. Break: no check on the status (imported: red)."""
+    from digest.errors import DigestError
+    from tests.test_weekly_picture import MONDAY
+
+    src = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
+    ch = src.store.channels.ensure(ChannelRef("console", "lab"), name="lab")
+    assert src.store.weekly.claim(ch.id, MONDAY, "w", 60) is not None
+    doc = json.loads(json.dumps(export_state(src.store)))
+    doc["weekly_pictures"][0]["status"] = "bogus"
+    dst = Store.open(f"sqlite:///{tmp_path / 'dst.db'}")
+    with pytest.raises(DigestError, match="not a picture state: 'bogus'"):
+        import_state(dst, doc)
+    assert dst.channels.all() == []
+    dst.close()
+    src.close()

@@ -14,7 +14,7 @@ import pytest
 from bot.weekly import WeeklySender
 from digest.models import ChannelRef, SubscriptionKind
 from digest.weekly import WeeklyPictures, WeeklyStats
-from digest.weekly_draw import ProcessDrawer
+from digest.weekly_draw import ProcessDrawer, draw_here
 from tests.test_weekly_picture import AFTER, MONDAY, assert_png, seed
 
 STATS = WeeklyStats((MONDAY,), {"diffusion models": (3,)}, (1,), (0,))
@@ -140,3 +140,50 @@ def test_only_the_running_bot_gets_a_drawing_process(tmp_path, console):
     assert isinstance(app.drawer, ProcessDrawer) == (console is None)
     assert app.channels.draw is app.drawer
     app.close()
+
+
+def test_a_picture_that_cannot_be_drawn_fails_alone(store, corpus_records):
+    """One channel's picture raising while drawn (any fault, not a platform refusal) is given up
+    for that week; the other channels still get theirs, and the next sweep does not try it again.
+
+    Break tried: no per-picture guard in the sender (the sweep stopped at the first channel and
+    "b" never got a picture, sweep after sweep: red)."""
+    store.papers.upsert(corpus_records[:30])
+    bad = seed(store, ChannelRef("console", "a"))
+    seed(store, ChannelRef("console", "b"))
+    log: list[str] = []
+
+    def draw(stats, title):
+        if "#lab" in title and not log:  # the first picture drawn (channel a) fails
+            log.append("boom")
+            raise ValueError("Unknown symbol: \\nocmd")
+        return b"\x89PNG fake"
+
+    sender = WeeklySender(
+        WeeklyPictures(store, "w", draw=draw), {"console": _Recorder(log)}, clock=lambda: AFTER
+    )
+    done = asyncio.run(sender.sweep())
+    assert done[str(bad.id)].startswith("not sent: ValueError")
+    assert log == ["boom", "posted b"]
+    assert store.weekly.state(bad.id, MONDAY)[0] == "failed"
+    assert asyncio.run(sender.sweep()) == {}
+
+
+def test_labels_people_typed_are_drawn_as_typed():
+    """An interest or channel name with dollar signs is text, not a formula: "$\\nocmd$" made
+    matplotlib raise. Break tried: math parsing left on (ParseFatalException: red)."""
+    stats = WeeklyStats((MONDAY,), {"$\\nocmd$ sparse autoencoders": (3,)}, (1,), (0,))
+    assert_png(draw_here(stats, "Weekly picture for #m$\\nocmd$x"))
+
+
+def test_a_picture_owed_before_the_channel_was_paused_is_not_sent(store, corpus_records):
+    """A claim retried (or taken over) after its channel was paused sends nothing: "A paused
+    channel gets none." Break tried: for_week not checking paused (posted: red)."""
+    store.papers.upsert(corpus_records[:30])
+    ch = seed(store, ChannelRef("console", "a"))
+    pics = WeeklyPictures(store, "w", draw=lambda stats, title: b"\x89PNG fake")
+    lease = pics.claim(ch, MONDAY)
+    store.channels.update(ch.id, paused=True)
+    log: list[str] = []
+    sender = WeeklySender(pics, {"console": _Recorder(log)}, clock=lambda: AFTER)
+    assert asyncio.run(sender.send(lease)) == "nothing to draw" and log == []

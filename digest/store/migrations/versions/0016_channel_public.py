@@ -21,6 +21,11 @@ def upgrade() -> None:
     # turns foreign keys off around migrations in case a copy ever happens).
     with op.batch_alter_table("channels") as batch:
         batch.add_column(sa.Column("public", sa.Boolean(), nullable=True))
+    # The console's channels are one operator's, public as ChannelService makes new ones: left
+    # unknown they would drop out of other channels' 👍 marks until each got a command.
+    op.execute(
+        "UPDATE channels SET public = true WHERE platform = 'console' AND channel_id NOT LIKE '@%'"
+    )
 
 
 def downgrade() -> None:
