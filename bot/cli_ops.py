@@ -111,7 +111,8 @@ def export_cmd(
     except OSError as exc:
         raise DigestError(f"Cannot write {file}: {exc.strerror}.") from exc
     print(f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
-          f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests to {file}")  # fmt: skip
+          f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests, "
+          f"{len(doc.get('weekly_pictures', []))} weekly pictures to {file}")  # fmt: skip
     if include_secrets:
         installs = len(doc["secrets"]["slack_bots"])
         print(
