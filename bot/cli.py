@@ -195,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("digestbot").info("error details", exc_info=True)  # shown with -v
         return fail(str(exc))
     except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        return fail(exc.format_message() or _missing_command(exc))
+        said = exc.format_message()
+        if not said or said == "Missing command.":  # bare, or after options only (-v, --db)
+            said = _missing_command(exc) if _missing_command(exc) != "unknown error" else said
+        return fail(said or "unknown error")
     except Abort:
         err.print("aborted", markup=False)
         return 1

@@ -338,3 +338,11 @@ def test_a_commands_internal_fault_is_one_line_on_the_command_line(tmp_path, mon
     assert "Traceback" not in got.stderr and "ValueError: Unknown symbol" in got.stderr
     verbose = digestbot(tmp_path, "-v", "cmd", "console:lab", "/papers list")
     assert "Traceback" in verbose.stderr
+
+
+@pytest.mark.parametrize("args", [(), ("-v",), ("--db", "sqlite:///x.db")])
+def test_no_command_names_the_commands_whatever_options_came_first(tmp_path, args):
+    """`digestbot`, `digestbot -v` and `digestbot --db URL` alone say which commands exist.
+    Break: the plain "Missing command." after options (red)."""
+    line = one_error(digestbot(tmp_path, *args))
+    assert "needs one of: channels, cmd" in line
