@@ -12,8 +12,9 @@ from discord import app_commands
 from bot.adapters.discord import sync
 from bot.adapters.discord.buttons import BUTTONS
 from bot.adapters.discord.commands import DiscordDeps, Papers
-from bot.adapters.discord.interact import apologise, ask_privately, everyone_sees
+from bot.adapters.discord.interact import apologise, ask_privately
 from bot.adapters.discord.poster import DiscordPoster
+from bot.adapters.discord.visibility import everyone_sees
 from bot.commands.reactions import reaction
 from digest.errors import DigestError
 from digest.models import ChannelRef
