@@ -58,8 +58,13 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         app.channels.add(refs["C4"], SubscriptionKind.TOPIC, "diffusion models")  # never typed in
         for c, name in NAMES.items():
             app.channels.claim(refs[c], None, name)
-        seen = [app.channels.existing(refs[c]).public for c in NAMES]
-        assert seen == [True, False, True, None, True]
+        # asked after each answer went out, so looked for until it is there
+        await eventually(
+            lambda: (
+                [app.channels.existing(refs[c]).public for c in NAMES]
+                == [True, False, True, None, True]
+            )
+        )
         day = datetime.now(UTC).date()
         pick = app.channels.preview(refs["C1"], day).items[0].paper.id
         for c in ("C2", "C3", "C4"):
@@ -86,6 +91,25 @@ async def test_slack_marks_name_public_channels_only(app, slack):
     assert "👍 in #journal-club" in marks and "secret-lab" not in marks and "never" not in marks
     assert "secret-lab" not in _marks(app, refs["C3"])  # nor the other way round
     assert slack.rejected == []
+
+
+@pytest.mark.asyncio
+async def test_a_slack_command_is_answered_before_slack_is_asked_about_the_channel(app, slack):
+    """Whether the channel is public is asked after the answer: conversations.info (retried
+    through a 429's Retry-After) must not stand between a `/papers` command and its reply.
+
+    Break tried: `is_public` awaited into the context before running the command, as it was
+    (conversations.info came first: red)."""
+    async with Harness(app, slack) as h:
+        await h.done("subscribe diffusion models", channel="C1", user="U2")
+        ref = ChannelRef("slack", "C1", "T1")
+        await eventually(lambda: app.channels.existing(ref).public is True)
+        del slack.calls[:]  # the channel exists now: the next command is asked about too
+        await h.done("list", channel="C1", user="U2")
+        await eventually(lambda: any(m == "conversations.info" for m, _ in slack.calls))
+    names = [m for m, _ in slack.calls]
+    answered = next(n for n, m in enumerate(names) if m.startswith("resp-"))
+    assert answered < names.index("conversations.info"), names
 
 
 def text_channel(cid: str, name: str, hidden: bool = False) -> dict:

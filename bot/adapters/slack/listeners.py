@@ -17,7 +17,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.access import (
     asks_top,
     is_member,
-    is_public,
     note_public,
     visible_channels,
     workspace_admin,
@@ -221,8 +220,6 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         place = command.get("channel_name") or ""  # Slack's stand-ins are not names
         place = "" if place in ("directmessage", "privategroup") else place
         ctx = replace(ctx, name=command.get("user_name") or "", place=place)  # who paused, in words
-        # recorded with the channel: only a public channel's 👍 is named in other digests
-        ctx = replace(ctx, public=await is_public(client, channel))
         if asks_top(text):  # counts only the channels this person can see
             team = command["team_id"]
             ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
@@ -230,6 +227,9 @@ def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         await deps.effects.carry_out(reply, ResponseOutlet(client, respond, channel, user, public))
+        # Recorded after the answer (only a public channel's 👍 is named in other digests): the
+        # Slack call, retried through a 429's Retry-After, must not stand before the reply.
+        await note_public(client, deps.channels, ctx.ref)
 
     app.command("/papers")(guarded(papers))
 
@@ -299,8 +299,6 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
             raise DigestError("That button is not a vote any more; nothing was recorded.")
         ref = await _vote_ref(deps, client, body, target)
         now = await asyncio.to_thread(deps.channels.vote, ref, body["user"]["id"], paper_id, value)
-        if now > 0:  # a 👍 others' digests may name: is the channel (still) public?
-            await note_public(client, deps.channels, ref)
         up, down = await asyncio.to_thread(deps.channels.vote_counts, ref, paper_id)
         message = body.get("message")
         private = not message or body.get("container", {}).get("is_ephemeral")
@@ -322,6 +320,8 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
                     raise
                 log.warning("vote recorded; its message cannot show the counts: %s", code)
                 await respond(text=VOTE_KEPT, response_type="ephemeral", replace_original=False)
+        if now > 0:  # a 👍 others' digests may name: is the channel (still) public? (after the
+            await note_public(client, deps.channels, ref)  # answer: nobody waits on Slack's call)
 
     async def vote_up(ack, body, action, client, respond) -> None:
         await vote(ack, body, action, client, respond, 1)
