@@ -57,13 +57,17 @@ async def uncached_channels(channels: ChannelService, i: discord.Interaction) ->
     mine = await asyncio.to_thread(channels.workspace_channels, PLATFORM, str(i.guild_id))
     ids = [int(c.ref.channel_id) for c in mine if c.ref.channel_id.isdigit()]
     missing = [c for c in ids if guild.get_channel_or_thread(c) is None][:MAX_FETCHED]
-    out: dict[int, object] = {}
-    for cid in missing:
-        try:
-            out[cid] = await i.client.fetch_channel(cid)
-        except discord.HTTPException as exc:  # 404 gone, 403 hidden from the bot: not counted
-            log.info("channel %s not counted in top: %s (code %s)", cid, exc.status, exc.code)
-    return out
+    # Together, not one after another: the member is waiting for `top` (deferred, not answered).
+    got = await asyncio.gather(*(_fetch(i.client, cid) for cid in missing))
+    return {cid: ch for cid, ch in zip(missing, got, strict=True) if ch is not None}
+
+
+async def _fetch(client: discord.Client, cid: int) -> object | None:
+    try:
+        return await client.fetch_channel(cid)
+    except discord.HTTPException as exc:  # 404 gone, 403 hidden from the bot: not counted
+        log.info("channel %s not counted in top: %s (code %s)", cid, exc.status, exc.code)
+        return None
 
 
 def _may_view(here: object, member: object) -> bool:
