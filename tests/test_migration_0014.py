@@ -6,42 +6,23 @@ channels table and drops the old one, and the drop's ON DELETE CASCADE deletes e
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import sqlalchemy as sa
 from alembic import command
 
 from digest.store.database import alembic_config, make_engine, upgrade
-
-NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+from tests.migration_rows import NOW, channel, seed, votes
 
 
 def test_share_votes_arrives_on_and_nothing_is_lost(db_url):
     engine = make_engine(db_url)
     upgrade(engine, "0010")
-    meta = sa.MetaData()
-    t = {n: sa.Table(n, meta, autoload_with=engine) for n in ("papers", "channels", "feedback")}
-    with engine.begin() as conn:
-        conn.execute(t["papers"].insert(), [dict(
-            id="p1", source="jsonl", title="T", title_derived=False, title_key="t", abstract_raw="A",
-            abstract="A", authors=[], keywords=[], ingested_at=NOW, content_hash="h", seq=1)])  # fmt: skip
-        conn.execute(t["channels"].insert(), [dict(
-            id=1, platform="console", workspace="", channel_id="lab", name="lab", timezone="UTC",
-            digest_time="09:00", weekdays="mon", digest_size=5, threshold=0.3, paused=False,
-            quiet_when_empty=False, threaded=False, backlog=True, admin_only=False, created_at=NOW)])  # fmt: skip
-        conn.execute(t["feedback"].insert(), [dict(
-            id=1, channel_id=1, user="ann", paper_id="p1", value=1, created_at=NOW)])  # fmt: skip
-
-    def count() -> int:
-        with engine.connect() as conn:
-            return conn.execute(sa.text("SELECT count(*) FROM feedback")).scalar()
-
+    seed(engine, [channel(1)])
     upgrade(engine, "0014")
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT share_votes FROM channels")).scalar() in (True, 1)
-    assert count() == 1
+    assert votes(engine) == 1
     command.downgrade(alembic_config(engine), "0010")
-    assert count() == 1
+    assert votes(engine) == 1
     engine.dispose()
 
 
