@@ -11,7 +11,8 @@ private channel as public (secret-lab named); the `/papers` listener not asking 
 (journal-club, made private, is still named), or the 👍 reaction listener not asking
 (journal-club, public again, stays unnamed); Commands._run not recording ``ctx.public`` (no
 channel is named); everyone_sees() ignoring @everyone's overwrite (room 222 named on Discord);
-the client's on_guild_channel_update not recording (club, hidden later, still named).
+the client's on_guild_channel_update not recording (club, hidden later, still named); no
+on_guild_role_update (@everyone losing View Channel leaves the server's channels public).
 """
 
 from __future__ import annotations
@@ -199,3 +200,39 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
         await bot.client.on_raw_reaction_add(event)
         assert [v.value for v in app.store.channels.feedback(ch.id)] == [1]
         assert app.channels.existing(club).public is False
+
+
+def everyone_role(view: bool) -> dict:
+    """Server 77's @everyone role, allowed to view channels or not."""
+    return {"id": "77", "name": "@everyone", "permissions": str(1 << 10 if view else 0),
+            "position": 0, "color": 0, "hoist": False, "managed": False,
+            "mentionable": False}  # fmt: skip
+
+
+@pytest.mark.asyncio
+async def test_discord_everyone_role_losing_view_channel_makes_the_server_private(app, monkeypatch):
+    """@everyone's own View Channel taken away (server settings, not a channel's overwrite):
+    no digest channel of the server is public any more, and given back, those without a deny
+    overwrite are again. Breaks that turn this red (each tried): no on_guild_role_update (all
+    three stay as they were); its @everyone check inverted (`is_default()`: the same)."""
+    async with discord_bot(app, monkeypatch) as bot:
+        add_guild(bot.client)
+        for cid in ("111", "222", "333"):
+            await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
+                                             text="diffusion models"))  # fmt: skip
+        refs = {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
+        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        app.channels.vote(refs["333"], "5", pick, 1)
+        assert "#club" in _marks(app, refs["111"])
+
+        async def public_now() -> list[bool | None]:
+            await asyncio.sleep(0.2)  # the handler writes from a worker thread
+            return [app.channels.existing(r).public for r in refs.values()]
+
+        state = bot.client._connection
+        state.parse_guild_role_update({"guild_id": "77", "role": everyone_role(False)})
+        assert await public_now() == [False, False, False]
+        assert "#club" not in _marks(app, refs["111"])
+        state.parse_guild_role_update({"guild_id": "77", "role": everyone_role(True)})
+        assert await public_now() == [True, False, True]  # 222's overwrite still hides it
+        assert "#club" in _marks(app, refs["111"])

@@ -126,6 +126,29 @@ class DigestClient(discord.AutoShardedClient):
         """A channel's permissions changed: a digest channel made private stops being named."""
         await self._note_public(after.guild.id, after.id)
 
+    async def on_guild_role_update(self, before: discord.Role, after: discord.Role) -> None:
+        """@everyone's own permissions changed (not a channel's overwrite): every digest channel
+        of the server is asked again, so one no longer viewable by all stops being named."""
+        if not after.is_default() or before.permissions == after.permissions:
+            return
+        guild = after.guild
+        mine = await asyncio.to_thread(
+            self.deps.channels.workspace_channels, "discord", str(guild.id)
+        )
+        changed = []  # the server's digest channels only, and only those whose answer moved
+        for c in mine:
+            here = (
+                guild.get_channel_or_thread(int(c.ref.channel_id))
+                if c.ref.channel_id.isdigit()
+                else None
+            )
+            if (public := everyone_sees(here, guild)) is not None and public != c.public:
+                changed.append((c.ref, public))
+        if changed:
+            await asyncio.to_thread(
+                lambda: [self.deps.channels.seen_as(ref, public) for ref, public in changed]
+            )
+
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         await self._react(payload, True)
 
