@@ -171,3 +171,28 @@ def test_a_large_corpus_tells_named_phrases_by_its_own_counts():
     assert phrase_share(idx, "neural network") == 0.5
     assert named_phrase(idx, "reinforcement learning") and not named_phrase(idx, "neural network")
     assert not named_phrase(idx, "learning")
+
+
+def test_a_word_one_paper_has_lists_only_papers_with_its_words(bundled):
+    """A store smaller than the ranker's candidate pool (1,000) made every paper a candidate, so a
+    search for a word only one bundled paper has also listed papers without any of its words, by
+    LSA alone, as "(related wording)" at up to 0.47 (171 of 818 such words). A large store never
+    did. Break: `scorer._candidates` returning every row of a small corpus: this fails."""
+    import collections
+
+    ranker = bundled.papers.ranker()
+    docs = BUNDLED.read_text(encoding="utf-8").split("\n\n")[1:]
+    seen = collections.Counter(w for d in docs for w in set(re.findall(r"[a-z]{7,}", d.lower())))
+    words = sorted(w for w, n in seen.items() if n == 1)[::10]  # every tenth: about 70 words
+    wordless, rows, tried = {}, {pid: i for i, pid in enumerate(ranker.index.ids)}, 0
+    for w in words:
+        state = ranker.state(w)
+        if state is None:  # not an indexed word (a stop word); search says no paper matches
+            continue
+        lex, hits, tried = state.lex, ranker.search(w).hits, tried + 1
+        assert hits, w  # the paper that has it is found
+        bare = [h.paper_id for h in hits if lex[rows[h.paper_id]] <= 0]
+        if bare:
+            wordless[w] = bare
+    assert tried > 30
+    assert not wordless, f"listed without any of the query's words: {wordless}"

@@ -242,9 +242,11 @@ def score(
 
 
 def _candidates(lex: np.ndarray, k: int) -> np.ndarray:
-    """Rows of the ``k`` best lexical matches (every row when the corpus is small)."""
+    """Rows of the ``k`` best lexical matches (every match when the corpus is small)."""
     if len(lex) <= k:
-        return np.arange(len(lex))
+        # Matches only, as in a large corpus: with every row a candidate, a store of fewer than
+        # ``k`` papers listed ones without the query's words, by LSA alone ('related wording').
+        return np.flatnonzero(lex)
     return top_rows(lex, k)
 
 
