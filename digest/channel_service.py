@@ -216,10 +216,13 @@ class ChannelService:
         """The channel with this database id (what buttons and the runner carry), if any."""
         return self.store.channels.by_id(channel_id)
 
-    def workspace_channels(self, platform: str, workspace: str) -> list[Channel]:
-        """The shared channels of one workspace (no personal digests), oldest first."""
+    def workspace_channels(
+        self, platform: str, workspace: str, personal: bool = False
+    ) -> list[Channel]:
+        """The shared channels of one workspace (and its personal digests if ``personal``),
+        oldest first."""
         every = self.store.channels.in_workspace(platform, workspace)
-        return [c for c in every if not c.ref.channel_id.startswith("@")]
+        return [c for c in every if personal or not c.ref.channel_id.startswith("@")]
 
     def all_channels(self) -> list[Channel]:
         """Every channel set up on any platform."""

@@ -258,10 +258,16 @@ async def test_reactions_on_digest_items_are_votes_and_guild_removal_pauses(app,
         assert [v.value for v in app.store.channels.feedback(ch.id)] == [1]
         await client.on_raw_reaction_remove(event)
         assert app.store.channels.feedback(ch.id) == []
+        other = ChannelRef("discord", "111", "78")  # the same channel id in another server
+        app.channels.add(other, SubscriptionKind.TOPIC, "graphs")
+        mine = ChannelRef("discord", "@42", "77")  # a member's personal digest of server 77
+        app.channels.add(mine, SubscriptionKind.TOPIC, "graphs")
         await client.on_guild_remove(SimpleNamespace(id=77))
         await client.close()
     ch = app.store.channels.get(ref)
     assert ch.paused and "removed from this server" in ch.paused_reason
+    assert app.store.channels.get(mine).paused
+    assert not app.store.channels.get(other).paused  # only the server the bot left
     assert app.channels.subscriptions(ref)  # data kept
 
 

@@ -157,13 +157,12 @@ class DigestClient(discord.AutoShardedClient):
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """Removed from a server: pause its channels, keep their data."""
-        channels = await asyncio.to_thread(self.deps.channels.all_channels)
-        for ch in channels:
-            if ch.ref.platform == "discord" and ch.ref.workspace == str(guild.id) and not ch.paused:
-                await asyncio.to_thread(
-                    self.deps.channels.set_paused,
-                    ch.ref,
-                    True,
-                    "the bot was removed from this server",
-                )
+        channels = self.deps.channels
+
+        def pause_server() -> None:  # this server's channels only: one indexed query, not all
+            for ch in channels.workspace_channels("discord", str(guild.id), personal=True):
+                if not ch.paused:
+                    channels.set_paused(ch.ref, True, "the bot was removed from this server")
+
+        await asyncio.to_thread(pause_server)
         self.deps.effects.schedule_changed()
