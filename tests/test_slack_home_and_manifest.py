@@ -52,7 +52,10 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
     app.channels.add(
         ChannelRef("slack", "@U2", "T1"), SubscriptionKind.TOPIC, "someone else's topic"
     )
+    app.channels.add(ChannelRef("slack", "C9", "T2"), SubscriptionKind.TOPIC, "another team's")
+    app.channels.add(ChannelRef("discord", "C1", "T1"), SubscriptionKind.TOPIC, "a server's")
     slack.members["C1"] = {"U1"}
+    slack.members["C9"] = {"U1"}
     async with Harness(app, slack) as h:
         await h.event({"type": "app_home_opened", "user": "U1", "tab": "home", "event_ts": "1"})
         await eventually(lambda: any(m == "views.publish" for m, _ in slack.calls))
@@ -64,6 +67,7 @@ async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
             and "federated learning" in view
             and "someone else" not in view
         )
+        assert "another team" not in view and "a server" not in view  # this workspace's only
         ch = app.store.channels.get(ref)
         await h.action(
             {

@@ -60,8 +60,8 @@ async def manageable(
     client: AsyncWebClient, channels: ChannelService, team: str, user: str
 ) -> list[Channel]:
     """The workspace's digests ``user`` may see and control, personal digest first."""
-    every = await asyncio.to_thread(channels.all_channels)
-    mine = [c for c in every if c.ref.platform == "slack" and c.ref.workspace == team]
+    # This workspace's channels only (one indexed query): App Home is opened while a user waits.
+    mine = await asyncio.to_thread(channels.workspace_channels, "slack", team, True)
     admin = await workspace_admin(client, user)
     checks = await asyncio.gather(*(may_manage(client, c, user, admin) for c in mine))
     allowed = [c for c, ok in zip(mine, checks, strict=True) if ok]
