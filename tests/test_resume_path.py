@@ -5,7 +5,7 @@ Every count comes from what the fake platform received (``FakeSlack.arrived``/``
 """
 
 import asyncio
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import discord
 import pytest
@@ -24,6 +24,7 @@ from tests.fake_slack import FakeSlack
 from tests.fakes import RecordingAdapter
 
 DAY = date(2026, 12, 1)
+NOON = datetime.combine(DAY, time(12), tzinfo=UTC)  # `list` then tells DAY's digest as today's
 LEASE = timedelta(seconds=0.3)
 
 
@@ -164,7 +165,7 @@ def test_one_broken_claim_among_several_is_failed_with_a_reason_and_the_rest_go_
     assert {ref.channel_id for ref, _, _ in adapter.messages} == {"a", "c"}
     bad = app.store.deliveries.for_day(chans[1].id, DAY)
     assert bad.status == FAILED and "IndexError" in bad.last_error
-    listing = app.commands.handle("list", Context(ref=chans[1].ref, user="u")).text
+    listing = app.commands.handle("list", Context(ref=chans[1].ref, user="u", now=NOON)).text
     assert "not delivered: not sent because of an internal error (IndexError" in listing
 
 
@@ -270,7 +271,7 @@ def test_a_slack_refusal_pauses_with_the_reason_and_keeps_the_record(app, slack,
     assert paused.paused and paused.paused_reason.startswith(error)
     d = app.store.deliveries.for_day(ch.id, DAY)
     assert d.status == FAILED and d.last_error.startswith(f"Slack error {error}") and not d.items
-    listing = app.commands.handle("list", Context(ref=ch.ref, user="u")).text
+    listing = app.commands.handle("list", Context(ref=ch.ref, user="u", now=NOON)).text
     assert f"not delivered: Slack error {error}" in listing
 
 
