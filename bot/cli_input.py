@@ -9,6 +9,7 @@ from pathlib import Path
 from digest.errors import DigestError
 from digest.text.characters import has_surrogates, has_visible
 from digest.text.numbers import whole_number
+from digest.topic_text import MAX_QUERY_CHARS, query_too_long
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -66,6 +67,14 @@ def _not_a_json_value(path: Path, n: int, line: str) -> None:
 
 def _query_line(path: Path, n: int, line: str) -> str:
     """One line's query: the text itself, or a JSON object's 'query', which must be text."""
+    query = _query_of(path, n, line)
+    if len(query) > MAX_QUERY_CHARS:
+        raise DigestError(f"{path}:{n}: {query_too_long(len(query))}")
+    return query
+
+
+def _query_of(path: Path, n: int, line: str) -> str:
+    """The query a line holds, checked for what is not a query at all."""
     if not line.lstrip().startswith("{"):
         _not_a_json_value(path, n, line)
         if not has_visible(line):  # zero-width or punctuation only: nothing to search for

@@ -14,6 +14,7 @@ from digest.clock import Clock, system_clock
 from digest.errors import DigestError, NotFoundError
 from digest.models import Paper, PaperRecord
 from digest.store import Store
+from digest.topic_text import MAX_QUERY_CHARS, query_too_long
 
 #: Where the time of the last ingest is kept (what /healthz reports as the ingest's age).
 LAST_INGEST_KEY = "ops.last_ingest_at"
@@ -160,6 +161,8 @@ class PaperService:
         self, query: str, filters: Filters | None = None, page: int = 1, per_page: int = 10
     ) -> SearchView:
         """Free-text search with filters and pagination."""
+        if len(query) > MAX_QUERY_CHARS:
+            raise DigestError(query_too_long(len(query)))
         ranker = self.ranker()
         if ranker is None:
             from digest.rank.ranker import SearchResult

@@ -8,6 +8,9 @@ from digest.errors import DigestError
 from digest.text.characters import has_surrogates, has_visible
 
 MAX_TOPIC_CHARS = 200
+#: The longest search query, as a chat command's limit: longer is a pasted document (a
+#: 100,000-character one kept the CLI busy for minutes without a word).
+MAX_QUERY_CHARS = 4000
 
 #: Opening quote -> its closing quote, as people type them (straight or typographic).
 QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
@@ -15,6 +18,11 @@ QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 
 # Bidirectional embedding/override/isolate marks: invisible, and they reorder displayed text.
 BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def query_too_long(chars: int) -> str:
+    """Why a search query is refused for its length."""
+    return f"The query is too long ({chars:,} characters; the limit is {MAX_QUERY_CHARS:,})."
 
 
 def clean_topic(text: str) -> str:

@@ -49,3 +49,16 @@ def test_a_dotenv_that_is_not_utf8_is_named(tmp_path):
     (tmp_path / ".env").write_bytes(b"DIGESTBOT_LOG_LEVEL=\xff\n")
     line = one_error(digestbot(tmp_path, "channels"))
     assert "cannot read '.env': not UTF-8 text" in line and "Decode" not in line
+
+
+def test_an_over_long_query_is_refused_at_once(tmp_path):
+    """A 101,000-character query ran for minutes without a word (an outside tester). Breaks
+    that turn this red: PaperService.search without its length check (no error line: "No papers
+    stored yet", or a search); _query_line without it (the file is refused at its first query,
+    by the service, without naming line 2)."""
+    line = one_error(digestbot(tmp_path, "search", "x" * 101_000, timeout=30))
+    assert "too long (101,000 characters; the limit is 4,000)" in line
+    queries = tmp_path / "q.txt"
+    queries.write_text("graph neural networks\n" + "y " * 2100 + "\n", encoding="utf-8")
+    line = one_error(digestbot(tmp_path, "search", "--queries-file", str(queries), timeout=30))
+    assert f"{queries}:2: The query is too long (4,200 characters" in line
