@@ -286,6 +286,8 @@ def _beside(score: float, threshold: float) -> str:
     return f"{score:.4f}"  # equal to four places: the verdict beside it says which side
 
 
+NO_MATCH = "Nothing in it matches this channel's interests."
+
 FOLLOWED = (
     "This channel follows it as `like:`, an example of what it wants, so it is never sent here "
     "as news; digests bring papers like it. `unsubscribe like:{id}` stops following it."
@@ -301,20 +303,22 @@ def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datet
     if not picks.hits:
         return Outlook(None, "", "It is excluded by this channel's `exclude` terms.")
     hit = picks.hits[0]
+    # Shown as 0.00, no interest matches it: a "matches ..." line beside it would contradict it.
+    why = hit.why if round(hit.score, 2) > 0 else NO_MATCH
     head = f"Score {_beside(hit.score, channel.threshold)}"
     if paper_id in state.delivered:
-        return Outlook(hit.score, hit.why, f"{head}. It was already sent here; never twice.")
+        return Outlook(hit.score, why, f"{head}. It was already sent here; never twice.")
     if paper_id in state.voted:
         net = service.store.channels.feedback_totals(channel.id).get(paper_id, 0)
         if net < 0:  # its interest match is beside the point: a 👎 keeps it out for good
             return Outlook(hit.score, "", f"{head}. It got 👎 here, so digests skip it.")
         mark = "👍" if net > 0 else "👍 and 👎"
-        return Outlook(hit.score, hit.why, f"{head}. It got {mark} here, so digests skip it.")
+        return Outlook(hit.score, why, f"{head}. It got {mark} here, so digests skip it.")
     if hit.score < channel.threshold:
         verdict = (
             f"{head}, below this channel's threshold {channel.threshold:.2f}: it will not be sent."
         )
-        return Outlook(hit.score, hit.why, verdict)
+        return Outlook(hit.score, why, verdict)
     head += f", above this channel's threshold {channel.threshold:.2f}."
     queue = _queue(service, channel, (state, ranker))
     if paper_id not in queue:
@@ -327,4 +331,4 @@ def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datet
         tail = "Digests are paused here; it waits until `resume`."
     else:
         tail = _when(service, channel, queue.index(paper_id), now)
-    return Outlook(hit.score, hit.why, f"{head} {tail}")
+    return Outlook(hit.score, why, f"{head} {tail}")

@@ -196,3 +196,21 @@ def test_a_word_one_paper_has_lists_only_papers_with_its_words(bundled):
             wordless[w] = bare
     assert tried > 30
     assert not wordless, f"listed without any of the query's words: {wordless}"
+
+
+def test_why_of_a_paper_scored_zero_claims_no_match(bundled):
+    """`why` showed "Score 0.00 ... Why: matches 'graph neural networks' (related wording)" (an
+    outside tester): the sentence contradicted the score. Break that turns this red: outlook()
+    keeping the hit's why-line at a score shown as 0.00."""
+    say(bundled, "zero", "/papers subscribe chess puzzle")
+    zero = 0
+    for pid in bundled.papers.ranker().index.ids:
+        text = say(bundled, "zero", f"/papers why {pid}").text
+        if "Score 0.00" in text:
+            zero += 1
+            assert (
+                "matches '" not in text and "Nothing in it matches this channel's interests" in text
+            )
+        else:
+            assert "Score " in text, text
+    assert zero >= 5  # most bundled papers have nothing of chess puzzles

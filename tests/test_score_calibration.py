@@ -56,7 +56,8 @@ def ranker(tmp_path_factory):
 def test_a_digest_shows_and_thresholds_the_calibrated_score(ranker, topic):
     ids = list(ranker.index.ids)
     state = ranker.state(topic)
-    rows, raw = score(ranker.index, state, None, ranker.params)
+    every = np.arange(len(ids))  # a digest scores every candidate paper, matched or not
+    rows, raw = score(ranker.index, state, every, ranker.params)
     raw_of = {ranker.index.ids[r]: float(s) for r, s in zip(rows.tolist(), raw, strict=True)}
     picks = ranker.rank(Profile(topics=(topic,)), ids, size=len(ids), threshold=0.0).hits
     assert picks
@@ -98,7 +99,8 @@ def test_a_fused_theme_score_is_read_through_its_own_curve(ranker):
         topic = "interpretability of language model features and circuits"
         state = fused.state(topic)
         assert state.dense is not None and state.dense.weight > 0
-        rows, raw = score(index, state, None, fused.params)
+        every = np.arange(len(index.ids))  # as a digest scores its candidates: all of them
+        rows, raw = score(index, state, every, fused.params)
         raw_of = {index.ids[r]: float(s) for r, s in zip(rows.tolist(), raw, strict=True)}
         ids = list(index.ids)
         picks = fused.rank(Profile(topics=(topic,)), ids, size=len(ids), threshold=0.0).hits
