@@ -34,6 +34,14 @@ class Subscriptions:
     ) -> str:
         """Add a topic, author, exclusion or liked paper; returns a confirmation."""
         text = clean_topic(text)
+        if kind in (SubscriptionKind.TOPIC, SubscriptionKind.EXCLUDE):
+            from digest.rank.analyzer import tokens
+
+            if not tokens(text):  # 'the', 'it', 'C++': nothing the ranker can ever match
+                raise DigestError(
+                    f"{text!r} has no word a paper can be matched on (only very common words "
+                    "or single letters); say what to follow, e.g. `subscribe sparse autoencoders`."
+                )
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
             text = self.papers.paper_named(text).id  # an id, or an arXiv/DOI/OpenReview link
@@ -74,7 +82,16 @@ class Subscriptions:
             return f" {result.message} Digests will include it when a paper that does arrives."
         if not result.total:
             return " No stored paper matches it yet; digests will include it when one arrives."
-        return f" {plural(result.total, 'stored paper')} {'matches' if result.total == 1 else 'match'} it."
+        ranker = self.papers.ranker()  # built by the search just made
+        n = ranker.specific_matches(text) if ranker is not None else result.total
+        if n is None:  # 'learning': every paper "matches" a word most papers use
+            return (
+                " Most stored papers use its words, so it picks little on its own; "
+                "a more specific topic picks better."
+            )
+        if not n:
+            return " No stored paper matches it yet; digests will include it when one arrives."
+        return f" {plural(n, 'stored paper')} {'matches' if n == 1 else 'match'} it."
 
     def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
         """Remove by number (as in `list`), by exact text, `all` (what is followed; exclusions

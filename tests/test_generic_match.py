@@ -214,3 +214,33 @@ def test_why_of_a_paper_scored_zero_claims_no_match(bundled):
         else:
             assert "Score " in text, text
     assert zero >= 5  # most bundled papers have nothing of chess puzzles
+
+
+@pytest.mark.parametrize("text", ["the", "of the", "it", "C++"])
+def test_a_topic_with_no_word_to_match_is_refused_and_nothing_is_stored(bundled, text):
+    """`subscribe the` was taken ("digests will include it when one arrives": never). Break that
+    turns this red: Subscriptions.add without its ``tokens`` check."""
+    reply = say(bundled, "nowords", f"/papers subscribe {text}")
+    assert reply.ephemeral and "has no word a paper can be matched on" in reply.text
+    channel = bundled.store.channels.get(bundled_ref("nowords"))
+    assert channel is None or not bundled.store.channels.subscriptions(channel.id)
+
+
+def bundled_ref(name: str):
+    """The console channel ``name`` as `say` addresses it."""
+    from digest.models import ChannelRef
+
+    return ChannelRef("console", name)
+
+
+def test_subscribe_counts_papers_with_the_topics_specific_words_only(bundled):
+    """`subscribe learning` said "1000 stored papers match it" and 'reinforcment learning' 988 (an
+    outside tester, on 3,218 papers): every paper with a generic word counted. Break that turns
+    this red: the coverage note counting the search's total (6 for 'chess models', and a count
+    for 'neural networks')."""
+    docs = BUNDLED.read_text(encoding="utf-8").split("\n\n")[1:]
+    chess = sum(bool(re.search(r"\bchess", d, re.IGNORECASE)) for d in docs)
+    reply = say(bundled, "counts", "/papers subscribe chess models").text
+    assert f"{chess} stored paper{'s' if chess != 1 else ''} match" in reply, reply
+    reply = say(bundled, "counts", "/papers subscribe neural networks").text
+    assert "Most stored papers use its words" in reply and "stored papers match" not in reply

@@ -17,6 +17,7 @@ from digest.rank.scorer import (
     Query,
     ScoreParams,
     TopicState,
+    column_scores,
     compile_query,
     score,
     topic_state,
@@ -89,6 +90,18 @@ class Ranker:
         if len(self._states) > 256:
             self._states.popitem(last=False)
         return self._states[key]
+
+    def specific_matches(self, text: str) -> int | None:
+        """How many papers hold one of ``text``'s specific words (or their family); None when
+        all its words are generic ('learning', 'neural networks'): those alone match nothing."""
+        q = self.compile(text)
+        if q is None:
+            return 0
+        cols = q.cols if q.generic is None else q.cols[~q.generic]
+        if not len(cols):
+            return None
+        has, _ = column_scores(self.index.weights, cols, np.ones(len(cols), dtype=np.float32))
+        return int((has > 0).sum())
 
     def blocked(self, text: str) -> bool:
         """True when ``text``'s words that papers use are all generic (``MatchCheck.blocked``)."""
