@@ -244,3 +244,17 @@ def test_subscribe_counts_papers_with_the_topics_specific_words_only(bundled):
     assert f"{chess} stored paper{'s' if chess != 1 else ''} match" in reply, reply
     reply = say(bundled, "counts", "/papers subscribe neural networks").text
     assert "Most stored papers use its words" in reply and "stored papers match" not in reply
+
+
+def test_a_threshold_above_what_a_keyword_topic_can_reach_says_so(bundled):
+    """`threshold 0.7` silenced a keyword topic (its calibrated scores top out lower) and nothing
+    said so (an outside tester). Break that turns this red: threshold_cmd without its note."""
+    from digest.rank.calibrate import highest
+
+    top = highest("keyword")
+    say(bundled, "high", "/papers subscribe sparse autoencoders")
+    assert say(bundled, "high", "/papers digest preview").cards  # it matches at the default
+    reply = say(bundled, "high", f"/papers threshold {top + 0.05:.2f}").text
+    assert f"shown at most {top:.2f}" in reply and "will send nothing here" in reply
+    assert not say(bundled, "high", "/papers digest preview").cards  # as the note said
+    assert "shown at most" not in say(bundled, "high", f"/papers threshold {top:.2f}").text

@@ -225,8 +225,17 @@ def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("threshold", "threshold <0-1>", "how strong a match must be to be posted", True)
 def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    from digest.rank.calibrate import highest
+
     ch = cmds.channels.set_threshold(ctx.ref, args.raw)
-    return Reply(text=f"Papers now need a score of at least {ch.threshold:.2f}.")
+    text = f"Papers now need a score of at least {ch.threshold:.2f}."
+    top = highest("keyword")
+    if top is not None and ch.threshold > top:  # else `threshold 0.7` silences them unsaid
+        text += (
+            f" A topic of up to three words is shown at most {top:.2f} (how often such matches"
+            " were relevant), so those topics will send nothing here; longer topics score higher."
+        )
+    return Reply(text=text)
 
 
 @command("pause", "pause", "stop digests until resumed", True)

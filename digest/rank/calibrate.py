@@ -44,6 +44,12 @@ def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
+def highest(kind: str) -> float | None:
+    """The highest score a topic of ``kind`` is ever shown (its curve's top), None without one."""
+    curve = curves().get(kind)
+    return float(curve[1].max()) if curve is not None and len(curve[1]) else None
+
+
 def kind_of(words: int) -> str:
     """'keyword' for a topic of up to ``KEYWORD_WORDS`` typed content words, else 'theme'."""
     return "keyword" if words <= KEYWORD_WORDS else "theme"
