@@ -12,6 +12,7 @@ import numpy as np
 
 from digest.rank.analyzer import term_of
 from digest.rank.index import PaperIndex
+from digest.rank.matching import _add as add_word
 from digest.rank.scorer import Query, TopicState
 from digest.rank.why import MEANING, _readable, quote
 
@@ -51,9 +52,7 @@ def matched_terms(
         term = inv.get(cols[i]) if vals[i] > 0 else None
         if term is None:
             continue
-        shown = _readable(index, q, term)
-        if not any(shown in o or o in shown for o in out):
-            out.append(shown)
+        add_word(out, _readable(index, q, term), q.text)  # the same rule of what repeats
     return out[:limit]
 
 

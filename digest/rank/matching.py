@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from digest.rank.analyzer import family_key, term_of
 from digest.rank.index import PaperIndex
 
 if TYPE_CHECKING:
@@ -79,10 +80,30 @@ def matched_terms(
         if term is None:
             continue
         # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
-        shown = render(term) if render else term
-        if not any(shown in o or o in shown for o in out):
-            out.append(shown)
+        _add(out, render(term) if render else term, q.text)
     return out[:limit]
+
+
+def _add(out: list[str], shown: str, typed: str) -> None:
+    """Add ``shown`` to a why-line's words unless they already say it: inside another word or
+    phrase there, another spelling of a word there ('modeling' beside 'modelling'), or the other
+    half of a phrase typed whole ('graph neural' and 'neural networks': 'graph neural networks')."""
+    if any(shown in o or o in shown for o in out):
+        return
+    words, typed = shown.split(), " ".join(typed.lower().split())
+    for i, other in enumerate(out):
+        have = other.split()
+        for a, b in ((have, words), (words, have)):
+            for k in range(min(len(a), len(b)) - 1, 0, -1):  # a's last k words start b
+                whole = " ".join(a + b[k:])
+                if a[-k:] == b[:k] and whole.lower() in typed:
+                    out[i] = whole
+                    return
+    if len(words) == 1:
+        family = family_key(term_of(shown.lower()))
+        if any(" " not in o and family_key(term_of(o.lower())) == family for o in out):
+            return
+    out.append(shown)
 
 
 def matched_many(
@@ -107,8 +128,6 @@ def matched_many(
                 break
             if (term := names[i]) is None:
                 continue
-            shown = render(term)
-            if not any(shown in o or o in shown for o in got):
-                got.append(shown)
+            _add(got, render(term), q.text)
         out.append(got)
     return out
