@@ -61,6 +61,20 @@ class Query:
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
 
 
+def typed_apart(text: str) -> list[str]:
+    """Compound terms of words typed apart that are one term when hyphenated ('out of
+    distribution' -> 'outofdistribution'), for 2 to 4 words in a row; a stop word in the middle
+    is what makes a hyphenated run one term, so most runs give none."""
+    words = re.findall(r"[^\W_]+", text.lower())
+    out = []
+    for n in (2, 3, 4):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            single = {t for w in run for t in phrase_terms(w)}
+            out += [t for t in phrase_terms("-".join(run)) if " " not in t and t not in single]
+    return out
+
+
 def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) -> Query | None:
     """Weighted query terms (with acronym expansions); None when no term is in the index."""
     p = p or ScoreParams()
@@ -71,6 +85,9 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     for t in terms:
         weights[t] += p.phrase_weight if " " in t else 1.0
     vocab, idf = index.vocab, index.idf
+    for t in typed_apart(text):  # 'out of distribution' as papers write it, hyphenated
+        if t in vocab and t not in weights:
+            weights[t] = 1.0
     for t, source in index.acronyms.expand(base):
         if t in vocab and source in vocab:
             # A long form more common than its acronym ('neural network' for GNN) broadens the

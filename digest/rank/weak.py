@@ -143,14 +143,26 @@ def generic_columns(index: PaperIndex, cols: np.ndarray, names: tuple[str, ...])
     )
 
 
+def _compounds(text: str) -> list[str]:
+    """Hyphenated runs as typed ('out-of-distribution'): one term when papers write them so."""
+    return re.findall(r"[^\W_]+(?:-[^\W_]+)+", text)
+
+
+def _compound_terms(run: str) -> list[str]:
+    """The term a hyphenated run is indexed as, beyond its words' own ([] for most runs)."""
+    single = {t for w in run.split("-") for t in phrase_terms(w)}
+    return [t for t in phrase_terms(run) if " " not in t and t not in single]
+
+
 def check(index: PaperIndex, text: str, suggest: bool = True) -> MatchCheck:
     """Which typed words the corpus lacks, and which of the rest are specific enough to match on
     (``suggest``: also the corpus words spelled like the missing ones, a pass over the vocabulary)."""
     missing, specific = [], []
-    for word in dict.fromkeys(re.findall(r"[^\W_]+", text.lower())):
-        terms = phrase_terms(word)
+    low = text.lower()
+    for word in dict.fromkeys(re.findall(r"[^\W_]+", low) + _compounds(low)):
+        terms = phrase_terms(word) if "-" not in word else _compound_terms(word)
         if len(terms) != 1:
-            continue  # a stop word
+            continue  # a stop word, or a hyphenated run that is no term of its own
         col = _known(index, terms[0])
         if col is None:
             missing.append(word)
