@@ -35,12 +35,13 @@ class Subscriptions:
         """Add a topic, author, exclusion or liked paper; returns a confirmation."""
         text = clean_topic(text)
         if kind in (SubscriptionKind.TOPIC, SubscriptionKind.EXCLUDE):
-            from digest.rank.analyzer import tokens
+            from digest.rank.analyzer import phrase_terms
 
-            if not tokens(text):  # 'the', 'it', 'C++': nothing the ranker can ever match
+            if not phrase_terms(text):  # 'the', 'it', 'C++', '2024': nothing can ever match it
                 raise DigestError(
-                    f"{text!r} has no word a paper can be matched on (only very common words "
-                    "or single letters); say what to follow, e.g. `subscribe sparse autoencoders`."
+                    f"{text!r} has no word a paper can be matched on (very common words, single "
+                    "letters, symbols and plain numbers are not); say what to follow, e.g. "
+                    "`subscribe sparse autoencoders`."
                 )
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
@@ -86,7 +87,7 @@ class Subscriptions:
         n = ranker.specific_matches(text) if ranker is not None else result.total
         if n is None:  # 'learning': every paper "matches" a word most papers use
             return (
-                " Most stored papers use its words, so it picks little on its own; "
+                " Its words are ones most papers use, so it picks little on its own; "
                 "a more specific topic picks better."
             )
         if not n:

@@ -41,3 +41,31 @@ def test_a_hyphenated_compound_no_paper_writes_is_named_as_missing():
         in Ranker(index).search("out-of-distribution tokens").message
     )
     assert not check(build_index(DOCS), "out-of-distribution inputs").missing
+
+
+def test_overlapping_compounds_keep_the_longest_and_read_hyphenated():
+    """'state of the art' looked for 'stateofthe' and 'oftheart' too, and why-lines showed the
+    glued term ('outofdistribution'). Breaks: typed_apart keeping every run papers use (the
+    first assertion), why._word without the typed-apart runs (the glued word is shown)."""
+    vocab = {"stateoftheart": 0, "stateofthe": 1, "oftheart": 2}
+    assert typed_apart("state of the art", vocab) == ["stateoftheart"]
+    why = Ranker(build_index(DOCS)).search("out of distribution").hits[0].why
+    assert "out-of-distribution" in why and "outofdistribution" not in why
+
+
+def test_a_hyphenated_run_of_content_words_is_not_named_missing():
+    """'graph-neural-network' said "No paper mentions" it while 791 papers wrote the words apart.
+    Break: weak._compound_terms without its stop-word condition."""
+    assert not check(build_index(DOCS), "power-law-distribution").missing  # written apart
+
+
+def test_subscribe_counts_typed_words_not_an_acronym_brought_in():
+    """'neural networks' counted the papers writing 'NN' (13 on the development set), a generic
+    topic made to look specific. Break: specific_matches counting every specific column."""
+    docs = DOCS + [
+        DocInput(f"nn{i}", f"Pruning study {i}", f"A neural network (NN) is pruned. The NN "
+                 f"keeps accuracy. {FILLER}") for i in range(3)
+    ]  # fmt: skip
+    ranker = Ranker(build_index(docs))
+    assert ranker.specific_matches("neural networks") is None
+    assert ranker.specific_matches("pruning") == 3

@@ -243,7 +243,7 @@ def test_subscribe_counts_papers_with_the_topics_specific_words_only(bundled):
     reply = say(bundled, "counts", "/papers subscribe chess models").text
     assert f"{chess} stored paper{'s' if chess != 1 else ''} match" in reply, reply
     reply = say(bundled, "counts", "/papers subscribe neural networks").text
-    assert "Most stored papers use its words" in reply and "stored papers match" not in reply
+    assert "Its words are ones most papers use" in reply and "stored papers match" not in reply
 
 
 def test_a_threshold_above_what_a_keyword_topic_can_reach_says_so(bundled):

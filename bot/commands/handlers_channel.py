@@ -228,11 +228,16 @@ def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     from digest.rank.calibrate import highest
 
     ch = cmds.channels.set_threshold(ctx.ref, args.raw)
-    text = f"Papers now need a score of at least {ch.threshold:.2f}."
+    # As set: 0.6349 is not "0.63", which would read as at or under a top of 0.634.
+    level = (
+        f"{ch.threshold:.2f}" if round(ch.threshold, 2) == ch.threshold else f"{ch.threshold:.4g}"
+    )
+    text = f"Papers now need a score of at least {level}."
     top = highest("keyword")
     if top is not None and ch.threshold > top:  # else `threshold 0.7` silences them unsaid
+        most = f"{top:.2f}" if f"{top:.2f}" != level else f"{top:.3f}"
         text += (
-            f" A topic of up to three words is shown at most {top:.2f} (how often such matches"
+            f" A topic of up to three words is shown at most {most} (how often such matches"
             " were relevant), so those topics will send nothing here; longer topics score higher."
         )
     return Reply(text=text)

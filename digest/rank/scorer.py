@@ -61,18 +61,22 @@ class Query:
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
 
 
-def typed_apart(text: str) -> list[str]:
+def typed_apart(text: str, vocab: dict[str, int] | None = None) -> list[str]:
     """Compound terms of words typed apart that are one term when hyphenated ('out of
-    distribution' -> 'outofdistribution'), for 2 to 4 words in a row; a stop word in the middle
-    is what makes a hyphenated run one term, so most runs give none."""
+    distribution' -> 'outofdistribution'), for 2 to 4 words in a row. With ``vocab``: only those
+    papers use, and of overlapping ones the longest ('stateoftheart', not 'stateofthe')."""
     words = re.findall(r"[^\W_]+", text.lower())
-    out = []
-    for n in (2, 3, 4):
+    found: list[tuple[int, int, str]] = []
+    for n in (4, 3, 2):  # longest first: a run inside a kept one is not kept
         for i in range(len(words) - n + 1):
             run = words[i : i + n]
             single = {t for w in run for t in phrase_terms(w)}
-            out += [t for t in phrase_terms("-".join(run)) if " " not in t and t not in single]
-    return out
+            for t in phrase_terms("-".join(run)):
+                if " " in t or t in single or (vocab is not None and t not in vocab):
+                    continue
+                if vocab is None or not any(a <= i and i + n <= b for a, b, _ in found):
+                    found.append((i, i + n, t))
+    return [t for _, _, t in found]
 
 
 def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) -> Query | None:
@@ -85,8 +89,8 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     for t in terms:
         weights[t] += p.phrase_weight if " " in t else 1.0
     vocab, idf = index.vocab, index.idf
-    for t in typed_apart(text):  # 'out of distribution' as papers write it, hyphenated
-        if t in vocab and t not in weights:
+    for t in typed_apart(text, vocab):  # 'out of distribution' as papers write it, hyphenated
+        if t not in weights:
             weights[t] = 1.0
     for t, source in index.acronyms.expand(base):
         if t in vocab and source in vocab:

@@ -149,8 +149,13 @@ def _compounds(text: str) -> list[str]:
 
 
 def _compound_terms(run: str) -> list[str]:
-    """The term a hyphenated run is indexed as, beyond its words' own ([] for most runs)."""
-    single = {t for w in run.split("-") for t in phrase_terms(w)}
+    """The term a hyphenated run is indexed as, when its words alone do not say it: a run with
+    a stop word inside ('out-of-distribution': 'distribution' alone is another thing); [] for
+    a run of content words ('graph-neural-network': papers write them apart)."""
+    words = run.split("-")
+    single = [t for w in words for t in phrase_terms(w)]
+    if len(single) >= len(words):
+        return []
     return [t for t in phrase_terms(run) if " " not in t and t not in single]
 
 

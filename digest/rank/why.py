@@ -57,6 +57,11 @@ def _word(index: PaperIndex, q: Query, term: str) -> str:
     for compound in re.findall(r"[^\W_]+(?:-[^\W_]+)+", q.text.lower()):
         if compound.replace("-", "") == term:
             return compound  # 'out-of-distribution', as typed
+    words = re.findall(r"[^\W_]+", q.text.lower())
+    for n in (2, 3, 4):  # typed apart ('out of distribution'): hyphenated, as papers write it
+        for i in range(len(words) - n + 1):
+            if "".join(words[i : i + n]) == term:
+                return "-".join(words[i : i + n])
     return index.surface.get(term, term)
 
 
