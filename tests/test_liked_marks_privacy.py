@@ -138,14 +138,19 @@ def add_guild(client: discord.Client) -> None:
     })  # fmt: skip
 
 
+async def three_digest_channels(bot) -> dict[str, ChannelRef]:
+    """Server 77 (see add_guild) with a digest in each of lab, secret and club, by id."""
+    add_guild(bot.client)
+    for cid in ("111", "222", "333"):
+        await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
+                                         text="diffusion models"))  # fmt: skip
+    return {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
+
+
 @pytest.mark.asyncio
 async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
     async with discord_bot(app, monkeypatch) as bot:
-        add_guild(bot.client)
-        for cid in ("111", "222", "333"):
-            await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
-                                             text="diffusion models"))  # fmt: skip
-        refs = {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
+        refs = await three_digest_channels(bot)
         assert [app.channels.existing(r).public for r in refs.values()] == [True, False, True]
         pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["222"], "5", pick, 1)
@@ -216,11 +221,7 @@ async def test_discord_everyone_role_losing_view_channel_makes_the_server_privat
     overwrite are again. Breaks that turn this red (each tried): no on_guild_role_update (all
     three stay as they were); its @everyone check inverted (`is_default()`: the same)."""
     async with discord_bot(app, monkeypatch) as bot:
-        add_guild(bot.client)
-        for cid in ("111", "222", "333"):
-            await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
-                                             text="diffusion models"))  # fmt: skip
-        refs = {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
+        refs = await three_digest_channels(bot)
         pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["333"], "5", pick, 1)
         assert "#club" in _marks(app, refs["111"])
