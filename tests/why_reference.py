@@ -52,7 +52,9 @@ def matched_terms(
         term = inv.get(cols[i]) if vals[i] > 0 else None
         if term is None:
             continue
-        add_word(out, _readable(index, q, term), q.text)  # the same rule of what repeats
+        add_word(
+            out, _readable(index, q, term), " ".join(q.text.lower().split())
+        )  # the same rule of what repeats
     return out[:limit]
 
 

@@ -162,6 +162,13 @@ def phrase_terms(text: str) -> list[str]:
 _ACR = re.compile(r"\(([A-Z][A-Za-z0-9\-]*[A-Z][A-Za-z]?)\)")
 
 
+def glued_terms(words: list[str]) -> list[str]:
+    """The term(s) words hyphenated together are indexed as beyond their own ('out', 'of',
+    'distribution' -> 'outofdistribution'); [] when the run makes none."""
+    single = {t for w in words for t in phrase_terms(w)}
+    return [t for t in phrase_terms("-".join(words)) if " " not in t and t not in single]
+
+
 def _words_before(text: str, end: int) -> list[str]:
     """Up to 9 words before ``end`` in its clause (after the last '.;:(' of the 150 characters
     before it): looking back a bounded number of words, as a regex doing this backtracks badly."""

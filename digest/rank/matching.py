@@ -80,17 +80,23 @@ def matched_terms(
         if term is None:
             continue
         # The corpus's usual form: the paper has this word (a typed 'models' may read 'model' there).
-        _add(out, render(term) if render else term, q.text)
+        _add(out, render(term) if render else term, typed_text(q))
     return out[:limit]
+
+
+def typed_text(q: Query) -> str:
+    """The query as typed, lower-cased and single-spaced (what ``_add`` looks phrases up in)."""
+    return " ".join(q.text.lower().split())
 
 
 def _add(out: list[str], shown: str, typed: str) -> None:
     """Add ``shown`` to a why-line's words unless they already say it: inside another word or
     phrase there, another spelling of a word there ('modeling' beside 'modelling'), or the other
-    half of a phrase typed whole ('graph neural' and 'neural networks': 'graph neural networks')."""
+    half of a phrase typed whole ('graph neural' and 'neural networks': 'graph neural networks').
+    ``typed``: ``typed_text`` of the query."""
     if any(shown in o or o in shown for o in out):
         return
-    words, typed = shown.split(), " ".join(typed.lower().split())
+    words = shown.split()
     for i, other in enumerate(out):
         have = other.split()
         for a, b in ((have, words), (words, have)):
@@ -120,7 +126,7 @@ def matched_many(
     # Terms the paper has, phrases first, larger shares first; ties in column order (stable).
     later = np.broadcast_to(~np.array(phrase, dtype=bool), shares.shape)
     order = np.lexsort((-shares, later, shares <= 0)).tolist()
-    out = []
+    out, typed = [], typed_text(q)  # once a page
     for vals, cols in zip(shares.tolist(), order, strict=True):
         got: list[str] = []
         for i in cols:
@@ -128,6 +134,6 @@ def matched_many(
                 break
             if (term := names[i]) is None:
                 continue
-            _add(got, render(term), q.text)
+            _add(got, render(term), typed)
         out.append(got)
     return out

@@ -9,7 +9,6 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
-from digest.rank.analyzer import family_key, phrase_terms
 from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
@@ -22,7 +21,6 @@ from digest.rank.scorer import (
     compile_query,
     score,
     topic_state,
-    typed_apart,
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
@@ -101,9 +99,7 @@ class Ranker:
             return 0
         # Typed words and their families only: 'nn', brought in for 'neural networks', is not
         # what the user typed, and counting its papers made a generic topic look specific.
-        typed = set(phrase_terms(text.lower())) | set(typed_apart(text, self.index.vocab))
-        typed |= {v for t in list(typed) for v in self.index.family.get(family_key(t), ())}
-        names = q.cache.get("names", ())
+        typed, names = q.cache.get("typed", frozenset()), q.cache.get("names", ())
         keep = [
             i for i, name in enumerate(names)
             if name in typed and (q.generic is None or not q.generic[i])

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from digest.rank.analyzer import family_key, phrase_terms
+from digest.rank.analyzer import family_key, glued_terms, phrase_terms
 from digest.rank.index import PaperIndex, row_means
 from digest.rank.matching import contributions, matched_many, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
@@ -69,10 +69,8 @@ def typed_apart(text: str, vocab: dict[str, int] | None = None) -> list[str]:
     found: list[tuple[int, int, str]] = []
     for n in (4, 3, 2):  # longest first: a run inside a kept one is not kept
         for i in range(len(words) - n + 1):
-            run = words[i : i + n]
-            single = {t for w in run for t in phrase_terms(w)}
-            for t in phrase_terms("-".join(run)):
-                if " " in t or t in single or (vocab is not None and t not in vocab):
+            for t in glued_terms(words[i : i + n]):
+                if vocab is not None and t not in vocab:
                     continue
                 if vocab is None or not any(a <= i and i + n <= b for a, b, _ in found):
                     found.append((i, i + n, t))
@@ -89,7 +87,8 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
     for t in terms:
         weights[t] += p.phrase_weight if " " in t else 1.0
     vocab, idf = index.vocab, index.idf
-    for t in typed_apart(text, vocab):  # 'out of distribution' as papers write it, hyphenated
+    glued = typed_apart(text, vocab)  # 'out of distribution' as papers write it, hyphenated
+    for t in glued:
         if t not in weights:
             weights[t] = 1.0
     for t, source in index.acronyms.expand(base):
@@ -125,7 +124,7 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
             generic[i] = generic_term(index, word, vocab.get(word))
     return Query(
         text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)), generic,
-        {"names": names},
+        {"names": names, "typed": frozenset(terms) | frozenset(glued) | frozenset(relative)},
     )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from digest.rank.analyzer import family_key, phrase_terms
+from digest.rank.analyzer import family_key, glued_terms, phrase_terms
 from digest.rank.index import PaperIndex
 
 GENERIC_SHARE = 0.1  # a word in at least this share of papers says little on its own
@@ -153,10 +153,9 @@ def _compound_terms(run: str) -> list[str]:
     a stop word inside ('out-of-distribution': 'distribution' alone is another thing); [] for
     a run of content words ('graph-neural-network': papers write them apart)."""
     words = run.split("-")
-    single = [t for w in words for t in phrase_terms(w)]
-    if len(single) >= len(words):
-        return []
-    return [t for t in phrase_terms(run) if " " not in t and t not in single]
+    if sum(len(phrase_terms(w)) for w in words) >= len(words):
+        return []  # every word counts on its own: no stop word inside
+    return glued_terms(words)
 
 
 def check(index: PaperIndex, text: str, suggest: bool = True) -> MatchCheck:
