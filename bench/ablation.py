@@ -21,7 +21,7 @@ from bench.common import (
     table,
 )
 from bench.quality import fmt_ci
-from digest.embeddings import load_encoder
+from digest.index.embeddings import load_encoder
 from digest.rank import analyzer
 from digest.rank.index import build_index
 from digest.rank.scorer import ScoreParams

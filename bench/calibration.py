@@ -56,7 +56,7 @@ def rankers(docs, lexical_only: bool) -> list[tuple[Ranker, bool]]:
     """(ranker, fused only): lexical; and with meaning fused in, when the extra is installed."""
     out = [(Ranker(build_index(docs)), False)]
     if not lexical_only:
-        from digest.embeddings import load_encoder
+        from digest.index.embeddings import load_encoder
 
         encoder = load_encoder()
         if encoder is not None:

@@ -178,7 +178,7 @@ def dense_vectors(docs: list[DocInput], encoder) -> np.ndarray:
     """Sentence embeddings of the evaluation papers, cached on disk (about 7 minutes to compute)."""
     import hashlib
 
-    from digest.embeddings import paper_text
+    from digest.index.embeddings import paper_text
 
     key = hashlib.sha1("".join(d.id for d in docs).encode()).hexdigest()[:12]
     name = "dense" if model_key(encoder) == "minilm" else f"dense-{model_key(encoder)}"

@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.common import load_eval, load_query_files, machine, ndcg, paired_bootstrap, table
 from bench.quality import fmt_ci
-from digest.compose import DIVERSITY
+from digest.delivery.compose import DIVERSITY
 from digest.rank import diversity as div
 from digest.rank.index import build_index
 from digest.rank.profile import Profile

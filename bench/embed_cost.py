@@ -21,8 +21,8 @@ import numpy as np
 
 from bench.common import EVAL_DIR, load_eval, load_query_files, machine, table
 from bench.models import bench_encoder, query_vector
-from digest.embedding_store import EmbeddingStore
-from digest.embeddings import model_tag, paper_text
+from digest.index.embeddings import model_tag, paper_text
+from digest.index.vectors import EmbeddingStore
 from digest.models import Paper
 
 

@@ -38,12 +38,12 @@ from bench.common import (
     top_ids,
 )
 from bench.quality import fmt_ci
-from digest.channel_service import ChannelService
-from digest.compose import diversity_for
-from digest.index_store import doc_input
+from digest.channels.service import ChannelService
+from digest.delivery.compose import diversity_for
+from digest.index.lifecycle import doc_input
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
-from digest.paper_service import PaperService
+from digest.papers.service import PaperService
 from digest.rank.index import IndexParams, build_index
 from digest.rank.profile import Profile
 from digest.store import Store
@@ -123,7 +123,7 @@ def open_service(folder: Path, docs, semantic: bool = False) -> tuple[ChannelSer
         indexes.encoder = indexes.embeddings = None  # lexical ranking, as without the extra
     else:
         from bench.common import dense_vectors
-        from digest.embeddings import paper_text
+        from digest.index.embeddings import paper_text
 
         vecs = dense_vectors(docs, indexes.encoder)
         known = {paper_text(d.title, d.abstract): v for d, v in zip(docs, vecs, strict=True)}
@@ -209,7 +209,7 @@ def report(name: str, variant: str, r: Run, n_docs: int) -> None:
 
 def variants() -> list[str]:
     """Lexical always; with semantic ranking too when the extra is installed (or asked for alone)."""
-    from digest.embeddings import semantic_available
+    from digest.index.embeddings import semantic_available
 
     asked = [a.removeprefix("--") for a in sys.argv[1:]]
     names = ["lexical", "semantic"] if semantic_available() else ["lexical"]

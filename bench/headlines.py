@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from bench.common import EVAL_DIR
-from digest.headline import derive_title
+from digest.papers.headline import derive_title
 
 BACKGROUND = re.compile(
     r"^(prior|recent|existing|most|many|current|despite|while|although)\b", re.I
@@ -80,7 +80,9 @@ def evaluate(derive: Callable[[str], str], papers: list[dict]) -> dict[str, floa
 def main() -> None:
     """Print one row per rule: the current one and, with --old, a previous text.py."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--old", help="a previous digest/headline.py whose derive_title to compare")
+    parser.add_argument(
+        "--old", help="a previous digest/papers/headline.py whose derive_title to compare"
+    )
     args = parser.parse_args()
     papers = [json.loads(line) for line in (EVAL_DIR / "papers.jsonl").open()]
     rules = {"current": derive_title}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import load_eval, machine, table
-from digest.index_store import IndexStore
+from digest.index.lifecycle import IndexStore
 from digest.ingest.parse import make_record
 from digest.store import Store
 

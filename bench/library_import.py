@@ -18,10 +18,10 @@ from pathlib import Path
 from bot.commands import Context
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
-from digest.library import parse_library
+from digest.library.entries import parse_library
 from digest.models import ChannelRef
 from tests.conftest import make_app
-from tests.corpus import TOPICS, synthetic_records
+from tests.support.corpus import TOPICS, synthetic_records
 
 
 def bibtex(n: int) -> bytes:

@@ -22,7 +22,7 @@ def main() -> None:
             discord.http.Route.BASE = rest
         if gateway:
             discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway)
-    from bot.cli import main as digestbot
+    from bot.cli.main import main as digestbot
 
     sys.argv = ["digestbot", *sys.argv[1:]]
     raise SystemExit(digestbot())

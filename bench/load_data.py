@@ -204,7 +204,7 @@ def export_doc(cfg: Config, work: Path) -> dict:
     from bot.app import build
     from bot.config import Settings
     from digest.models import ChannelRef, SubscriptionKind
-    from digest.portable import export_state
+    from digest.transfer.portable import export_state
 
     url = f"sqlite:///{work / 'template.db'}"
     app = build(url, Settings(index_dir=str(work / "template-index"), database_url=url))

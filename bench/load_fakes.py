@@ -13,8 +13,8 @@ import time
 
 from aiohttp import WSMsgType, web
 
-from tests.fake_discord import BOT, FakeDiscord
-from tests.fake_slack import FakeSlack
+from tests.fakes.discord import BOT, FakeDiscord
+from tests.fakes.slack import FakeSlack
 
 CALLBACK = re.compile(r"/interactions/\d+/([^/]+)/callback")
 WEBHOOK = re.compile(r"/webhooks/\d+/([^/]+)(?:/messages/[^/]+)?")

@@ -153,7 +153,7 @@ def slack_text(kind: str, rng: random.Random, papers: list[str]) -> str:
 
 def discord_payload(kind: str, rng: random.Random, papers: list[str], channel: str, n: int) -> dict:
     """An INTERACTION_CREATE payload of the given kind, as tests/discord_interactions builds."""
-    from tests.discord_interactions import autocomplete, slash
+    from tests.support.discord_app import autocomplete, slash
 
     token = f"load-{n}"
     where = {"channel": channel, "guild": GUILD}
@@ -229,7 +229,7 @@ async def ask(pf: Platforms, text: str, timeout: float) -> tuple[float | None, s
                 await asyncio.sleep(0.5)
                 continue
             verb, _, rest = text.partition(" ")
-            from tests.discord_interactions import slash
+            from tests.support.discord_app import slash
 
             values = {"query": rest} if verb == "search" else {}
             payload = slash(verb, f"probe-{time.monotonic_ns()}", channel=pf.channels["discord"][0],

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from digest.embeddings import load_encoder
+from digest.index.embeddings import load_encoder
 
 
 class E5Encoder:

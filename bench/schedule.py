@@ -23,14 +23,14 @@ from sqlalchemy import insert
 
 from bench.common import machine, table
 from bot.app import build
-from bot.cli_run import WORKER_THREADS
+from bot.cli.run import WORKER_THREADS
 from bot.config import Settings
-from bot.runner import DigestRunner
-from bot.scheduler import DigestScheduler
+from bot.runtime.runner import DigestRunner
+from bot.runtime.scheduler import DigestScheduler
 from digest import BUNDLED_PAPERS
-from digest.delivery import Deliveries
+from digest.delivery.steps import Deliveries
 from digest.store.schema import LOOK_NOW, ChannelRow, SubscriptionRow
-from tests.fakes import RecordingAdapter
+from tests.fakes.recording import RecordingAdapter
 
 TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning", "diffusion models")
 NINE = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
@@ -74,7 +74,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})
     sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)
 
-    async def tick() -> dict[str, str]:  # with the bot's worker threads (bot/cli_run.py)
+    async def tick() -> dict[str, str]:  # with the bot's worker threads (bot/cli/run.py)
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(WORKER_THREADS))
         return await sched.tick()
 

@@ -120,7 +120,7 @@ def semantic(docs: list[DocInput], pool: list[str]) -> dict:
     """Search with meaning on: the query is encoded per search (vectors are stand-ins: at 100k
     papers real ones would take hours to compute here, and their values do not change the cost)."""
     from bench.common import dense_vectors
-    from digest.embeddings import load_encoder
+    from digest.index.embeddings import load_encoder
 
     encoder = load_encoder()
     base_docs, _ = load_eval()
@@ -233,7 +233,7 @@ def main() -> None:
     if args.child:
         child(int(args.child[0]), args.child[1])
         return
-    from digest.embeddings import semantic_available
+    from digest.index.embeddings import semantic_available
 
     kinds = [k for k in args.kinds.split(",") if k != "semantic" or semantic_available()]
     rows = []

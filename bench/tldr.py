@@ -20,7 +20,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from bench.common import EVAL_DIR
 from digest.text.latex import clean_text
 from digest.text.sentences import sentences
-from digest.tldr import _BACKGROUND, extractive_tldr, tidy
+from digest.tldr.extractive import _BACKGROUND, extractive_tldr, tidy
 
 
 def first_sentence(abstract: str, title: str) -> str:

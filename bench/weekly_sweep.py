@@ -26,8 +26,8 @@ from sqlalchemy import insert
 from bench.common import machine, table
 from digest.store import Store
 from digest.store.schema import ChannelRow, SubscriptionRow, WeeklyPictureRow
-from digest.weekly import WeeklyPictures, WeeklyStats
-from digest.weekly_draw import ProcessDrawer, draw_here
+from digest.weekly.draw import ProcessDrawer, draw_here
+from digest.weekly.picture import WeeklyPictures, WeeklyStats
 
 MONDAY_AFTER = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from bot.cli import entry
+from bot.cli.main import entry
 
 sys.exit(entry())

@@ -19,17 +19,17 @@ if TYPE_CHECKING:
     from bot.adapters.discord.client import DigestClient
     from bot.adapters.slack.app import SlackRuntime
     from bot.commands import Commands
-    from bot.effects import EffectExecutor
-    from bot.ops import Health, Metrics
     from bot.ports import Adapter
-    from bot.runner import DigestRunner
-    from bot.scheduler import DigestScheduler
-    from bot.weekly import WeeklySender
-    from digest.channel_service import ChannelService
+    from bot.runtime.effects import EffectExecutor
+    from bot.runtime.ops import Health, Metrics
+    from bot.runtime.runner import DigestRunner
+    from bot.runtime.scheduler import DigestScheduler
+    from bot.runtime.weekly import WeeklySender
+    from digest.channels.service import ChannelService
     from digest.models import ChannelRef
-    from digest.paper_service import PaperService
+    from digest.papers.service import PaperService
     from digest.store import Store
-    from digest.weekly_draw import ProcessDrawer
+    from digest.weekly.draw import ProcessDrawer
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class App:
     def papers(self) -> PaperService:
         """Use cases over the store and the shared ranker."""
         from digest.ingest import SourceConfig
-        from digest.paper_service import PaperService
+        from digest.papers.service import PaperService
 
         s = self.settings
         sources = SourceConfig(
@@ -83,12 +83,12 @@ class App:
             arxiv_rss_url=s.arxiv_rss_url,
             openreview_base_url=s.openreview_base_url,
         )
-        from digest.embeddings import ModelConfig
+        from digest.index.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
         llm, tldrs = s.llm(), None
         if llm is not None:  # abstractive TL;DRs, written after each ingest (docs/tldr.md)
-            from digest.tldr_writer import TldrWriter
+            from digest.tldr.writer import TldrWriter
 
             tldrs = TldrWriter(self.store, llm, now=self.clock)
         return PaperService(
@@ -104,7 +104,7 @@ class App:
     @cached_property
     def channels(self) -> ChannelService:
         """Channel use cases."""
-        from digest.channel_service import ChannelService
+        from digest.channels.service import ChannelService
 
         # The Discord issue: server channels' settings need Manage Channels until opened up.
         grace = timedelta(hours=self.settings.catchup_grace_hours)
@@ -119,11 +119,11 @@ class App:
     @cached_property
     def drawer(self) -> ProcessDrawer | None:
         """Where the running bot draws weekly pictures: a child process, so a Monday of
-        pictures never holds the GIL its event loop answers with (digest/weekly_draw.py).
+        pictures never holds the GIL its event loop answers with (digest/weekly/draw.py).
         One-shot commands (``console`` set) draw in their own process: None."""
         if self.console is not None:
             return None
-        from digest.weekly_draw import ProcessDrawer
+        from digest.weekly.draw import ProcessDrawer
 
         return ProcessDrawer()
 
@@ -144,14 +144,14 @@ class App:
     @cached_property
     def metrics(self) -> Metrics:
         """Prometheus metrics for this process."""
-        from bot.ops import Metrics
+        from bot.runtime.ops import Metrics
 
         return Metrics(self.channels.paused_count)
 
     @cached_property
     def worker(self) -> str:
         """This process's name in delivery claims: fresh each start (host:pid repeats in containers)."""
-        from digest.delivery import new_instance_id
+        from digest.delivery.steps import new_instance_id
 
         return new_instance_id()
 
@@ -213,7 +213,7 @@ class App:
     @cached_property
     def effects(self) -> EffectExecutor:
         """The one executor of a reply's effects, for every platform and the CLI."""
-        from bot.effects import EffectExecutor
+        from bot.runtime.effects import EffectExecutor
 
         return EffectExecutor(
             self.channels, deliver=self._deliver_now, poke=self._poke, now=self.clock
@@ -237,8 +237,8 @@ class App:
 
     def runner_over(self, adapters: dict[str, Adapter]) -> DigestRunner:
         """A delivery runner over the given adapters."""
-        from bot.runner import DigestRunner
-        from digest.delivery import Deliveries
+        from bot.runtime.runner import DigestRunner
+        from digest.delivery.steps import Deliveries
 
         s = self.settings
         deliveries = Deliveries(
@@ -253,7 +253,7 @@ class App:
     @cached_property
     def scheduler(self) -> DigestScheduler:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
-        from bot.scheduler import DigestScheduler
+        from bot.runtime.scheduler import DigestScheduler
 
         self.papers.indexes.background = True  # a running bot embeds papers lacking a vector
         if self.papers.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
@@ -268,7 +268,7 @@ class App:
         )
         # The weekly picture is its own job (not part of the digest tick): it starts with the
         # scheduler and stops with it.
-        from bot.weekly import EVERY
+        from bot.runtime.weekly import EVERY
 
         weekly = self.weekly(self.runner.adapters)
         scheduler.scheduler.add_job(weekly.sweep, "interval", seconds=EVERY.total_seconds(),
@@ -278,8 +278,8 @@ class App:
 
     def weekly(self, adapters: dict[str, Adapter]) -> WeeklySender:
         """Sends each channel's weekly picture through the adapters that can share one."""
-        from bot.weekly import WeeklySender
-        from digest.weekly import WeeklyPictures
+        from bot.runtime.weekly import WeeklySender
+        from digest.weekly.picture import WeeklyPictures
 
         pictures = WeeklyPictures(self.store, self.worker, draw=self.drawer)
         return WeeklySender(pictures, adapters, clock=self.clock)
@@ -303,7 +303,7 @@ class App:
 
     def health(self) -> Health:
         """The /healthz checks for this deployment."""
-        from bot.ops import Health
+        from bot.runtime.ops import Health
 
         platforms = {}
         if self.slack is not None:

@@ -12,14 +12,14 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
-from bot.cli_input import read_text_file
+from bot.cli.options import read_text_file
 from digest.errors import DigestError
-from digest.zones import parse_timezone
+from digest.schedule.zones import parse_timezone
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig
-    from digest.llm import LlmConfig
     from digest.models import Shards
+    from digest.tldr.llm import LlmConfig
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class Settings(BaseSettings):
         """The TL;DR endpoint's settings (the key revealed only here), or None when unset."""
         if not self.llm_url:
             return None
-        from digest.llm import LlmConfig  # httpx loads only when an endpoint is configured
+        from digest.tldr.llm import LlmConfig  # httpx loads only when an endpoint is configured
 
         if not self.llm_model:
             raise DigestError(

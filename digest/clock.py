@@ -1,7 +1,7 @@
 """The one clock business time is read from: due times, delivery days, votes, ingest times.
 
 The composition root (bot/app.py) builds it once and hands it down (store, services, commands,
-CLI), so a test moves every "now" at once with a fake clock (tests/fakes.py: FixedClock). The
+CLI), so a test moves every "now" at once with a fake clock (tests/fakes/recording.py: FixedClock). The
 database's own clock stays the source for leases and claims (digest/store/deliveries.py);
 monotonic timers (timeouts, latency) are not business time and keep ``time.monotonic``.
 """

@@ -70,7 +70,7 @@ class Paper(PaperRecord):
     arxiv_id: str | None = None  # the store's: from an id that is an arXiv id or an arxiv.org link
     cite_key: str | None = None  # the BibTeX key issued when the paper was first stored
     tldr: str | None = (
-        None  # the cached abstractive TL;DR for the configured model (digest/tldr.py)
+        None  # the cached abstractive TL;DR for the configured model (digest/tldr/extractive.py)
     )
 
 

@@ -79,13 +79,13 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
     from bot.adapters.discord.poster import DiscordPoster
     from bot.adapters.slack.poster import SlackPoster
     from bot.app import build
-    from bot.cli_channels import DEMO_TOPICS
+    from bot.cli.channels import DEMO_TOPICS
     from bot.config import Settings
     from digest import BUNDLED_PAPERS
     from digest.models import ChannelRef, SubscriptionKind
-    from digest.schedule import local_day
-    from tests.fake_discord import FakeDiscord
-    from tests.fake_slack import FakeSlack
+    from digest.schedule.times import local_day
+    from tests.fakes.discord import FakeDiscord
+    from tests.fakes.slack import FakeSlack
 
     refs = {"slack": ChannelRef("slack", "C1", "T1"), "discord": ChannelRef("discord", "111", "77")}
     with tempfile.TemporaryDirectory() as folder, FakeSlack() as slack, FakeDiscord() as fake:

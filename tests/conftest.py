@@ -11,10 +11,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from digest.store import Store
-from tests.corpus import synthetic_records
+from tests.support.corpus import synthetic_records
 
 PG_ENV = "DIGESTBOT_TEST_POSTGRES_URL"
-# Semantic ranking embeds papers at ingest (0.13 s each): only tests/test_semantic.py and the tests
+# Semantic ranking embeds papers at ingest (0.13 s each): only tests/rank/test_semantic.py and the tests
 # that ask for it turn it on, so the rest of the suite stays fast and lexical.
 os.environ["DIGESTBOT_SEMANTIC"] = "off"
 # Whatever a test undoes, the default data folder (platformdirs reads XDG_DATA_HOME on Linux) is a
@@ -83,7 +83,7 @@ def sqlite_store(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def corpus_records():
-    """A synthetic corpus with known topics (see tests/corpus.py)."""
+    """A synthetic corpus with known topics (see tests/support/corpus.py)."""
     return synthetic_records()
 
 
@@ -130,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.reliability)
         if item.get_closest_marker("semantic"):
             if missing is None:
-                from digest.embeddings import semantic_available
+                from digest.index.embeddings import semantic_available
 
                 missing = not semantic_available()
             if missing:

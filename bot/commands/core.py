@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.commands.replies import Reply, error
-from digest.channel_service import ChannelService
+from digest.channels.service import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
 from digest.text.characters import has_surrogates, has_visible

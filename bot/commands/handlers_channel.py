@@ -8,14 +8,14 @@ from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
-from digest.due import overdue_note
 from digest.errors import DigestError
-from digest.headline import shorten
 from digest.models import Channel, Subscription, SubscriptionKind
-from digest.schedule import local_day, parse_weekdays
+from digest.papers.headline import shorten
+from digest.schedule.due import overdue_note
+from digest.schedule.times import local_day, parse_weekdays
+from digest.schedule.zones import parse_timezone
 from digest.text.characters import has_visible
 from digest.text.numbers import plural
-from digest.zones import parse_timezone
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
 

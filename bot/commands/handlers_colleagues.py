@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, card, error, liked_in
-from digest.colleagues import PERIODS, top_liked
+from digest.channels.colleagues import PERIODS, top_liked
 from digest.text.numbers import plural
 
 

@@ -8,13 +8,13 @@ from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, error
 from digest.text.characters import has_visible
 
-# digest.library (its BibTeX, RIS and CSV parsers) loads with an import: every command registers
+# digest.library.entries (its BibTeX, RIS and CSV parsers) loads with an import: every command registers
 # this module, and `/papers list` must not pay for the parsers (issue 21, item 4).
 
 
 def how_to() -> str:
     """What `import` with nothing to import says (each platform's adapter brings the file itself)."""
-    from digest.library import FORMATS
+    from digest.library.entries import FORMATS
 
     return (
         f"Import what? Send {FORMATS}: attach the file to `/papers import` (Discord: the `file` "
@@ -49,7 +49,7 @@ def import_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         data, name = args.raw.encode("utf-8"), "the pasted text"
     else:
         return error(how_to())
-    from digest.library import parse_library
+    from digest.library.entries import parse_library
 
     library = parse_library(data, name)  # a LibraryError is the reply (the core catches it)
     report = cmds.channels.import_library(ctx.ref, library, ctx.user)

@@ -7,16 +7,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from digest.headline import contribution_sentences
 from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
+from digest.papers.headline import contribution_sentences
 from digest.text.hashes import normalize_title
 from digest.text.sentences import sentences
-from digest.tldr import tidy, tldr_line
+from digest.tldr.extractive import tidy, tldr_line
 
 if TYPE_CHECKING:
-    from digest.compose import Digest
-    from digest.weekly import Picture
+    from digest.delivery.compose import Digest
+    from digest.weekly.picture import Picture
 
 SNIPPET_CHARS = 280
 # A why-line names a liked paper's title between asterisks ('like *Title*, which you liked');
@@ -58,7 +58,7 @@ class Card:
     rank: int | None = None
     score: float | None = None
     actions: tuple[Action, ...] = ()
-    tldr: str = ""  # one sentence: what the paper did and found (digest/tldr.py)
+    tldr: str = ""  # one sentence: what the paper did and found (digest/tldr/extractive.py)
 
 
 @dataclass(frozen=True)

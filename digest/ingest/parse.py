@@ -13,7 +13,6 @@ from datetime import date
 from typing import Any
 
 from digest.errors import IngestError
-from digest.headline import derive_title
 from digest.ingest.fields import (
     MAX_ID_CHARS,
     MAX_TITLE_CHARS,
@@ -26,6 +25,7 @@ from digest.ingest.fields import (
 )
 from digest.ingest.fields import year as year_of
 from digest.models import Links, PaperRecord, ParseProblem
+from digest.papers.headline import derive_title
 from digest.text.hashes import derived_id
 from digest.text.latex import MAX_ABSTRACT_CHARS, clean_text, clean_text_cut
 

@@ -21,7 +21,7 @@ _EXTRA_STOP = {
     "framework", "recent", "different", "various", "including", "provide", "problem",
 }  # fmt: skip
 # scikit-learn's ENGLISH_STOP_WORDS, kept as a file beside this one: importing scikit-learn
-# costs a second of CPU that commands ranking nothing must not pay (tests/test_lazy_cli.py
+# costs a second of CPU that commands ranking nothing must not pay (tests/cli/test_lazy_cli.py
 # checks the copy still equals scikit-learn's).
 _ENGLISH = Path(__file__).with_name("english_stop_words.txt").read_text("utf-8").split()
 STOP_WORDS = frozenset(_ENGLISH) | _EXTRA_STOP

@@ -28,7 +28,7 @@ from digest.rank.why import page_why, profile_why
 from digest.rank.why import quote as _quote
 
 if TYPE_CHECKING:
-    from digest.embeddings import Encoder
+    from digest.index.embeddings import Encoder
 
 __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
 

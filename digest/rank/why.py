@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from digest.headline import shorten
+from digest.papers.headline import shorten
 from digest.rank.analyzer import term_of, terms_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState, contributions, matched_many

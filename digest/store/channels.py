@@ -29,10 +29,10 @@ from digest.models import (
     Subscription,
     SubscriptionKind,
 )
+from digest.schedule.zones import usable_timezone
 from digest.store.deliveries import _aware
 from digest.store.feedback import FeedbackQueries
 from digest.store.schema import ChannelRow, SubscriptionRow, look_mark
-from digest.zones import usable_timezone
 
 #: A Discord snowflake's low 22 bits are worker, process and increment; the rest is the time
 #: Discord shards guilds by.

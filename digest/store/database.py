@@ -80,7 +80,7 @@ def make_engine(url: str, create_folder: bool = False) -> Engine:
         _sqlite_folder(Path(parsed.database).expanduser().parent, url, create_folder)
     kwargs: dict = {"connect_args": {"timeout": 30}} if is_sqlite else {"pool_pre_ping": True}
     if parsed.database not in (None, "", ":memory:"):
-        # A running bot works in many threads (bot/cli_run.py); the default pool (5 + 10) would
+        # A running bot works in many threads (bot/cli/run.py); the default pool (5 + 10) would
         # make a command wait for a connection held by digests. 40 per process, so two replicas
         # stay within PostgreSQL's default 100 connections.
         kwargs.update(pool_size=20, max_overflow=20)

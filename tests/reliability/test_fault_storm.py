@@ -8,10 +8,10 @@ import random
 from datetime import date, timedelta
 
 from bot.adapters.slack.poster import SlackPoster
-from bot.runner import DigestRunner
-from digest.delivery import Deliveries
+from bot.runtime.runner import DigestRunner
+from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from tests.fake_slack import FakeSlack
+from tests.fakes.slack import FakeSlack
 
 TOPICS = [
     "diffusion models",
@@ -85,7 +85,7 @@ def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
     import discord
 
     from bot.adapters.discord.poster import DiscordPoster
-    from tests.fake_discord import FakeDiscord
+    from tests.fakes.discord import FakeDiscord
 
     rng = random.Random(5)
     channels = []

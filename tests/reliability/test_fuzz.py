@@ -10,8 +10,8 @@ from bot.adapters.slack.blocks import render as render_slack
 from bot.commands import Context
 from bot.commands.core import REGISTRY
 from digest.models import ChannelRef
-from tests.discord_limits import check as check_discord
-from tests.slack_limits import check as check_slack
+from tests.fakes.discord_limits import check as check_discord
+from tests.fakes.slack_limits import check as check_slack
 
 HOSTILE = st.sampled_from([
     "<!channel>", "<!here>", "<!everyone>", "@everyone", "@here", "<@U123>", "<@&42>", "<#C1>",

@@ -27,7 +27,7 @@ import pytest
 from digest.models import ChannelRef, SubscriptionKind
 from digest.store.deliveries import POSTED
 from tests.conftest import make_app
-from tests.fake_slack import FakeSlack
+from tests.fakes.slack import FakeSlack
 
 TOPICS = ["diffusion models", "graph neural networks", "federated learning", "sparse autoencoders"]
 CHANNELS = 8

@@ -13,7 +13,7 @@ import pytest
 
 from digest.models import ChannelRef, SubscriptionKind
 from tests.conftest import make_app
-from tests.fake_slack import FakeSlack
+from tests.fakes.slack import FakeSlack
 
 TOPICS = ["diffusion models", "graph neural networks", "federated learning", "sparse autoencoders"]
 DAY = "2026-12-01"

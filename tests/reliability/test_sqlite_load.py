@@ -7,12 +7,12 @@ import time
 
 import numpy as np
 
-from digest.index_store import doc_input
+from digest.index.lifecycle import doc_input
 from digest.ingest.pipeline import ingest
 from digest.rank.index import build_index
 from digest.rank.ranker import Ranker
 from digest.store import Store
-from tests.corpus import TOPICS, synthetic_records
+from tests.support.corpus import TOPICS, synthetic_records
 
 WORDS = [w for phrases in TOPICS.values() for p in phrases for w in p.split()]
 

@@ -17,7 +17,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from digest.models import ChannelRef, SubscriptionKind
 from tests.conftest import make_app
-from tests.fake_slack import FakeSlack
+from tests.fakes.slack import FakeSlack
 
 SECRET = "replica-secret"
 CHANNELS = [f"C{i}" for i in range(6)]

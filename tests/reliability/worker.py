@@ -14,8 +14,8 @@ from datetime import date, timedelta
 from bot.adapters.slack.poster import SlackPoster
 from bot.app import build
 from bot.config import Settings
-from bot.runner import DigestRunner
-from digest.delivery import Deliveries
+from bot.runtime.runner import DigestRunner
+from digest.delivery.steps import Deliveries
 
 LEASE = 1.0  # seconds
 

@@ -29,9 +29,9 @@ from bot.commands import Commands, Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import error
-from bot.effects import EffectExecutor
-from digest.channel_service import ChannelService
-from digest.library import MAX_IMPORT_BYTES
+from bot.runtime.effects import EffectExecutor
+from digest.channels.service import ChannelService
+from digest.library.entries import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import discord
 
 if TYPE_CHECKING:
-    from digest.channel_service import ChannelService
+    from digest.channels.service import ChannelService
 
 log = logging.getLogger(__name__)
 

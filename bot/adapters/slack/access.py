@@ -13,7 +13,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from digest.channel_service import ChannelService
+from digest.channels.service import ChannelService
 from digest.models import Channel, ChannelRef
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.adapters.slack.blocks import MAX_SECTION, cut, markup, plain
 from bot.adapters.slack.limits import MAX_VIEW_BLOCKS as MAX_HOME_BLOCKS  # views.publish limit
-from digest.channel_service import ChannelService
+from digest.channels.service import ChannelService
 from digest.models import Channel
 
 INTRO = (

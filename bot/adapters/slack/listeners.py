@@ -29,11 +29,11 @@ from bot.adapters.slack.uploads import shared_file
 from bot.commands import Commands, Context, Reply
 from bot.commands.core import PUBLIC, Args, _split
 from bot.commands.replies import Action, error
-from bot.effects import EffectExecutor
-from digest.channel_service import ChannelService
+from bot.runtime.effects import EffectExecutor
+from digest.channels.service import ChannelService
 from digest.errors import DigestError
-from digest.headline import shorten
 from digest.models import ChannelRef
+from digest.papers.headline import shorten
 
 log = logging.getLogger(__name__)
 UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}

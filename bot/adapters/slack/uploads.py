@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.downloads import read_capped
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import Reply, error
-from digest.library import MAX_IMPORT_BYTES
+from digest.library.entries import MAX_IMPORT_BYTES
 
 log = logging.getLogger(__name__)
 #: A file shared longer ago than this is not taken as the one meant.

@@ -1,0 +1,1 @@
+"""The `digestbot` command line: one module per command group, shared options."""

@@ -1,0 +1,1 @@
+"""What runs the bot: the scheduler, the delivery runner, group commit, senders, workers."""

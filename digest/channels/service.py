@@ -1,0 +1,385 @@
+"""Channel use cases the command core calls: subscriptions, settings, feedback, previews, stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from digest.delivery.backlog import compose_digest, profile_of
+from digest.errors import DigestError, NotFoundError
+from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription, SubscriptionKind
+from digest.schedule.due import GRACE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from digest.channels.settings import ChannelSettings
+    from digest.channels.subscriptions import Subscriptions
+    from digest.delivery.compose import Digest
+    from digest.library.entries import Library
+    from digest.library.seed import ImportReport, LibraryImports
+    from digest.papers.service import PaperService
+    from digest.rank.profile import Profile
+    from digest.store.deliveries import Delivery
+    from digest.weekly.picture import Picture, WeeklyStats
+
+__all__ = ["PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
+
+PERSONAL_WORKSPACE = "dm"  # a personal digest belongs to its person, not to a server
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a channel has received and how its members reacted."""
+
+    digests: int
+    papers: int
+    up: int
+    down: int
+    per_interest: dict[str, int]
+
+
+def no_channel(ref: ChannelRef) -> str:
+    """The error for a command that reads a channel nobody has set up."""
+    return f"No channel {ref}; subscribe first (that creates it)."
+
+
+class ChannelService:
+    """Per-channel use cases over the store and the shared ranker: the one channel service the
+    chat side calls. It finds and creates channels itself and hands what channels follow to
+    ``follows`` (Subscriptions) and their settings to ``settings`` (ChannelSettings)."""
+
+    def __init__(
+        self,
+        papers: PaperService,
+        default_timezone: str = "UTC",
+        restricted_platforms: frozenset[str] = frozenset(),
+        catchup_grace: timedelta = GRACE,
+        draw: Callable[[WeeklyStats, str], bytes] | None = None,
+    ) -> None:
+        self.papers = papers
+        self.draw = draw  # how `stats` draws its picture (None: in this process)
+        # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
+        self.catchup_grace = catchup_grace
+        self.store = papers.store
+        self.clock = papers.clock  # the one clock (digest/clock.py), built by the composition root
+        self.default_timezone = default_timezone
+        # Platforms whose new (non-DM) channels start with settings limited to channel admins.
+        self.restricted_platforms = restricted_platforms
+        # False for one-shot read-only uses (the CLI): reading an unknown channel must not create it.
+        self.create_missing = True
+
+    # The parts are made on first use: `digestbot channels` lists channels and needs none of
+    # them (the library import alone loads the BibTeX, RIS and CSV parsers; issue 21, item 4).
+
+    @cached_property
+    def follows(self) -> Subscriptions:
+        """What channels follow: subscribe, unsubscribe."""
+        from digest.channels.subscriptions import Subscriptions
+
+        return Subscriptions(self.store, self.papers, self.channel)
+
+    @cached_property
+    def settings(self) -> ChannelSettings:
+        """A channel's schedule, size, threshold and pause."""
+        from digest.channels.settings import ChannelSettings
+
+        return ChannelSettings(self.store, self.channel)
+
+    @cached_property
+    def library(self) -> LibraryImports:
+        """Following the papers of someone's library (`import`)."""
+        from digest.library.seed import LibraryImports
+
+        return LibraryImports(self.store, self.papers, self.channel)
+
+    # What a channel follows and its settings: the parts' use cases, under the service's names.
+
+    def add(
+        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
+    ) -> str:
+        """Follow a topic, author or liked paper, or exclude a term; returns a confirmation."""
+        return self.follows.add(ref, kind, text, user)
+
+    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
+        """Stop following by number, text, `all` or `exclusions` (see Subscriptions)."""
+        return self.follows.unsubscribe(ref, selector)
+
+    def import_library(
+        self, ref: ChannelRef, library: Library, user: str | None = None
+    ) -> ImportReport:
+        """Follow every entry of an exported library as a `like:` (see LibraryImports)."""
+        return self.library.import_library(ref, library, user)
+
+    def set_schedule(
+        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
+    ) -> Channel:
+        """Change when digests arrive."""
+        return self.settings.set_schedule(ref, at, tz, days)
+
+    def set_size(self, ref: ChannelRef, text: str) -> Channel:
+        """Papers per digest, 1 to 25."""
+        return self.settings.set_size(ref, text)
+
+    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
+        """Minimum score for a paper to be posted, 0 to 1."""
+        return self.settings.set_threshold(ref, text)
+
+    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
+        """Pause or resume digests, saying why."""
+        return self.settings.set_paused(ref, paused, reason)
+
+    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
+        """Pause every channel of a workspace the app was removed from, in one write."""
+        return self.settings.pause_workspace(platform, workspace, reason)
+
+    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
+        """Boolean channel options: quiet, admin-only, threads, backlog."""
+        return self.settings.set_option(ref, name, on)
+
+    def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
+        """The channel for ``ref``, created on first use.
+
+        Channels on ``restricted_platforms`` (not DMs) start with settings limited to channel
+        admins (`option admin-only off` opens them); elsewhere everyone may change them.
+        With ``create_missing`` off, an unknown channel is a NotFoundError instead.
+        """
+        if not self.create_missing:
+            return self.find(ref)
+        restricted = ref.platform in self.restricted_platforms and not ref.channel_id.startswith(
+            "@"
+        )
+        # the console's channels are one operator's: nobody there is kept from seeing them
+        public = True if ref.platform == "console" and not ref.channel_id.startswith("@") else None
+        return self.store.channels.ensure(
+            ref, name=name, timezone=self.default_timezone, owner_user=owner,
+            admin_only=restricted, public=public,
+        )  # fmt: skip
+
+    def claim(
+        self, ref: ChannelRef, user: str | None, name: str = "", public: bool | None = None
+    ) -> Channel | None:
+        """The channel, created if ``user`` changes it; the first person to change it is recorded
+        as its owner, and the name the platform shows is kept (titles use it, not the id), as is
+        whether everyone there can see it (``public``; None: the platform did not say)."""
+        channel = self.store.channels.get(ref) if user is None else self.channel(ref, name, user)
+        if channel is None:  # only read: nobody set this channel up, and reading creates nothing
+            return None
+        fields: dict[str, object] = {"name": name} if name and name != channel.name else {}
+        if public is not None and public != channel.public and not ref.channel_id.startswith("@"):
+            fields["public"] = public
+        if user and channel.owner_user is None and not ref.channel_id.startswith("@"):
+            fields["owner_user"] = user
+        return self.store.channels.update(channel.id, **fields) if fields else channel
+
+    def personal_ref(self, platform: str, user: str) -> ChannelRef:
+        """A person's one personal digest on a platform, reachable from every server and the DM.
+
+        Older versions made one per server; the oldest is kept and takes over the others'
+        subscriptions, votes (the newer of two on a paper wins) and papers sent (never sent
+        again), and the others are paused, so nobody gets the same digest twice a day.
+        """
+        mine = self.store.channels.with_channel_id(platform, f"@{user}")
+        if not mine:
+            return ChannelRef(platform, f"@{user}", PERSONAL_WORKSPACE)
+        keep, *extra = mine
+        for ch in (c for c in extra if not c.paused):
+            for sub in self.store.channels.subscriptions(ch.id):
+                self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
+            self.store.channels.absorb_votes(keep.id, ch.id)
+            self.store.deliveries.absorb_items(keep.id, ch.id)
+            self.set_paused(ch.ref, True, "merged into your one personal digest")
+        return keep.ref
+
+    def find(self, ref: ChannelRef) -> Channel:
+        """An existing channel or a NotFoundError."""
+        channel = self.store.channels.get(ref)
+        if channel is None:
+            raise NotFoundError(no_channel(ref))
+        return channel
+
+    def seen_as(self, ref: ChannelRef, public: bool) -> None:
+        """Record whether everyone in ``ref``'s workspace can see it, as its platform just said
+        (a 👍 there may be named in other channels' digests only while it is public); a channel
+        nobody set up is not created."""
+        self.claim(ref, None, public=public)
+
+    def existing(self, ref: ChannelRef) -> Channel | None:
+        """The channel for ``ref`` if someone set it up; never creates one."""
+        return self.store.channels.get(ref)
+
+    def by_id(self, channel_id: int) -> Channel | None:
+        """The channel with this database id (what buttons and the runner carry), if any."""
+        return self.store.channels.by_id(channel_id)
+
+    def workspace_channels(
+        self, platform: str, workspace: str, personal: bool = False
+    ) -> list[Channel]:
+        """The shared channels of one workspace (and its personal digests if ``personal``),
+        oldest first."""
+        every = self.store.channels.in_workspace(platform, workspace)
+        return [c for c in every if personal or not c.ref.channel_id.startswith("@")]
+
+    def all_channels(self) -> list[Channel]:
+        """Every channel set up on any platform."""
+        return self.store.channels.all()
+
+    def set_owner(self, channel: Channel, user: str) -> Channel:
+        """Record ``user`` as the channel's owner (who may manage it when settings are limited)."""
+        return self.store.channels.update(channel.id, owner_user=user)
+
+    def pause(self, channel: Channel, reason: str) -> Channel:
+        """Pause an existing channel (the platform refused it for good), saying why."""
+        return self.store.channels.update(channel.id, paused=True, paused_reason=reason)
+
+    def subscriptions_of(self, channel: Channel) -> list[Subscription]:
+        """An existing channel's profile lines in order, read without touching the channel."""
+        return self.store.channels.subscriptions(channel.id)
+
+    def last_delivery(self, channel: Channel) -> Delivery | None:
+        """The channel's most recent digest, whatever its state."""
+        return self.store.deliveries.last(channel.id)
+
+    def delivery_on(self, channel: Channel, day: date) -> Delivery | None:
+        """The channel's digest for ``day`` as stored now, or None."""
+        return self.store.deliveries.for_day(channel.id, day)
+
+    def partly_delivered(self, delivery: Delivery) -> bool:
+        """True when at least one of the digest's messages was confirmed on the platform."""
+        confirmed = MessageState.CONFIRMED
+        return any(m.status == confirmed for m in self.store.ledger.messages(delivery.id))
+
+    def paused_count(self) -> int:
+        """How many channels are paused (by their users or by the platform's refusals)."""
+        return sum(c.paused for c in self.store.channels.all())
+
+    def digest_count(self, channel: Channel) -> int:
+        """How many digests the channel has received."""
+        return self.store.deliveries.count(channel.id)
+
+    def delivered_item(self, platform: str, message_ref: str) -> tuple[int, str] | None:
+        """(channel id, paper id) of the digest item posted as this platform message, if any."""
+        return self.store.deliveries.item_for_message(platform, message_ref)
+
+    def next_digest(self, channel: Channel, now: datetime) -> datetime | None:
+        """When the channel's next digest really goes out (a missed one still in grace first)."""
+        from digest.delivery.steps import next_digest  # digest.delivery.steps builds on this module
+
+        return next_digest(self.store, channel, now, self.catchup_grace)
+
+    def today_state(self, channel: Channel, now: datetime) -> str:
+        """The true state of the channel's digest for its local today, in words."""
+        from digest.delivery.steps import today_state
+
+        return today_state(self.store, channel, now)
+
+    def preview_target(self, channel: Channel, now: datetime) -> tuple[date, str]:
+        """The day a preview shows, and a note when today's digest is settled or under way."""
+        from digest.delivery.steps import preview_target
+
+        return preview_target(self.store, channel, now, self.catchup_grace)
+
+    def recall(self, key: str) -> str | None:
+        """A value the bot keeps for itself (a search behind page buttons, a sync hash), or None."""
+        return self.store.kv.get(key)
+
+    def remember(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` (replacing what was there)."""
+        self.store.kv.set(key, value)
+
+    def forget_range(self, low: str, high: str) -> int:
+        """Drop the kept values with keys from ``low`` up to (not including) ``high``; returns how many."""
+        return self.store.kv.delete_range(low, high)
+
+    def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
+        """A channel's profile lines in order (the numbers users see start at 1)."""
+        return self.store.channels.subscriptions(self.channel(ref).id)
+
+    def profile(self, channel: Channel) -> Profile:
+        """Everything the ranker needs to know about a channel's interests and votes."""
+        subs = self.store.channels.subscriptions(channel.id)
+        return profile_of(subs, self.store.channels.feedback_totals(channel.id))
+
+    def follows_nothing(self, channel: Channel, day: date | None = None) -> bool:
+        """True when nothing would rank a paper here (no topic, author or like, and no 👍), so no
+        digest is sent or previewed: the one rule the runner, the scheduler, chat and the CLI use.
+
+        A ``day`` that already has a digest is not such a day: its real state (delivered, being
+        sent...) is said first, wherever it is asked. Without a day: the digests to come."""
+        if day is not None and self.store.deliveries.for_day(channel.id, day) is not None:
+            return False
+        return self.profile(channel).is_empty()
+
+    def vote(self, ref: ChannelRef, user: str, paper_id: str, value: int) -> int:
+        """Record 👍 (+1) or 👎 (-1); the same vote again withdraws it. Returns the vote in force."""
+        paper = self.papers.paper(paper_id)
+        return self.store.channels.set_feedback(self.channel(ref).id, user, paper.id, value)
+
+    def react(self, platform: str, user: str, message_ref: str, value: int) -> str | None:
+        """A 👍/👎 reaction on a digest item (value 0: reaction removed); returns the paper id, if any."""
+        found = self.store.deliveries.item_for_message(platform, message_ref)
+        if found is None:
+            return None
+        channel_id, paper_id = found
+        self.store.channels.put_feedback(channel_id, user, paper_id, value)
+        return paper_id
+
+    def message_papers(self, platform: str, message_ref: str) -> tuple[Channel, list[Paper]] | None:
+        """The channel and papers of a digest message showing several papers (a reaction on it
+        cannot say which paper it meant); None for any other message."""
+        found = self.store.ledger.message_papers(platform, message_ref)
+        if found is None or len(found[1]) < 2 or (ch := self.by_id(found[0])) is None:
+            return None
+        papers = self.store.papers.get_many(found[1])
+        return ch, [papers[i] for i in found[1] if i in papers]
+
+    def vote_counts(self, ref: ChannelRef, paper_id: str) -> tuple[int, int]:
+        """(👍, 👎) counts for a paper in a channel."""
+        channel = self.channel(ref)
+        votes = [
+            v.value for v in self.store.channels.feedback(channel.id) if v.paper_id == paper_id
+        ]
+        return votes.count(1), votes.count(-1)
+
+    def preview(self, ref: ChannelRef, day: date) -> Digest:
+        """The digest the channel would get now, without claiming or sending anything."""
+        return compose_digest(self, self.channel(ref), day)
+
+    def stats(self, ref: ChannelRef) -> Stats:
+        """Digest, paper and vote counts, and how many delivered papers each interest brought."""
+        channel = self.channel(ref)
+        items = self.store.deliveries.items(channel.id)
+        votes = Counter(v.value for v in self.store.channels.feedback(channel.id))
+        from digest.rank.why import interest_of  # the ranker's modules load for stats alone
+
+        per = Counter(interest_of(why) for _, why in items)
+        return Stats(
+            self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)
+        )
+
+    def weekly_picture(self, ref: ChannelRef, now: datetime) -> Picture | None:
+        """The weekly picture on demand: eight weeks up to this one; None with nothing to draw."""
+        from digest.weekly.picture import WeeklyPictures
+
+        pictures = WeeklyPictures(self.store, worker="", draw=self.draw)
+        return pictures.now_picture(self.channel(ref), now)
+
+    def bibtex(self, ref: ChannelRef, which: str = "liked") -> str:
+        """BibTeX for the channel's 👍 papers (``liked``) or every paper it was sent (``all``)."""
+        from digest.papers.bibtex import export
+
+        channel = self.channel(ref)
+        if which == "liked":
+            ids = [
+                pid for pid, v in self.store.channels.feedback_totals(channel.id).items() if v > 0
+            ]
+        elif which == "all":
+            ids = [pid for pid, _ in self.store.deliveries.items(channel.id)]
+        else:
+            raise DigestError("Export `liked` or `all`, e.g. `export bibtex liked`.")
+        papers = self.store.papers.get_many(ids)
+        return export([papers[i] for i in ids if i in papers])

@@ -1,0 +1,258 @@
+"""Exactly-once digest delivery, as steps around the platform posts (which the chat side performs).
+
+claim (papers reserved; unique per channel and day; a lease on the database clock) -> plan (an
+ordered list of messages, stored once) -> each message: sending -> posted -> confirmed -> posted.
+Every step is fenced by the lease. A lapsed lease (crash, or a deferred retry) is taken over by
+any worker, which resumes from the first unconfirmed message, asking the platform first about a
+message that was being sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from digest.channels.service import ChannelService
+from digest.delivery.backlog import compose_digest
+from digest.models import Channel, DeliveryState
+from digest.schedule.due import GRACE, upcoming
+from digest.schedule.times import local_day
+from digest.store import Store
+from digest.store.deliveries import Delivery, ItemClaim, Lease
+from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage, Step
+
+__all__ = ["BACKOFF", "Claim", "Deliveries", "PlannedMessage", "describe", "new_instance_id"]
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:  # composing loads the ranker; `channels` and `list` only read states
+    from digest.delivery.compose import Digest
+
+#: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
+BACKOFF = (60.0, 300.0, 900.0, 3600.0)
+
+
+def new_instance_id() -> str:
+    """A fresh id per process: host names and PIDs repeat across container restarts."""
+    return f"{socket.gethostname()[:40]}-{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A digest this worker holds (``lease``) and must now post."""
+
+    delivery: Delivery
+    digest: Digest
+    lease: Lease
+    #: A claim this process just took in a tick (digest/schedule/tick.py): when (``time.monotonic``),
+    #: its stored plan, and the reply it was rendered from; nothing of it was posted yet.
+    fresh: float | None = None
+    plan: tuple[PlannedMessage, ...] | None = None
+    reply: Any = None
+
+    @property
+    def key(self) -> str:
+        """Stable digest key (same across retries and processes)."""
+        return f"digest-{self.delivery.channel_id}-{self.delivery.digest_date.isoformat()}"
+
+    def part_key(self, position: int) -> str:
+        """The key of one planned message, findable on the platform."""
+        return f"{self.key}#{position}"
+
+
+class Deliveries:
+    """The delivery protocol over the store; platform-free."""
+
+    def __init__(self, channels: ChannelService, worker: str, lease: timedelta = timedelta(minutes=2),
+                 grace: timedelta = timedelta(hours=12), backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
+        self.channels = channels
+        self.store = channels.store
+        self.worker = worker
+        self.lease_s = lease.total_seconds()
+        self.grace_s = grace.total_seconds()
+        self.backoff = backoff
+
+    def claim(self, channel: Channel, day: date) -> Claim | None:
+        """Compose and reserve the day's digest; None if another worker (or an earlier run) has it."""
+        existing = self.store.deliveries.for_day(channel.id, day)
+        if existing is not None and not self.store.deliveries.reopen(channel.id, day):
+            return None
+        upto = self.store.papers.max_seq()  # read first: everything up to here is committed
+        digest = compose_digest(self.channels, channel, day, upto)  # new papers, then the backlog
+        items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
+        delivery = self.store.deliveries.claim(
+            channel.id, day, self.worker, items, digest.near_misses,
+            quiet=channel.quiet_when_empty, upto_seq=upto, lease_s=self.lease_s, grace_s=self.grace_s,
+        )  # fmt: skip
+        return Claim(delivery, digest, delivery.lease) if delivery is not None else None
+
+    def take_over(self, platforms: set[str] | None = None) -> list[Claim]:
+        """Unfinished digests whose lease lapsed (crashed owner, or a retry now due); now ours."""
+        out = []
+        for delivery_id in self.store.deliveries.expired(platforms):
+            lease = self.store.deliveries.take_over(delivery_id, self.worker, self.lease_s)
+            if lease is None or (fresh := self.store.deliveries.get(delivery_id)) is None:
+                continue
+            try:
+                out.append(Claim(fresh, self.rebuild(fresh), lease))
+            except Exception as exc:  # noqa: BLE001 - one broken claim must not hold up the others
+                log.exception("digest %s cannot be resumed", delivery_id)
+                why = f"not sent because of an internal error ({type(exc).__name__}: {exc})"
+                self.store.ledger.fail(lease, why[:300])
+        return out
+
+    def rebuild(self, d: Delivery) -> Digest:
+        """The digest of a stored claim, exactly as it was composed (same papers, order, reasons)."""
+        from digest.delivery.compose import Digest, DigestItem, interests
+
+        channel = self.store.channels.by_id(d.channel_id)
+        profile = self.channels.profile(channel)
+        wanted = [i.paper_id for i in d.items] + list(profile.likes)  # likes: the footer's titles
+        papers = self.store.papers.get_many(wanted)
+        items = tuple(
+            DigestItem(i.rank, papers[i.paper_id], i.score, i.why)
+            for i in d.items
+            if i.paper_id in papers
+        )
+        return Digest(
+            channel, d.digest_date, interests(profile, papers), items, near_misses=d.near_misses
+        )
+
+    def plan(self, claim: Claim, parts: list[tuple[str, ...]],
+             rendered: str | None = None) -> list[PlannedMessage] | None:  # fmt: skip
+        """The stored plan (made from ``parts`` and ``rendered`` the first time); None if the
+        lease is lost."""
+        if not self.store.ledger.plan(claim.lease, parts, self.lease_s, rendered):
+            return None
+        return self.store.ledger.messages(claim.delivery.id)
+
+    def rendered(self, claim: Claim) -> str | None:
+        """What the plan was made from: a retry renders exactly this, not today's settings."""
+        return self.store.ledger.rendered(claim.delivery.id)
+
+    def earlier_ref(self, claim: Claim) -> str | None:
+        """A message the platform stored before this digest began (an earlier digest's last)."""
+        return self.store.ledger.earlier_ref(claim.delivery.channel_id, claim.delivery.id)
+
+    def renew(self, claim: Claim) -> bool:
+        """Keep the lease while a post is in flight; False once another worker holds it."""
+        return self.store.deliveries.renew(claim.lease, self.lease_s)
+
+    def sending(self, claim: Claim, position: int) -> bool:
+        """About to post a message: from now on a retry must ask the platform first."""
+        return self.store.ledger.mark(claim.lease, position, SENDING, self.lease_s)
+
+    def confirm(self, claim: Claim, position: int, message_ref: str) -> bool:
+        """The platform has this message: its papers are delivered."""
+        return self.store.ledger.mark(claim.lease, position, CONFIRMED, self.lease_s, message_ref)
+
+    def steps(self, steps: Sequence[tuple[Claim, int, str, int | None, bool]]) -> list[bool]:
+        """Confirm messages of many digests, ``(claim, position, message_ref, then, finish)``
+        each, in one transaction (group commit): each confirmation marks the digest's next message
+        (``then``) sending, or ``finish``es it, in the same write. Each answer, given after the
+        commit: False once another worker holds that digest (or, to finish, a message is open)."""
+        return self.store.ledger.steps(
+            [Step(c.lease, pos, ref, then, finish) for c, pos, ref, then, finish in steps],
+            self.lease_s,
+        )
+
+    def finish(self, claim: Claim) -> bool:
+        """Every message confirmed: the digest is posted."""
+        return self.store.ledger.finish(claim.lease)
+
+    def retry_later(self, claim: Claim, error: str, at_least: float = 0.0) -> datetime | None:
+        """Defer after a transient failure; when the retry is due, or None once past the grace."""
+        delay = max(at_least, self.backoff[min(claim.delivery.attempts, len(self.backoff) - 1)])
+        if not self.store.deliveries.defer(claim.lease, error, delay):
+            return None
+        fresh = self.store.deliveries.get(claim.delivery.id)
+        return fresh.retry_at if fresh is not None else None
+
+    def fail(self, claim: Claim, reason: str) -> bool:
+        """Give up (payload rejected, channel gone, grace over); unposted papers go back."""
+        return self.store.ledger.fail(claim.lease, reason)
+
+    def for_day(self, channel_id: int, day: date) -> Delivery | None:
+        """The channel's digest for ``day`` as stored now (one snapshot), or None."""
+        return self.store.deliveries.for_day(channel_id, day)
+
+    def describe(self, d: Delivery | None) -> str:
+        """What a stored digest's state means, in the words replies use (see ``describe``)."""
+        return describe(d, self.store.ledger.messages)
+
+    def lapsed(self, d: Delivery) -> bool:
+        """Its owner's lease ran out: a sweep (``take_over``) resumes it."""
+        return d.id in self.store.deliveries.expired()
+
+    def state(self, channel_id: int, day: date) -> str:
+        """The true state of a channel's digest for ``day``, for replies and `digestbot channels`."""
+        return describe(self.store.deliveries.for_day(channel_id, day), self.store.ledger.messages)
+
+
+def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledger lookup
+    """One line a user can trust: delivered, retrying (when and why), sending, failed, or none."""
+    if d is None:
+        return "not delivered yet"
+    if d.status == DeliveryState.POSTED:
+        return "already delivered"
+    if d.status == DeliveryState.EMPTY:
+        return "nothing new (quiet day)"
+    if d.status == DeliveryState.FAILED and not d.items:
+        return f"not delivered: {d.last_error}"
+    if d.status == DeliveryState.FAILED:
+        return f"partly delivered, then stopped: {d.last_error}"
+    if d.retry_at is not None and d.last_error:
+        return f"retrying at {d.retry_at:%H:%M} UTC after {d.last_error}"
+    planned = messages(d.id) if messages else []
+    done = sum(m.status == CONFIRMED for m in planned)
+    if d.status == DeliveryState.CLAIMED and not planned:
+        return "being prepared"
+    return f"being sent ({done} of {len(planned)} messages confirmed)"
+
+
+def next_digest(
+    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
+) -> datetime | None:
+    """When the next digest will really go out (digest/schedule/due.py: a missed one still in grace first)."""
+    dues = upcoming(store, channel, now, grace)
+    return dues[0] if dues else None
+
+
+def today_state(store: Store, channel: Channel, now: datetime) -> str:
+    """The true state of the channel's digest for its local today."""
+    day = local_day(now, channel.timezone)
+    return describe(store.deliveries.for_day(channel.id, day), store.ledger.messages)
+
+
+def preview_target(
+    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
+) -> tuple[date, str]:
+    """The day a preview shows, and a note when today's digest is already settled or under way.
+
+    A preview composes what is still unsent; once today's digest went out that is the NEXT
+    digest's content, so it is labelled with that digest's day and says so (never today's).
+    """
+    today = local_day(now, channel.timezone)
+    d = store.deliveries.for_day(channel.id, today)
+    if d is None:
+        return today, ""
+    state = describe(d, store.ledger.messages)
+    if d.posted_at is not None:
+        at = d.posted_at if d.posted_at.tzinfo else d.posted_at.replace(tzinfo=UTC)
+        state += f" at {at.astimezone(ZoneInfo(channel.timezone)):%H:%M} ({channel.timezone})"
+    due = next_digest(store, channel, now, grace)
+    if due is None:
+        return today + timedelta(days=1), (
+            f"Today's digest: {state}. No next digest is scheduled; "
+            "this is what one would hold now."
+        )
+    return due.date(), (
+        f"Today's digest: {state}. This preview is what the next digest, "
+        f"{due:%a %d %b %H:%M %Z}, would hold."
+    )

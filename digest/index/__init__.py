@@ -1,0 +1,1 @@
+"""The derived search state: the fitted index and the paper embeddings."""

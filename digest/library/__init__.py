@@ -1,0 +1,1 @@
+"""A person's own papers (BibTeX, RIS, CSV, ids) as `like:` interests."""

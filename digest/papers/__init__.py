@@ -1,0 +1,1 @@
+"""Papers as people meet them: browse, search, similar, headlines, BibTeX."""

@@ -1,0 +1,1 @@
+"""TL;DR lines: extractive by default, abstractive from a configured model."""

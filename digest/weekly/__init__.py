@@ -1,0 +1,1 @@
+"""The weekly picture: counts per interest and vote, drawn as a PNG."""

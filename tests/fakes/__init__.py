@@ -1,0 +1,1 @@
+"""Strict local fakes of the platforms and services the bot talks to."""

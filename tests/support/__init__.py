@@ -1,0 +1,1 @@
+"""Test helpers: processes, corpora, shared rows and harnesses."""
