@@ -26,9 +26,12 @@ IP, SP = IndexParams(), ScoreParams()
 TRADES = [
     ("LSA: 3 SVD power iterations (vs 4), kept", (replace(IP, svd_iter=4), SP), (IP, SP)),
     ("LSA: 2 SVD power iterations (vs 3), not kept", (IP, SP), (replace(IP, svd_iter=2), SP)),
-    ("LSA scored on 500 lexical candidates (vs 1,000), not kept", (IP, SP),
-     (IP, replace(SP, candidates=500))),
-]  # fmt: skip
+    (
+        "LSA scored on 500 lexical candidates (vs 1,000), not kept",
+        (IP, SP),
+        (IP, replace(SP, candidates=500)),
+    ),
+]
 
 
 def main() -> None:
@@ -45,10 +48,13 @@ def main() -> None:
     rows = []
     for label, exact, approx in TRADES:
         a, b = ndcgs(*exact), ndcgs(*approx)
-        rows.append([label] + [
-            f"{a[f].mean():.4f} → {b[f].mean():.4f}, {fmt_ci(*paired_bootstrap(b[f], a[f]), signed=True)}"
-            for f in files
-        ])  # fmt: skip
+        rows.append(
+            [label]
+            + [
+                f"{a[f].mean():.4f} → {b[f].mean():.4f}, {fmt_ci(*paired_bootstrap(b[f], a[f]), signed=True)}"
+                for f in files
+            ]
+        )
     head = ["approximation"] + [f"{f}: exact → approx, change [95% CI]" for f in files]
     print(table(f"Speed approximations, nDCG@10 ({machine()})", head, rows))
 

@@ -28,15 +28,17 @@ from digest.rank.profile import Profile
 from digest.rank.ranker import Ranker
 
 clock = time.process_time
-STAGES = [(index_mod, "count_corpus", "counting (tokens, phrases, counts)"),
-          (counting, "surface_forms", "  of which title surface words"),
-          (index_mod, "doc_freq", "document frequency"),
-          (index_mod, "select_columns", "column selection (vocabulary, LSA terms)"),
-          (index_mod, "_bm25f", "BM25F weights (CSC)"),
-          (index_mod, "_tfidf_rows", "tf-idf rows for the LSA"),
-          (index_mod, "_fit_basis", "LSA basis (randomized SVD, 40k sample)"),
-          (index_mod, "_unit", "unit latent rows"),
-          (index_mod, "families", "word families")]  # fmt: skip
+STAGES = [
+    (index_mod, "count_corpus", "counting (tokens, phrases, counts)"),
+    (counting, "surface_forms", "  of which title surface words"),
+    (index_mod, "doc_freq", "document frequency"),
+    (index_mod, "select_columns", "column selection (vocabulary, LSA terms)"),
+    (index_mod, "_bm25f", "BM25F weights (CSC)"),
+    (index_mod, "_tfidf_rows", "tf-idf rows for the LSA"),
+    (index_mod, "_fit_basis", "LSA basis (randomized SVD, 40k sample)"),
+    (index_mod, "_unit", "unit latent rows"),
+    (index_mod, "families", "word families"),
+]
 
 
 def timed(spent: dict[str, float], label: str, fn: Callable) -> Callable:
@@ -88,9 +90,13 @@ def rerank_rows(index, docs, pool) -> list[list]:
         t = clock()
         index.weights[pos].mean(axis=0)
         rows_read.append((clock() - t) * 1000)
-    return [["re-rank after 👍, whole (p50 ms)", f"{np.median(whole):.1f}"],
-            ["  of which reading the 👍 rows of the CSC weights (p50 ms)",
-             f"{np.median(rows_read):.1f}"]]  # fmt: skip
+    return [
+        ["re-rank after 👍, whole (p50 ms)", f"{np.median(whole):.1f}"],
+        [
+            "  of which reading the 👍 rows of the CSC weights (p50 ms)",
+            f"{np.median(rows_read):.1f}",
+        ],
+    ]
 
 
 def main() -> None:
@@ -104,8 +110,10 @@ def main() -> None:
     rows, index = build_rows(docs, params)
     rows += rerank_rows(index, docs, pool)
     w = index.weights
-    title = (f"Build stages, {args.size:,} papers, svd_iter={args.svd_iter}, weights {w.shape[0]:,} x "
-             f"{w.shape[1]:,}, {w.nnz:,} stored ({machine()}, load average {load()})")  # fmt: skip
+    title = (
+        f"Build stages, {args.size:,} papers, svd_iter={args.svd_iter}, weights {w.shape[0]:,} x "
+        f"{w.shape[1]:,}, {w.nnz:,} stored ({machine()}, load average {load()})"
+    )
     print(table(title, ["stage", "CPU s"], rows))
 
 

@@ -73,8 +73,16 @@ def curve(scores: np.ndarray, rel: np.ndarray, fitted: np.ndarray, kind: str) ->
     for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
         m = (scores >= lo) & ((scores < hi) if hi < 1 else (scores <= hi))
         if m.any():
-            rows.append([f"{lo:.1f}-{hi:.1f}", int(m.sum()), float(scores[m].mean()),
-                         float(rel[m].mean()), float(fitted[m].mean()), float(read[m].mean())])  # fmt: skip
+            rows.append(
+                [
+                    f"{lo:.1f}-{hi:.1f}",
+                    int(m.sum()),
+                    float(scores[m].mean()),
+                    float(rel[m].mean()),
+                    float(fitted[m].mean()),
+                    float(read[m].mean()),
+                ]
+            )
     return rows
 
 
@@ -94,12 +102,25 @@ def main() -> None:
         s, r = np.concatenate(s_parts), np.concatenate(r_parts)
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, r)
         fitted = iso.predict(s)
-        print(table(f"Reliability of the shown score, {kind} queries, top 100 each ({machine()})",
-                    ["score bin", "papers", "mean score", "share relevant", "isotonic fit",
-                     "shipped curve"], curve(s, r, fitted, kind)))  # fmt: skip
+        print(
+            table(
+                f"Reliability of the shown score, {kind} queries, top 100 each ({machine()})",
+                [
+                    "score bin",
+                    "papers",
+                    "mean score",
+                    "share relevant",
+                    "isotonic fit",
+                    "shipped curve",
+                ],
+                curve(s, r, fitted, kind),
+            )
+        )
         grid = np.round(np.arange(0.0, 1.001, 0.1), 2)
-        print("isotonic table (score -> relevance): "
-              + ", ".join(f"{g:.1f}->{float(iso.predict([g])[0]):.2f}" for g in grid))  # fmt: skip
+        print(
+            "isotonic table (score -> relevance): "
+            + ", ".join(f"{g:.1f}->{float(iso.predict([g])[0]):.2f}" for g in grid)
+        )
         for target in (0.5, 1 / 3):
             ok = grid[iso.predict(grid) >= target]
             at = f"{ok.min():.1f}" if len(ok) else "none"

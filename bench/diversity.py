@@ -38,21 +38,30 @@ def main() -> None:
             got[setting] = np.array(
                 [
                     ndcg(
-                        [h.paper_id for h in ranker.rank(Profile(topics=(q["query"],)), ids,
-                                                         10, 0.0, weight).hits],
+                        [
+                            h.paper_id
+                            for h in ranker.rank(
+                                Profile(topics=(q["query"],)), ids, 10, 0.0, weight
+                            ).hits
+                        ],
                         set(q["relevant"]),
                     )
                     for q in queries
                 ]
-            )  # fmt: skip
+            )
         div.NEAR_DUPLICATE = kept
         base = got["none"]
         rows = [
             [s, v.mean(), "" if s == "none" else fmt_ci(*paired_bootstrap(v, base), signed=True)]
             for s, v in got.items()
         ]
-        print(table(f"No-vote ranking, {name}.jsonl, {len(queries)} queries ({machine()})",
-                    ["diversity", "nDCG@10", "minus none [95% CI]"], rows))  # fmt: skip
+        print(
+            table(
+                f"No-vote ranking, {name}.jsonl, {len(queries)} queries ({machine()})",
+                ["diversity", "nDCG@10", "minus none [95% CI]"],
+                rows,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,10 @@ from digest.models import Paper
 def as_papers(n: int) -> list[Paper]:
     """The first ``n`` development papers, as the store holds them."""
     docs, _ = load_eval()
-    return [Paper(id=d.id, source="jsonl", title=d.title, abstract_raw=d.abstract, abstract=d.abstract)
-            for d in docs[:n]]  # fmt: skip
+    return [
+        Paper(id=d.id, source="jsonl", title=d.title, abstract_raw=d.abstract, abstract=d.abstract)
+        for d in docs[:n]
+    ]
 
 
 def embed_rows(papers: list[Paper], encoder) -> list[list]:
@@ -66,8 +68,12 @@ def query_rows(encoder) -> list[list]:
             query_vector(encoder, q["query"])
             ms.append((time.process_time() - t) * 1000)
         p50, p99 = np.percentile(ms, 50), np.percentile(ms, 99)
-        rows.append([f"query encode, {name}.jsonl ({len(ms)} queries), CPU ms p50 / p99",
-                     f"{p50:.1f} / {p99:.1f}"])  # fmt: skip
+        rows.append(
+            [
+                f"query encode, {name}.jsonl ({len(ms)} queries), CPU ms p50 / p99",
+                f"{p50:.1f} / {p99:.1f}",
+            ]
+        )
     return rows
 
 

@@ -75,11 +75,24 @@ SVM_MAX_DF = 1.0
 
 def arxiv_sanity_features(docs):
     """arxiv-sanity-lite's TF-IDF (compute.py) over title and abstract."""
-    v = TfidfVectorizer(input="content", encoding="utf-8", decode_error="replace",
-                        strip_accents="unicode", lowercase=True, analyzer="word", stop_words="english",
-                        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-                        max_features=20000, norm="l2", use_idf=True, smooth_idf=True,
-                        sublinear_tf=True, max_df=SVM_MAX_DF, min_df=5)  # fmt: skip
+    v = TfidfVectorizer(
+        input="content",
+        encoding="utf-8",
+        decode_error="replace",
+        strip_accents="unicode",
+        lowercase=True,
+        analyzer="word",
+        stop_words="english",
+        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b",
+        ngram_range=(1, 2),
+        max_features=20000,
+        norm="l2",
+        use_idf=True,
+        smooth_idf=True,
+        sublinear_tf=True,
+        max_df=SVM_MAX_DF,
+        min_df=5,
+    )
     return v.fit_transform([f"{d.title}. {d.abstract}" for d in docs])
 
 
@@ -111,8 +124,9 @@ class ReplayEncoder:
 def open_service(folder: Path, docs, semantic: bool = False) -> tuple[ChannelService, Store]:
     """A channel service over a fresh SQLite store of ``docs``; embeddings stored when ``semantic``."""
     store = Store.open(f"sqlite:///{folder / 'bench.db'}")
-    store.papers.upsert([make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract)
-                         for d in docs])  # fmt: skip
+    store.papers.upsert(
+        [make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract) for d in docs]
+    )
     papers = PaperService(store, folder / "index")
     indexes = papers.indexes
     if (params := index_params()) is not None:  # the fit is the only thing that changes
@@ -194,17 +208,32 @@ def evaluate(svc: ChannelService, queries: list[dict], x, ids: list[str], start:
 def report(name: str, variant: str, r: Run, n_docs: int) -> None:
     """One Markdown table per query file and variant."""
     a, p, b = np.array(r.ours), np.array(r.plain), np.array(r.svm)
-    rows = [[f"digestbot, topic + 👍/👎 (real path, {variant})", a.mean(), fmt_ci(*ratio_interval(a, b))],
-            [f"digestbot, topic only, no votes ({variant})", p.mean(), fmt_ci(*ratio_interval(p, b))],
-            ["arxiv-sanity-lite SVM", b.mean(), "1.000"]]  # fmt: skip
+    rows = [
+        [
+            f"digestbot, topic + 👍/👎 (real path, {variant})",
+            a.mean(),
+            fmt_ci(*ratio_interval(a, b)),
+        ],
+        [f"digestbot, topic only, no votes ({variant})", p.mean(), fmt_ci(*ratio_interval(p, b))],
+        ["arxiv-sanity-lite SVM", b.mean(), "1.000"],
+    ]
     votes = f"{day1_size()} votes each"
-    print(table(f"Feedback, {name}.jsonl, {variant}, {votes}: day-2 nDCG@10 over {len(a)} channels ({machine()})",
-                ["system", "day-2 nDCG@10", "ratio vs SVM [95% CI]"], rows))  # fmt: skip
+    print(
+        table(
+            f"Feedback, {name}.jsonl, {variant}, {votes}: day-2 nDCG@10 over {len(a)} channels ({machine()})",
+            ["system", "day-2 nDCG@10", "ratio vs SVM [95% CI]"],
+            rows,
+        )
+    )
     lift = fmt_ci(*paired_bootstrap(a, p), signed=True)
-    print(f"**Lift** ({name}.jsonl, {variant}, {votes}): day-2 nDCG@10 with votes minus the same "
-          f"topic's ranking without votes = {lift} (paired bootstrap 95%)")  # fmt: skip
-    print(f"day-2 digest compose (store reads, feedback model, MMR), {n_docs} papers, CPU: "
-          f"p50 {np.median(r.cpu_ms):.0f} ms, p90 {np.percentile(r.cpu_ms, 90):.0f} ms\n")  # fmt: skip
+    print(
+        f"**Lift** ({name}.jsonl, {variant}, {votes}): day-2 nDCG@10 with votes minus the same "
+        f"topic's ranking without votes = {lift} (paired bootstrap 95%)"
+    )
+    print(
+        f"day-2 digest compose (store reads, feedback model, MMR), {n_docs} papers, CPU: "
+        f"p50 {np.median(r.cpu_ms):.0f} ms, p90 {np.percentile(r.cpu_ms, 90):.0f} ms\n"
+    )
 
 
 def variants() -> list[str]:

@@ -171,11 +171,23 @@ def report(name: str, semantic: bool, svc, channels, svm: np.ndarray) -> None:
     for k in (10, 20):
         results[f"ceiling: kept top {k} reordered by the labels"] = reordered(svc, channels, k)
     kept = results["kept setting"]
-    rows = [[label, a.mean(), fmt_ci(*ratio_interval(a, svm)),
-             fmt_ci(*paired_bootstrap(a, kept), signed=True)] for label, a in results.items()]  # fmt: skip
+    rows = [
+        [
+            label,
+            a.mean(),
+            fmt_ci(*ratio_interval(a, svm)),
+            fmt_ci(*paired_bootstrap(a, kept), signed=True),
+        ]
+        for label, a in results.items()
+    ]
     mode = "with semantic ranking" if semantic else "lexical"
-    print(table(f"Feedback ablation, {name}.jsonl, {mode}: {len(kept)} channels ({machine()})",
-                ["variant", "day-2 nDCG@10", "vs SVM [95% CI]", "minus kept [95% CI]"], rows))  # fmt: skip
+    print(
+        table(
+            f"Feedback ablation, {name}.jsonl, {mode}: {len(kept)} channels ({machine()})",
+            ["variant", "day-2 nDCG@10", "vs SVM [95% CI]", "minus kept [95% CI]"],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

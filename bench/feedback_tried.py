@@ -71,8 +71,9 @@ def features(index, base, pos, neg, rows: np.ndarray, which: tuple[str, ...]) ->
     return np.stack([np.asarray(get[k](), dtype=np.float64) for k in which], axis=1)
 
 
-def ltr(shipped, index, base, pos, neg, score_params=None, fp=None, which=ALL, c=0.1, lam=0.5,
-        k=50):  # fmt: skip
+def ltr(
+    shipped, index, base, pos, neg, score_params=None, fp=None, which=ALL, c=0.1, lam=0.5, k=50
+):
     """The shipped learner's top ``k`` reranked by a logistic 👍 vs 👎 fitted on the voted papers.
 
     Few features, strong L2 (C); the logistic's z-scored output is added to the shipped score at
@@ -94,8 +95,7 @@ def ltr(shipped, index, base, pos, neg, score_params=None, fp=None, which=ALL, c
     return replace(state, lex=lex)
 
 
-def pull_schedule(shipped, index, base, pos, neg, score_params=None, fp=None, half=5.0,
-                  pull=2.5):  # fmt: skip
+def pull_schedule(shipped, index, base, pos, neg, score_params=None, fp=None, half=5.0, pull=2.5):
     """The LSA pull and push grown with the votes: ``pull`` x n / (n + half), push likewise."""
     fp = fp or feedback.PARAMS
     g = (len(pos) + len(neg)) / (len(pos) + len(neg) + half)
@@ -108,8 +108,13 @@ def rocchio_gamma(shipped, index, base, pos, neg, score_params=None, fp=None, ga
     fp = fp or feedback.PARAMS
     if not pos or not neg:
         return shipped(index, base, pos, neg, score_params, fp)
-    sp = replace(score_params or ScoreParams(), fb_terms=fp.terms, fb_term_scale=fp.term_scale,
-                 fb_pos=fp.latent_pos, fb_neg=fp.latent_neg)  # fmt: skip
+    sp = replace(
+        score_params or ScoreParams(),
+        fb_terms=fp.terms,
+        fb_term_scale=fp.term_scale,
+        fb_pos=fp.latent_pos,
+        fb_neg=fp.latent_neg,
+    )
     liked, disliked = row_means(index.weights, [pos, neg])
     mix = np.clip(liked - gamma * disliked, 0.0, None).astype(np.float32)
     state = refine(index, base, pos, neg, sp, liked_mean=mix)

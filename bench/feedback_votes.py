@@ -68,13 +68,21 @@ def main() -> None:
             feedback.PARAMS = KEPT
             first = got["full strength from the first vote (full_at 0)"]
             rows = [["no votes", p.mean(), "", ""]] + [
-                [label, a.mean(), fmt_ci(*paired_bootstrap(a, p), signed=True),
-                 fmt_ci(*paired_bootstrap(a, first), signed=True)]
+                [
+                    label,
+                    a.mean(),
+                    fmt_ci(*paired_bootstrap(a, p), signed=True),
+                    fmt_ci(*paired_bootstrap(a, first), signed=True),
+                ]
                 for label, a in got.items()
-            ]  # fmt: skip
-            print(table(f"Lift at {votes} votes, {name}.jsonl, lexical: {len(p)} channels ({machine()})",
-                        ["learner", "day-2 nDCG@10", "lift [95% CI]", "minus full_at 0 [95% CI]"],
-                        rows))  # fmt: skip
+            ]
+            print(
+                table(
+                    f"Lift at {votes} votes, {name}.jsonl, lexical: {len(p)} channels ({machine()})",
+                    ["learner", "day-2 nDCG@10", "lift [95% CI]", "minus full_at 0 [95% CI]"],
+                    rows,
+                )
+            )
             sys.stdout.flush()
         store.close()
 

@@ -104,8 +104,11 @@ def prepare(index, encode, queries: list[dict]) -> list[QueryData]:
         rows, hyb = score(index, st)
         relevant = set(q["relevant"])
         rel = np.fromiter((pid in relevant for pid in index.ids), bool, len(index.ids))
-        out.append(QueryData(st.lex, rows, hyb, score(index, st, every)[1],
-                             encode(q["query"]), rel, cq.words))  # fmt: skip
+        out.append(
+            QueryData(
+                st.lex, rows, hyb, score(index, st, every)[1], encode(q["query"]), rel, cq.words
+            )
+        )
     return out
 
 
@@ -225,10 +228,17 @@ def grid() -> list[Method]:
         for w in (0.5, 1.0):
             out.append(Method("rrf", k, beta, w))
             out += [Method("rrf-top", k, beta, w, top=n) for n in (20, 50, 100)]
-        out += [Method("rerank", k, beta, w, top=n, norm=h)
-                for w in (0.2, 0.3, 0.5) for n in (20, 50, 100) for h in ("minmax", "z", "")]  # fmt: skip
-        out += [Method("normmix", k, beta, w, norm=h)
-                for w in (0.1, 0.2, 0.3, 0.5) for h in ("minmax", "z")]  # fmt: skip
+        out += [
+            Method("rerank", k, beta, w, top=n, norm=h)
+            for w in (0.2, 0.3, 0.5)
+            for n in (20, 50, 100)
+            for h in ("minmax", "z", "")
+        ]
+        out += [
+            Method("normmix", k, beta, w, norm=h)
+            for w in (0.1, 0.2, 0.3, 0.5)
+            for h in ("minmax", "z")
+        ]
     return out
 
 
@@ -270,8 +280,13 @@ def methods_study(index, encode, vectors: np.ndarray) -> None:
     data = {name: prepare(index, encode, qs) for name, qs in files.items()}
     lex = {f: np.array([ndcg_at_10(d.cands, d.hyb, d.rel) for d in ds]) for f, ds in data.items()}
     configs = grid()
-    got = {m: {f: np.array([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in ds])
-               for f, ds in data.items()} for m in configs + DEFAULTS}  # fmt: skip
+    got = {
+        m: {
+            f: np.array([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in ds])
+            for f, ds in data.items()
+        }
+        for m in configs + DEFAULTS
+    }
     names = list(files)
     # Cross-file protocol: the best configuration of a family on one file, reported on the other.
     picks: list[tuple[str, Method]] = [("shipped", Method("words"))]
@@ -286,38 +301,66 @@ def methods_study(index, encode, vectors: np.ndarray) -> None:
     picks += [(how, replace(m, long_by_words=True)) for how, m in picks[1:]]
     for _, m in picks:
         if m not in got:
-            got[m] = {f: np.array([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in ds])
-                      for f, ds in data.items()}  # fmt: skip
+            got[m] = {
+                f: np.array([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in ds])
+                for f, ds in data.items()
+            }
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     shipped = got[Method("words")]
-    header = ["method", "chosen", *(f"{f}: minus lexical [95% CI]" for f in names),
-              *(f"{f}: minus shipped" for f in names), "ms/query"]  # fmt: skip
+    header = [
+        "method",
+        "chosen",
+        *(f"{f}: minus lexical [95% CI]" for f in names),
+        *(f"{f}: minus shipped" for f in names),
+        "ms/query",
+    ]
     rows = [["lexical", "", *(f"{lex[f].mean():.4f}" for f in names), *[""] * len(names), "0"]]
     cost = cost_ms(
         [d for f in names for d in data[f]], vectors, list(dict.fromkeys(m for _, m in picks))
     )
     for how, m in picks:
-        rows.append([m.label(), how,
-                     *(fmt_ci(*paired_bootstrap(got[m][f], lex[f]), signed=True) for f in names),
-                     *("" if m.family == "words" else
-                       fmt_ci(*paired_bootstrap(got[m][f], shipped[f]), signed=True) for f in names),
-                     f"{cost[m]:.2f}"])  # fmt: skip
-    print(table(f"Fusion methods, nDCG@10 minus lexical, both files ({len(configs)} "
-                f"configurations; {machine()}, load {load:.1f})", header, rows))  # fmt: skip
+        rows.append(
+            [
+                m.label(),
+                how,
+                *(fmt_ci(*paired_bootstrap(got[m][f], lex[f]), signed=True) for f in names),
+                *(
+                    ""
+                    if m.family == "words"
+                    else fmt_ci(*paired_bootstrap(got[m][f], shipped[f]), signed=True)
+                    for f in names
+                ),
+                f"{cost[m]:.2f}",
+            ]
+        )
+    print(
+        table(
+            f"Fusion methods, nDCG@10 minus lexical, both files ({len(configs)} "
+            f"configurations; {machine()}, load {load:.1f})",
+            header,
+            rows,
+        )
+    )
     for f in names:  # the most any configuration reaches on a file, picked on that file itself
         best = max(configs, key=lambda m: got[m][f].mean())
         other = [o for o in names if o != f]
-        print(f"best of {len(configs)} on {f} itself (in-sample, optimistic): {best.label()}: "
-              f"{fmt_ci(*paired_bootstrap(got[best][f], lex[f]), signed=True)}; on "
-              + ", ".join(f"{o}: {fmt_ci(*paired_bootstrap(got[best][o], lex[o]), signed=True)}"
-                          for o in other))  # fmt: skip
+        print(
+            f"best of {len(configs)} on {f} itself (in-sample, optimistic): {best.label()}: "
+            f"{fmt_ci(*paired_bootstrap(got[best][f], lex[f]), signed=True)}; on "
+            + ", ".join(
+                f"{o}: {fmt_ci(*paired_bootstrap(got[best][o], lex[o]), signed=True)}"
+                for o in other
+            )
+        )
     both = [m for m in configs if all(paired_bootstrap(got[m][f], lex[f])[1] > 0 for f in names)]
     above = [m for m in configs if all(got[m][f].mean() > lex[f].mean() for f in names)]
     parts = []
     for k, beta in [*PRF, (20, 1.0), (30, 1.0)]:  # how much the PRF brings, one fusion fixed
         m = Method("mix", k, beta, 0.3)
-        gain = [np.mean([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in data[f]]) - lex[f].mean()
-                for f in names]  # fmt: skip
+        gain = [
+            np.mean([ndcg_at_10(*fused(d, vectors, m), d.rel) for d in data[f]]) - lex[f].mean()
+            for f in names
+        ]
         setting = f"k={k} β={beta:g}" if k else "no PRF"
         parts.append(
             f"{setting}: " + ", ".join(f"{f} {g:+.3f}" for f, g in zip(names, gain, strict=True))
@@ -329,8 +372,12 @@ def methods_study(index, encode, vectors: np.ndarray) -> None:
         f"beyond the interval on one: {len(one)}; on both: {len(both)}"
     )
     for m in one:  # chosen by looking at both files: a hint, not a result
-        print(f"- {m.label()}: " + "; ".join(
-            f"{f} {fmt_ci(*paired_bootstrap(got[m][f], lex[f]), signed=True)}" for f in names))  # fmt: skip
+        print(
+            f"- {m.label()}: "
+            + "; ".join(
+                f"{f} {fmt_ci(*paired_bootstrap(got[m][f], lex[f]), signed=True)}" for f in names
+            )
+        )
     print()
 
 
@@ -355,15 +402,29 @@ def main() -> None:
             share[c] = float(np.mean(shares))
         words = got["words (shipped)"]
         rows = [["lexical", lex.mean(), "", "", "0"]] + [
-            [c, v.mean(), fmt_ci(*paired_bootstrap(v, lex), signed=True),
-             "" if c.startswith("words") else fmt_ci(*paired_bootstrap(v, words), signed=True),
-             f"{share[c]:.2f}"]
+            [
+                c,
+                v.mean(),
+                fmt_ci(*paired_bootstrap(v, lex), signed=True),
+                "" if c.startswith("words") else fmt_ci(*paired_bootstrap(v, words), signed=True),
+                f"{share[c]:.2f}",
+            ]
             for c, v in got.items()
-        ]  # fmt: skip
-        print(table(f"Meaning's share, {name}.jsonl, {len(queries)} queries ({machine()}, "
-                    f"load {load:.1f})",
-                    ["weight by", "nDCG@10", "minus lexical [95% CI]", "minus words [95% CI]",
-                     "mean share"], rows))  # fmt: skip
+        ]
+        print(
+            table(
+                f"Meaning's share, {name}.jsonl, {len(queries)} queries ({machine()}, "
+                f"load {load:.1f})",
+                [
+                    "weight by",
+                    "nDCG@10",
+                    "minus lexical [95% CI]",
+                    "minus words [95% CI]",
+                    "mean share",
+                ],
+                rows,
+            )
+        )
 
 
 if __name__ == "__main__":

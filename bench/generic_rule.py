@@ -37,8 +37,13 @@ def main() -> None:
         on, off = got["with the rule"], got["without the rule (shipped)"]
         rows = [[k, v.mean(), fmt_ci(*ratio_interval(v, base))] for k, v in got.items()]
         rows.append(["TF-IDF cosine", base.mean(), "1.000"])
-        print(table(f"Generic-word rule, {name}.jsonl, {len(queries)} queries ({machine()})",
-                    ["digestbot lexical", "nDCG@10", "vs TF-IDF [95% CI]"], rows))  # fmt: skip
+        print(
+            table(
+                f"Generic-word rule, {name}.jsonl, {len(queries)} queries ({machine()})",
+                ["digestbot lexical", "nDCG@10", "vs TF-IDF [95% CI]"],
+                rows,
+            )
+        )
         print(f"with minus without: {fmt_ci(*paired_bootstrap(on, off), signed=True)}\n")
 
 

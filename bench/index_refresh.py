@@ -33,8 +33,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     docs, _ = load_eval()
-    records = [make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract)
-               for d in docs]  # fmt: skip
+    records = [
+        make_record(source="jsonl", id=d.id, title=d.title, abstract=d.abstract) for d in docs
+    ]
     base = len(records) - args.batch * args.rounds
     with tempfile.TemporaryDirectory() as tmp:
         url, folder = f"sqlite:///{Path(tmp) / 'bench.db'}", Path(tmp) / "index"
@@ -46,12 +47,17 @@ def main() -> None:
         for r in range(args.rounds):
             start = base + r * args.batch
             ingest.papers.upsert(records[start : start + args.batch])  # the other process
-            rows.append([f"refresh round {r + 1} (+{args.batch})", start + args.batch,
-                         *_timed(indexes.tick), indexes.fits])  # fmt: skip
+            rows.append(
+                [
+                    f"refresh round {r + 1} (+{args.batch})",
+                    start + args.batch,
+                    *_timed(indexes.tick),
+                    indexes.fits,
+                ]
+            )
         restarted = IndexStore(Store.open(url), folder)
         restarted.serving = True
-        rows.append(["restart (load saved)", len(records), *_timed(restarted.tick),
-                     restarted.fits])  # fmt: skip
+        rows.append(["restart (load saved)", len(records), *_timed(restarted.tick), restarted.fits])
         again = IndexStore(bot, Path(tmp) / "elsewhere")
         rows.append(["full fit of all", len(records), *_timed(again.tick), again.fits])
         bot.close(), ingest.close()

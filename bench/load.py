@@ -87,8 +87,15 @@ def digestbot_cmd(*args: str) -> list[str]:
 def run_cli(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[float, str]:
     """Run `digestbot ARGS` to the end: (wall seconds, output). Raises on failure."""
     started = time.monotonic()
-    proc = subprocess.Popen(digestbot_cmd(*args), env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        digestbot_cmd(*args),
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -102,8 +109,14 @@ def run_cli(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[flo
 
 def cpu_of(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds, peak RSS MB) of one finished process, from wait4's rusage."""
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -147,8 +160,14 @@ class Bot:
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.log = log.open("a")
-        self.proc = subprocess.Popen(digestbot_cmd("run"), env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
+        self.proc = subprocess.Popen(
+            digestbot_cmd("run"),
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.started = time.monotonic()
 
     def usage(self) -> tuple[float, float]:
@@ -189,11 +208,15 @@ def set_due(cfg: Config, db_url: str, work: Path, ready_s: float) -> tuple[datet
     from bot.config import Settings
     from digest.models import ChannelRef
 
-    refs = [ChannelRef(plat, cid, "T1" if plat == "slack" else GUILD)
-            for plat, ids in channel_ids(cfg).items() for cid in ids]  # fmt: skip
+    refs = [
+        ChannelRef(plat, cid, "T1" if plat == "slack" else GUILD)
+        for plat, ids in channel_ids(cfg).items()
+        for cid in ids
+    ]
     started = time.monotonic()
-    app = build(db_url, Settings(index_dir=str(work / "index"), database_url=db_url,
-                                 semantic="off"))  # fmt: skip
+    app = build(
+        db_url, Settings(index_dir=str(work / "index"), database_url=db_url, semantic="off")
+    )
 
     def schedule(ref: ChannelRef, at: str) -> None:
         reply = app.commands.handle(f"schedule {at} UTC daily", Context(ref, "U1"))
@@ -244,9 +267,14 @@ async def run_backend(cfg: Config, backend: str, work: Path) -> Result:
             first, _ = await ask(pf, f"search {TOPICS[1]}", cfg.ready_timeout)
             result.first_search_s = first if first is not None else math.nan
             # 1. the ingest and the command stream, together
-            ingest = subprocess.Popen(digestbot_cmd("ingest", str(ingest_file)), env=bot_env(cfg, db_url, work),
-                                      cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)  # fmt: skip
+            ingest = subprocess.Popen(
+                digestbot_cmd("ingest", str(ingest_file)),
+                env=bot_env(cfg, db_url, work),
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             ingest_started = time.monotonic()
             count = max(1, int(cfg.rate * cfg.duration))
             result.samples = await stream(pf, cfg, papers, count)
@@ -303,8 +331,10 @@ async def due_minute(
         due_mono = time.monotonic() + (due - datetime.now(UTC)).total_seconds()
         started = {}
         while time.monotonic() < due_mono + cfg.due_window:
-            started = {**(pf.slack.first_post if pf.slack else {}),
-                       **(pf.discord.first_post if pf.discord else {})}  # fmt: skip
+            started = {
+                **(pf.slack.first_post if pf.slack else {}),
+                **(pf.discord.first_post if pf.discord else {}),
+            }
             if len(started) >= cfg.channels:
                 break
             await asyncio.sleep(1)
@@ -313,10 +343,18 @@ async def due_minute(
         bot.stop()
         pf.set_latency(0.0)
     lags = sorted(t - due_mono for t in started.values())
-    return {"due": due.strftime("%H:%M"), "set_s": set_s, "restart_s": restart_s,
-            "started": len(lags),
-            "on_time": sum(1 for x in lags if x <= 60), "p50": pct(lags, 50), "max": max(lags, default=math.nan),
-            "early": sum(1 for x in lags if x < 0), "cpu_s": cpu, "rss_mb": rss}  # fmt: skip
+    return {
+        "due": due.strftime("%H:%M"),
+        "set_s": set_s,
+        "restart_s": restart_s,
+        "started": len(lags),
+        "on_time": sum(1 for x in lags if x <= 60),
+        "p50": pct(lags, 50),
+        "max": max(lags, default=math.nan),
+        "early": sum(1 for x in lags if x < 0),
+        "cpu_s": cpu,
+        "rss_mb": rss,
+    }
 
 
 # ---------------------------------------------------------------- the CLI costs
@@ -333,8 +371,10 @@ def cli_costs(cfg: Config, work: Path, repeat: int = 3) -> list[tuple[str, float
     run_cli(env, "ingest", str(BUNDLED_PAPERS))
     run_cli(env, "cmd", "console:lab", "/papers subscribe diffusion models")
     out = []
-    for name, args in (("digestbot channels", ["channels"]),
-                       ('digestbot cmd console:lab "/papers list"', ["cmd", "console:lab", "/papers list"])):  # fmt: skip
+    for name, args in (
+        ("digestbot channels", ["channels"]),
+        ('digestbot cmd console:lab "/papers list"', ["cmd", "console:lab", "/papers list"]),
+    ):
         runs = [cpu_of(digestbot_cmd(*args), env) for _ in range(repeat)]
         cpu = sorted(r[0] for r in runs)[len(runs) // 2]
         out.append((name, cpu, max(r[1] for r in runs)))
@@ -368,10 +408,12 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     before = machine()
     results, cli = asyncio.run(run(cfg))
-    print(f"Load bench, {before}; {cfg.channels:,} channels, {cfg.papers:,} papers stored, "
-          f"{cfg.ingest:,}-paper ingest, {cfg.rate:g} commands/s for {cfg.duration:g} s, "
-          f"semantic {cfg.semantic}; papers {corpus_source()}; {time.monotonic() - started:.0f} s in all; "
-          f"at the end: {machine()}\n")  # fmt: skip
+    print(
+        f"Load bench, {before}; {cfg.channels:,} channels, {cfg.papers:,} papers stored, "
+        f"{cfg.ingest:,}-paper ingest, {cfg.rate:g} commands/s for {cfg.duration:g} s, "
+        f"semantic {cfg.semantic}; papers {corpus_source()}; {time.monotonic() - started:.0f} s in all; "
+        f"at the end: {machine()}\n"
+    )
     print(report(cfg, results, cli))
 
 

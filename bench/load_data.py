@@ -19,9 +19,16 @@ EVAL_PAPERS = (
     / "papers.jsonl"
 )
 SECRET = "load-bench-secret"
-TOPICS = ["diffusion models", "graph neural networks", "reinforcement learning",
-          "large language models", "federated learning", "sparse autoencoders",
-          "contrastive learning", "bayesian optimization"]  # fmt: skip
+TOPICS = [
+    "diffusion models",
+    "graph neural networks",
+    "reinforcement learning",
+    "large language models",
+    "federated learning",
+    "sparse autoencoders",
+    "contrastive learning",
+    "bayesian optimization",
+]
 NEEDLE = "quorbliflex"  # a word no generated paper contains (the visibility probe)
 GUILD = "77"
 SLOW = 3.0  # Slack's and Discord's deadline for the first answer
@@ -112,8 +119,14 @@ def write_papers(path: Path, n: int, prefix: str, seed: int) -> list[str]:
             cut = rng.randint(1, max(1, len(words) - 1))
             title = " ".join(words[:cut] + rng.choice(titles).split()[cut:]) + f" ({prefix}{i})"
             abstract = " ".join(rng.sample(sentences, min(len(sentences), rng.randint(5, 9))))
-            row = {"id": pid, "title": title, "abstract": abstract, "venue": "Bench 2026",
-                   "year": 2026, "authors": [f"Author {rng.randint(1, 5000)}"]}  # fmt: skip
+            row = {
+                "id": pid,
+                "title": title,
+                "abstract": abstract,
+                "venue": "Bench 2026",
+                "year": 2026,
+                "authors": [f"Author {rng.randint(1, 5000)}"],
+            }
             out.write(json.dumps(row) + "\n")
             ids.append(pid)
     return ids
@@ -164,8 +177,12 @@ def known_pair(files: list[Path]) -> tuple[str, str]:
             where[k].add(i)
         for k in title.intersection(where):
             in_title[k].add(i)
-    pairs = ((len(where[a] & where[b]), df[a] + df[b], a, b)
-             for i, a in enumerate(rare) for b in rare[i + 1 :] if not in_title[a] & in_title[b])  # fmt: skip
+    pairs = (
+        (len(where[a] & where[b]), df[a] + df[b], a, b)
+        for i, a in enumerate(rare)
+        for b in rare[i + 1 :]
+        if not in_title[a] & in_title[b]
+    )
     best = min(pairs, default=None)
     if best is None:
         raise RuntimeError("every two indexed title words share a generated paper's title")
@@ -178,8 +195,12 @@ def write_needle(path: Path, files: list[Path]) -> str:
     words (the second probe's query)."""
     first = json.loads(files[0].open(encoding="utf-8").readline())
     a, b = known_pair(files)
-    row = {"id": "needle-1", "title": f"The {NEEDLE} effect: {a} meets {b}",
-           "abstract": f"We describe the {NEEDLE} effect. {first['abstract']}", "year": 2026}  # fmt: skip
+    row = {
+        "id": "needle-1",
+        "title": f"The {NEEDLE} effect: {a} meets {b}",
+        "abstract": f"We describe the {NEEDLE} effect. {first['abstract']}",
+        "year": 2026,
+    }
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     return f"{a} {b}"
 
@@ -225,8 +246,16 @@ def export_doc(cfg: Config, work: Path) -> dict:
         for cid in ids:
             n += 1
             ws = "T1" if plat == "slack" else GUILD
-            doc["channels"].append({**chan, "id": n, "platform": plat, "workspace": ws,
-                                    "channel_id": cid, "name": f"bench-{n}"})  # fmt: skip
+            doc["channels"].append(
+                {
+                    **chan,
+                    "id": n,
+                    "platform": plat,
+                    "workspace": ws,
+                    "channel_id": cid,
+                    "name": f"bench-{n}",
+                }
+            )
             doc["subscriptions"].append(
                 {**sub, "id": n, "channel_id": n, "text": TOPICS[n % len(TOPICS)]}
             )
@@ -252,14 +281,26 @@ def parse(argv: list[str] | None = None) -> Config:
     p.add_argument("--no-cli", action="store_true", help="skip the command-line CPU table")
     p.add_argument("--workdir", type=Path, help="keep databases and logs here")
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    p.add_argument("--no-due", action="store_true",
-                   help="skip the restart with every channel due (bench.schedule measures it)")  # fmt: skip
+    p.add_argument(
+        "--no-due",
+        action="store_true",
+        help="skip the restart with every channel due (bench.schedule measures it)",
+    )
     a = p.parse_args(argv)
-    cfg = Config(channels=a.channels, papers=a.papers, ingest=a.ingest, rate=a.rate,
-                 duration=a.duration, pg_url=a.pg_url, semantic=a.semantic, cli=not a.no_cli,
-                 workdir=a.workdir, due_phase=not a.no_due,
-                 backends=("sqlite", "postgres") if a.backend == "both" else (a.backend,),
-                 platforms=("slack", "discord") if a.platform == "both" else (a.platform,))  # fmt: skip
+    cfg = Config(
+        channels=a.channels,
+        papers=a.papers,
+        ingest=a.ingest,
+        rate=a.rate,
+        duration=a.duration,
+        pg_url=a.pg_url,
+        semantic=a.semantic,
+        cli=not a.no_cli,
+        workdir=a.workdir,
+        due_phase=not a.no_due,
+        backends=("sqlite", "postgres") if a.backend == "both" else (a.backend,),
+        platforms=("slack", "discord") if a.platform == "both" else (a.platform,),
+    )
     if a.quick:
         cfg.channels, cfg.papers, cfg.ingest, cfg.duration = 20, 300, 300, 10
         cfg.due_window = 90

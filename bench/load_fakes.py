@@ -69,9 +69,20 @@ class TimedDiscord(FakeDiscord):
             time.sleep(self.latency)  # outside the lock: the fake answers requests in parallel
         bare = path.partition("?")[0]
         if bare in ("/gateway", "/gateway/bot"):
-            return 200, {}, {"url": self.gateway_url, "shards": 1,
-                             "session_start_limit": {"total": 1000, "remaining": 1000,
-                                                     "reset_after": 0, "max_concurrency": 1}}  # fmt: skip
+            return (
+                200,
+                {},
+                {
+                    "url": self.gateway_url,
+                    "shards": 1,
+                    "session_start_limit": {
+                        "total": 1000,
+                        "remaining": 1000,
+                        "reset_after": 0,
+                        "max_concurrency": 1,
+                    },
+                },
+            )
         status, headers, data = super().answer(method, path, body, files)
         if status >= 300:
             return status, headers, data
@@ -141,11 +152,19 @@ class FakeGateway:
                     await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
                 elif data.get("op") == 2:
                     self.identified += 1
-                    await self.send(ws, "READY", {
-                        "v": 10, "user": BOT, "guilds": [], "session_id": "bench",
-                        "resume_gateway_url": self.url, "application": {"id": "2000", "flags": 0},
-                        "shard": [0, 1],
-                    })  # fmt: skip
+                    await self.send(
+                        ws,
+                        "READY",
+                        {
+                            "v": 10,
+                            "user": BOT,
+                            "guilds": [],
+                            "session_id": "bench",
+                            "resume_gateway_url": self.url,
+                            "application": {"id": "2000", "flags": 0},
+                            "shard": [0, 1],
+                        },
+                    )
                     self.ready.set()
         finally:
             self.sockets.remove(ws)

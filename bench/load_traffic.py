@@ -69,12 +69,19 @@ class Platforms:
         """The bot's settings that point it at the fakes."""
         env: dict[str, str] = {}
         if self.slack:
-            env |= {"DIGESTBOT_SLACK_BOT_TOKEN": "xoxb-load", "DIGESTBOT_SLACK_SIGNING_SECRET": SECRET,
-                    "DIGESTBOT_SLACK_API_URL": self.slack.url, "DIGESTBOT_SLACK_HOST": "127.0.0.1",
-                    "DIGESTBOT_SLACK_PORT": str(self.port)}  # fmt: skip
+            env |= {
+                "DIGESTBOT_SLACK_BOT_TOKEN": "xoxb-load",
+                "DIGESTBOT_SLACK_SIGNING_SECRET": SECRET,
+                "DIGESTBOT_SLACK_API_URL": self.slack.url,
+                "DIGESTBOT_SLACK_HOST": "127.0.0.1",
+                "DIGESTBOT_SLACK_PORT": str(self.port),
+            }
         if self.discord:
-            env |= {"DIGESTBOT_DISCORD_TOKEN": "load-token", "LOAD_DISCORD_REST": self.discord.base,
-                    "LOAD_DISCORD_GATEWAY": self.gateway.url}  # fmt: skip
+            env |= {
+                "DIGESTBOT_DISCORD_TOKEN": "load-token",
+                "LOAD_DISCORD_REST": self.discord.base,
+                "LOAD_DISCORD_GATEWAY": self.gateway.url,
+            }
         return env
 
     def set_latency(self, seconds: float) -> None:
@@ -90,13 +97,23 @@ class Platforms:
         response-URL call the fake receives."""
         self.n += 1
         key = f"resp-{self.n}"
-        form = {"command": "/papers", "text": text, "team_id": "T1", "channel_id": channel,
-                "user_id": "U1", "user_name": "ann", "response_url": f"{self.slack.url}{key}",
-                "trigger_id": f"trig-{self.n}"}  # fmt: skip
+        form = {
+            "command": "/papers",
+            "text": text,
+            "team_id": "T1",
+            "channel_id": channel,
+            "user_id": "U1",
+            "user_name": "ann",
+            "response_url": f"{self.slack.url}{key}",
+            "trigger_id": f"trig-{self.n}",
+        }
         body = urlencode(form)
         ts = str(int(time.time()))
-        headers = {"X-Slack-Request-Timestamp": ts, "Content-Type": "application/x-www-form-urlencoded",
-                   "X-Slack-Signature": self.signer.generate_signature(timestamp=ts, body=body)}  # fmt: skip
+        headers = {
+            "X-Slack-Request-Timestamp": ts,
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Signature": self.signer.generate_signature(timestamp=ts, body=body),
+        }
         sample = Sample("slack", kind, time.monotonic(), key=key)
         try:
             resp = await self.http.post(
@@ -120,8 +137,11 @@ class Platforms:
         return sample
 
     def discord_reply(self, token: str) -> str:
-        bodies = [*self.discord.acks.get(token, []), *self.discord.followups.get(token, []),
-                  *self.discord.edits.get(token, [])]  # fmt: skip
+        bodies = [
+            *self.discord.acks.get(token, []),
+            *self.discord.followups.get(token, []),
+            *self.discord.edits.get(token, []),
+        ]
         return json.dumps(bodies)
 
     def settle(self, s: Sample) -> None:
@@ -145,9 +165,15 @@ def slack_text(kind: str, rng: random.Random, papers: list[str]) -> str:
     if kind == "list":
         return "list"
     if kind == "settings":
-        return rng.choice([f"size {rng.randint(3, 10)}", f"threshold 0.{rng.randint(1, 5)}",
-                           f"schedule 09:{rng.randint(10, 59)} UTC {not_today()}",
-                           f"subscribe {rng.choice(TOPICS)}", "option quiet off"])  # fmt: skip
+        return rng.choice(
+            [
+                f"size {rng.randint(3, 10)}",
+                f"threshold 0.{rng.randint(1, 5)}",
+                f"schedule 09:{rng.randint(10, 59)} UTC {not_today()}",
+                f"subscribe {rng.choice(TOPICS)}",
+                "option quiet off",
+            ]
+        )
     return f"{rng.choice(['up', 'down'])} {rng.choice(papers)}"
 
 
@@ -168,8 +194,14 @@ def discord_payload(kind: str, rng: random.Random, papers: list[str], channel: s
         if choice == 1:
             return slash("threshold", token, value=rng.randint(1, 5) / 10, **where)
         if choice == 2:
-            return slash("schedule", token, time=f"09:{rng.randint(10, 59)}", timezone="UTC",
-                         days=not_today(), **where)  # fmt: skip
+            return slash(
+                "schedule",
+                token,
+                time=f"09:{rng.randint(10, 59)}",
+                timezone="UTC",
+                days=not_today(),
+                **where,
+            )
         return slash("subscribe", token, text=rng.choice(TOPICS), **where)
     if kind == "autocomplete":
         p = autocomplete("up", token, "paper", rng.choice(TOPICS).split()[0])
@@ -199,9 +231,9 @@ async def stream(pf: Platforms, cfg: Config, papers: list[str], count: int) -> l
         kind = rng.choices(kinds, weights)[0]
         channel = rng.choice(pf.channels[plat])
         if plat == "slack":
-            tasks.append(asyncio.create_task(
-                pf.slack_command(slack_text(kind, rng, papers), channel, kind)
-            ))  # fmt: skip
+            tasks.append(
+                asyncio.create_task(pf.slack_command(slack_text(kind, rng, papers), channel, kind))
+            )
         else:
             payload = discord_payload(kind, rng, papers, channel, k)
             tasks.append(asyncio.create_task(pf.discord_interaction(payload, kind)))
@@ -232,8 +264,13 @@ async def ask(pf: Platforms, text: str, timeout: float) -> tuple[float | None, s
             from tests.support.discord_app import slash
 
             values = {"query": rest} if verb == "search" else {}
-            payload = slash(verb, f"probe-{time.monotonic_ns()}", channel=pf.channels["discord"][0],
-                            guild=GUILD, **values)  # fmt: skip
+            payload = slash(
+                verb,
+                f"probe-{time.monotonic_ns()}",
+                channel=pf.channels["discord"][0],
+                guild=GUILD,
+                **values,
+            )
             s = await pf.discord_interaction(payload, "probe")
         while time.monotonic() < end:
             pf.settle(s)

@@ -61,8 +61,13 @@ def main() -> None:
         for s, r in res.items():
             ratio = ratio_interval(r[:, 0], tfidf)
             rows.append([s, *r.mean(axis=0).tolist(), fmt_ci(*ratio)])
-        print(table(f"Quality, {name}.jsonl: {len(queries)} queries over {len(docs)} papers ({machine()})",
-                    ["system", "nDCG@10", "P@10", "MAP@100", "nDCG@10 vs TF-IDF [95% CI]"], rows))  # fmt: skip
+        print(
+            table(
+                f"Quality, {name}.jsonl: {len(queries)} queries over {len(docs)} papers ({machine()})",
+                ["system", "nDCG@10", "P@10", "MAP@100", "nDCG@10 vs TF-IDF [95% CI]"],
+                rows,
+            )
+        )
         if "digestbot + semantic" in res:
             d = paired_bootstrap(res["digestbot + semantic"][:, 0], res["digestbot lexical"][:, 0])
             print(f"semantic minus lexical, nDCG@10 on {name}: {fmt_ci(*d, signed=True)}\n")

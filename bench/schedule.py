@@ -53,14 +53,26 @@ class SlowPlatform(RecordingAdapter):
 def seed(app, n: int) -> None:
     """``n`` console channels due at 09:00 UTC daily, set up the day before, one topic each."""
     made = datetime(2026, 12, 2, tzinfo=UTC)
-    rows = [dict(platform="console", workspace="", channel_id=f"c{i}", timezone="UTC",
-                 digest_time="09:00", weekdays="mon,tue,wed,thu,fri,sat,sun", created_at=made,
-                 next_due_at=LOOK_NOW) for i in range(n)]  # fmt: skip
+    rows = [
+        dict(
+            platform="console",
+            workspace="",
+            channel_id=f"c{i}",
+            timezone="UTC",
+            digest_time="09:00",
+            weekdays="mon,tue,wed,thu,fri,sat,sun",
+            created_at=made,
+            next_due_at=LOOK_NOW,
+        )
+        for i in range(n)
+    ]
     with app.store.engine.begin() as conn:
         conn.execute(insert(ChannelRow), rows)
         ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
-        subs = [dict(channel_id=cid, kind="topic", text=TOPICS[cid % len(TOPICS)], created_at=made)
-                for cid in ids]  # fmt: skip
+        subs = [
+            dict(channel_id=cid, kind="topic", text=TOPICS[cid % len(TOPICS)], created_at=made)
+            for cid in ids
+        ]
         conn.execute(insert(SubscriptionRow), subs)
 
 
@@ -87,8 +99,18 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     app.close()
     p = statistics.quantiles(starts, n=100) if len(starts) > 1 else starts * 99
-    return [n, concurrency, posted, within, f"{p[49]:.1f}", f"{p[98]:.1f}", f"{starts[-1]:.1f}",
-            f"{wall:.1f}", f"{cpu:.1f}", rss]  # fmt: skip
+    return [
+        n,
+        concurrency,
+        posted,
+        within,
+        f"{p[49]:.1f}",
+        f"{p[98]:.1f}",
+        f"{starts[-1]:.1f}",
+        f"{wall:.1f}",
+        f"{cpu:.1f}",
+        rss,
+    ]
 
 
 def main() -> None:
@@ -99,10 +121,25 @@ def main() -> None:
     ap.add_argument("--db", default=None, help="database URL (default: a new SQLite file)")
     a = ap.parse_args()
     rows = [run(n, a.concurrency, a.delay, a.db) for n in a.channels]
-    header = ["channels", "concurrency", "posted", "started ≤ 60 s", "start p50 (s)",
-              "start p99 (s)", "start max (s)", "tick wall (s)", "tick CPU (s)", "peak RSS (MB)"]  # fmt: skip
-    print(table(f"Channels due in one minute, platform answering in {a.delay * 1000:.0f} ms",
-                header, rows))  # fmt: skip
+    header = [
+        "channels",
+        "concurrency",
+        "posted",
+        "started ≤ 60 s",
+        "start p50 (s)",
+        "start p99 (s)",
+        "start max (s)",
+        "tick wall (s)",
+        "tick CPU (s)",
+        "peak RSS (MB)",
+    ]
+    print(
+        table(
+            f"Channels due in one minute, platform answering in {a.delay * 1000:.0f} ms",
+            header,
+            rows,
+        )
+    )
     print(machine())
 
 

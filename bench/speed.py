@@ -175,11 +175,24 @@ def child(size: int, kind: str) -> None:
     print(json.dumps(result))
 
 
-NAMES = {"ours": "digestbot", "semantic": "digestbot + semantic", "tfidf": "TF-IDF (column sum)",
-         "bm25": "BM25 (bm25s)"}  # fmt: skip
-HEADER = ["papers", "system", "index build s", "search p50 ms (page with why-lines)", "search p99 ms",
-          "ranking only p50 / p99 ms", "1 channel / 1,000 new ms", "10,000 channels s",
-          "re-rank after 👍 p50 / p99 ms", "peak RSS MB"]  # fmt: skip
+NAMES = {
+    "ours": "digestbot",
+    "semantic": "digestbot + semantic",
+    "tfidf": "TF-IDF (column sum)",
+    "bm25": "BM25 (bm25s)",
+}
+HEADER = [
+    "papers",
+    "system",
+    "index build s",
+    "search p50 ms (page with why-lines)",
+    "search p99 ms",
+    "ranking only p50 / p99 ms",
+    "1 channel / 1,000 new ms",
+    "10,000 channels s",
+    "re-rank after 👍 p50 / p99 ms",
+    "peak RSS MB",
+]
 
 
 def run_child(size: int, kind: str, mem_gb: float | None) -> tuple[dict | None, float]:
@@ -213,14 +226,21 @@ def row(size: int, kind: str, r: dict | None, seen: float) -> list[str]:
     pair = lambda v: f"{v[0]:.1f} / {v[1]:.1f}"  # noqa: E731
     rank = r.get("ranking", r["search"] if kind in ("tfidf", "bm25") else None)
     return [
-        f"{size:,}", NAMES[kind], f"{r['build_s']:.1f}", f"{r['search'][0]:.2f}", f"{r['search'][1]:.2f}",
+        f"{size:,}",
+        NAMES[kind],
+        f"{r['build_s']:.1f}",
+        f"{r['search'][0]:.2f}",
+        f"{r['search'][1]:.2f}",
         f"{rank[0]:.2f} / {rank[1]:.2f}" if rank else "n/a",
         f"{r['channel_ms']:.2f}" if "channel_ms" in r else "n/a",
         f"{r['channels_10k_s']:.1f}" if "channels_10k_s" in r else "n/a",
-        pair(r["feedback_ms"]) if "feedback_ms" in r else
-        f"encode {pair(r['encode_ms'])}" if "encode_ms" in r else "n/a",
+        pair(r["feedback_ms"])
+        if "feedback_ms" in r
+        else f"encode {pair(r['encode_ms'])}"
+        if "encode_ms" in r
+        else "n/a",
         f"{r['peak_rss_mb']:.0f} (corpus {r['corpus_rss_mb']:.0f})",
-    ]  # fmt: skip
+    ]
 
 
 def main() -> None:

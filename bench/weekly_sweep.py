@@ -35,14 +35,26 @@ MONDAY_AFTER = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 def seed(store: Store, n: int) -> None:
     """``n`` channels with two topics each, made a month ago."""
     made = MONDAY_AFTER - timedelta(days=30)
-    rows = [dict(platform="console", workspace="", channel_id=f"c{i}", timezone="UTC",
-                 digest_time="09:00", weekdays="mon,tue,wed,thu,fri", created_at=made)
-            for i in range(n)]  # fmt: skip
+    rows = [
+        dict(
+            platform="console",
+            workspace="",
+            channel_id=f"c{i}",
+            timezone="UTC",
+            digest_time="09:00",
+            weekdays="mon,tue,wed,thu,fri",
+            created_at=made,
+        )
+        for i in range(n)
+    ]
     with store.engine.begin() as conn:
         conn.execute(insert(ChannelRow), rows)
         ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
-        subs = [dict(channel_id=cid, kind="topic", text=t, created_at=made)
-                for cid in ids for t in ("diffusion models", "graph neural networks")]  # fmt: skip
+        subs = [
+            dict(channel_id=cid, kind="topic", text=t, created_at=made)
+            for cid in ids
+            for t in ("diffusion models", "graph neural networks")
+        ]
         conn.execute(insert(SubscriptionRow), subs)
 
 
@@ -51,8 +63,12 @@ def claim_all(store: Store) -> None:
     week = MONDAY_AFTER.date()
     with store.engine.begin() as conn:
         ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
-        rows = [dict(channel_id=cid, week=week, status="posted", claimed_by="bench", fence=1,
-                     attempts=0) for cid in ids]  # fmt: skip
+        rows = [
+            dict(
+                channel_id=cid, week=week, status="posted", claimed_by="bench", fence=1, attempts=0
+            )
+            for cid in ids
+        ]
         conn.execute(insert(WeeklyPictureRow), rows)
 
 
@@ -78,15 +94,29 @@ def run(n: int, db: str | None) -> list:
         backend = store.engine.dialect.name
     finally:
         store.close()
-    return [backend, f"{n:,}", f"{len(owed):,}", f"{owed_w:.2f}", f"{owed_c:.2f}",
-            f"{len(none):,}", f"{none_w:.3f}", f"{none_c:.3f}", f"{all_w:.2f}", f"{all_c:.2f}"]  # fmt: skip
+    return [
+        backend,
+        f"{n:,}",
+        f"{len(owed):,}",
+        f"{owed_w:.2f}",
+        f"{owed_c:.2f}",
+        f"{len(none):,}",
+        f"{none_w:.3f}",
+        f"{none_c:.3f}",
+        f"{all_w:.2f}",
+        f"{all_c:.2f}",
+    ]
 
 
 async def _lag_while(draw, pictures: int) -> tuple[float, list[float]]:  # noqa: ANN001
     """(wall s to draw ``pictures``, the loop's lateness samples in ms) while drawing."""
     weeks = tuple(MONDAY_AFTER.date() - timedelta(weeks=7 - i) for i in range(8))
-    stats = WeeklyStats(weeks, {f"topic {k}": tuple((i * k) % 5 for i in range(8))
-                                for k in range(1, 5)}, (1,) * 8, (0,) * 8)  # fmt: skip
+    stats = WeeklyStats(
+        weeks,
+        {f"topic {k}": tuple((i * k) % 5 for i in range(8)) for k in range(1, 5)},
+        (1,) * 8,
+        (0,) * 8,
+    )
     late: list[float] = []
     done = asyncio.Event()
 
@@ -116,8 +146,16 @@ def lag_rows(pictures: int = 20) -> list[list[str]]:
         for name, draw in (("thread in the bot", draw_here), ("child process", child)):
             wall, late = asyncio.run(_lag_while(draw, pictures))
             q = statistics.quantiles(late, n=100)
-            rows.append([name, str(pictures), f"{wall:.1f}", f"{q[49]:.1f}", f"{q[98]:.1f}",
-                         f"{max(late):.1f}"])  # fmt: skip
+            rows.append(
+                [
+                    name,
+                    str(pictures),
+                    f"{wall:.1f}",
+                    f"{q[49]:.1f}",
+                    f"{q[98]:.1f}",
+                    f"{max(late):.1f}",
+                ]
+            )
     finally:
         child.close()
     return rows
@@ -128,13 +166,27 @@ def main() -> None:
     ap.add_argument("--channels", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--db", default=None, help="an empty database's URL (default: new SQLite)")
     a = ap.parse_args()
-    header = ["backend", "channels", "owed Monday", "wall s", "CPU s", "owed Tuesday",
-              "wall s", "CPU s", "read every channel: wall s", "CPU s"]  # fmt: skip
+    header = [
+        "backend",
+        "channels",
+        "owed Monday",
+        "wall s",
+        "CPU s",
+        "owed Tuesday",
+        "wall s",
+        "CPU s",
+        "read every channel: wall s",
+        "CPU s",
+    ]
     rows = [run(n, a.db) for n in a.channels]
     print(table("Weekly-picture sweep: finding what is owed", header, rows))
-    print(table("The event loop while weekly pictures are drawn",
-                ["drawn by", "pictures", "wall s", "loop lateness p50 ms", "p99 ms", "max ms"],
-                lag_rows()))  # fmt: skip
+    print(
+        table(
+            "The event loop while weekly pictures are drawn",
+            ["drawn by", "pictures", "wall s", "loop lateness p50 ms", "p99 ms", "max ms"],
+            lag_rows(),
+        )
+    )
     print(machine())
 
 

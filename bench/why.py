@@ -124,9 +124,16 @@ class Tally:
     def row(self, name: str, kind: str) -> list:
         """The table row."""
         c, a, b = self.c, np.array(self.near), np.array(self.mean)
-        return [name, kind, c["items"], c["named"] / max(c["items"], 1),
-                f"{a.mean():.3f} vs {b.mean():.3f}", fmt_ci(*paired_bootstrap(a, b), signed=True),
-                c["found"] / max(c["words"], 1), c["same"] / max(c["items"], 1)]  # fmt: skip
+        return [
+            name,
+            kind,
+            c["items"],
+            c["named"] / max(c["items"], 1),
+            f"{a.mean():.3f} vs {b.mean():.3f}",
+            fmt_ci(*paired_bootstrap(a, b), signed=True),
+            c["found"] / max(c["words"], 1),
+            c["same"] / max(c["items"], 1),
+        ]
 
 
 def feedback_rows(docs, text) -> list[list]:
@@ -157,14 +164,35 @@ def main() -> None:
     docs, _ = load_eval()
     text = {d.id: set(WORD.findall(f"{d.title} {d.abstract}".lower())) for d in docs}
     rows = search_rows(docs, text)
-    print(table(f"Why-lines, top 10 of every query ({machine()})",
-                ["query file", "named words", "occur as written", "as written or as a singular",
-                 "hits sharing their why-line"], rows))  # fmt: skip
-    print(table(f"Why-lines of day-2 digests after 👍/👎 ({machine()})",
-                ["query file", "channel", "picks", "name a 👍 paper",
-                 "keyword Jaccard: named 👍 vs any 👍", "difference [95% CI, by channel]",
-                 "own named words in the pick",
-                 "picks sharing their why-line"], feedback_rows(docs, text)))  # fmt: skip
+    print(
+        table(
+            f"Why-lines, top 10 of every query ({machine()})",
+            [
+                "query file",
+                "named words",
+                "occur as written",
+                "as written or as a singular",
+                "hits sharing their why-line",
+            ],
+            rows,
+        )
+    )
+    print(
+        table(
+            f"Why-lines of day-2 digests after 👍/👎 ({machine()})",
+            [
+                "query file",
+                "channel",
+                "picks",
+                "name a 👍 paper",
+                "keyword Jaccard: named 👍 vs any 👍",
+                "difference [95% CI, by channel]",
+                "own named words in the pick",
+                "picks sharing their why-line",
+            ],
+            feedback_rows(docs, text),
+        )
+    )
 
 
 if __name__ == "__main__":

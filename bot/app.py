@@ -271,9 +271,16 @@ class App:
         from bot.runtime.weekly import EVERY
 
         weekly = self.weekly(self.runner.adapters)
-        scheduler.scheduler.add_job(weekly.sweep, "interval", seconds=EVERY.total_seconds(),
-                                    id="weekly", replace_existing=True, max_instances=1,
-                                    coalesce=True, next_run_time=self.clock() + timedelta(minutes=1))  # fmt: skip
+        scheduler.scheduler.add_job(
+            weekly.sweep,
+            "interval",
+            seconds=EVERY.total_seconds(),
+            id="weekly",
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            next_run_time=self.clock() + timedelta(minutes=1),
+        )
         return scheduler
 
     def weekly(self, adapters: dict[str, Adapter]) -> WeeklySender:

@@ -46,14 +46,28 @@ class Adapter(Protocol):
         """The messages this digest takes, as the paper ids each one carries (deterministic)."""
         ...
 
-    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+    async def post_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        degrade: bool = False,
+    ) -> str:
         """Post message ``position`` tagged with ``key``; its reference. ``degrade``: the same
         message without what a platform may refuse (link buttons, long text)."""
         ...
 
-    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
+    async def find_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        since: str | datetime | None = None,
+    ) -> str | None:
         """The message posted under ``key``; None if surely not there; PostError if unsure.
 
         ``since``: a message reference the platform gave earlier (this digest's previous
@@ -72,8 +86,9 @@ class ImagePoster(Protocol):
 
     platform: str
 
-    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
-                           filename: str = "weekly.png") -> str:  # fmt: skip
+    async def upload_image(
+        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
+    ) -> str:
         """Share ``png`` with its alt text and title; the platform's reference to it.
         Raises PostError (transient, rejected or gone) as posting does."""
         ...

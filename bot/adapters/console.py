@@ -154,8 +154,12 @@ class ConsoleAdapter:
 
     platform = "console"
 
-    def __init__(self, out: TextIO | None = None, transcript: Path | None = None,
-                 pictures: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        transcript: Path | None = None,
+        pictures: Path | None = None,
+    ) -> None:
         self._out = out
         self.transcript = transcript
         # Where pictures go: beside the transcript (the data folder) unless given
@@ -171,8 +175,15 @@ class ConsoleAdapter:
         """A console digest is one message carrying every paper."""
         return [tuple(c.paper_id for c in reply.cards)]
 
-    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+    async def post_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        degrade: bool = False,
+    ) -> str:
         """Print a digest under a header naming its channel, and note its key in the transcript."""
         self.out.write(f"\n=== #{ref.channel_id} ===\n{render(reply)}\n")
         self.out.flush()
@@ -182,8 +193,15 @@ class ConsoleAdapter:
                 f.write(f"[{key}]\n")
         return f"console:{key}"
 
-    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
+    async def find_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        since: str | datetime | None = None,
+    ) -> str | None:
         """A digest counts as posted if the transcript has its key."""
         if self.transcript and self.transcript.exists():
             lines = self.transcript.read_text(encoding="utf-8").splitlines()
@@ -195,8 +213,9 @@ class ConsoleAdapter:
         self.out.write(render(reply) + "\n")
         self.out.flush()
 
-    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
-                           filename: str = "weekly.png") -> str:  # fmt: skip
+    async def upload_image(
+        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
+    ) -> str:
         """Write the picture to a file named for the channel and print its path and alt text."""
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{ref.channel_id}-{filename}")
         try:

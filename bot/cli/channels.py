@@ -34,12 +34,22 @@ PLATFORMS = ("console", "slack", "discord")
 
 #: Per platform: (workspace id, channel id, what to say). A personal digest's id is ``@<user>``.
 ID_RULES = {
-    "slack": (r"[A-Z][A-Z0-9]{0,30}", r"@?[A-Z][A-Z0-9]{0,30}",
-              "Slack ids are uppercase letters and digits, e.g. slack:T123/C456"),
-    "discord": (r"[0-9]{1,20}", r"@?[0-9]{1,20}",
-                "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385"),
-    "console": (r"", r"[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,64}", "console channels are a name of at most 64 characters without spaces, e.g. console:lab"),
-}  # fmt: skip
+    "slack": (
+        r"[A-Z][A-Z0-9]{0,30}",
+        r"@?[A-Z][A-Z0-9]{0,30}",
+        "Slack ids are uppercase letters and digits, e.g. slack:T123/C456",
+    ),
+    "discord": (
+        r"[0-9]{1,20}",
+        r"@?[0-9]{1,20}",
+        "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385",
+    ),
+    "console": (
+        r"",
+        r"[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,64}",
+        "console channels are a name of at most 64 characters without spaces, e.g. console:lab",
+    ),
+}
 
 
 def _ref(text: str) -> ChannelRef:

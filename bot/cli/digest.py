@@ -25,9 +25,13 @@ def parse_day(text: str | None, tz: str, now: datetime) -> date:
 
 
 def digest_day(
-    application: App, ref: ChannelRef, day: str | None, now: datetime, dry_run: bool,
+    application: App,
+    ref: ChannelRef,
+    day: str | None,
+    now: datetime,
+    dry_run: bool,
     connected: set[str],
-) -> tuple[Channel, date]:  # fmt: skip
+) -> tuple[Channel, date]:
     """The channel and day `digest` acts on; a DigestError (one line) when there is none."""
     from digest.schedule.due import refuse_day
 
@@ -79,8 +83,15 @@ def digest_exit_code(outcome: Outcome) -> int:
         Kind,  # here: it loads the service layer, which `--help` must not
     )
 
-    codes = {Kind.POSTED: 0, Kind.SETTLED: 0, Kind.BUSY: 3, Kind.LOST: 3,
-             Kind.RETRYING: 1, Kind.FAILED: 1, Kind.NOT_SENT: 2}  # fmt: skip
+    codes = {
+        Kind.POSTED: 0,
+        Kind.SETTLED: 0,
+        Kind.BUSY: 3,
+        Kind.LOST: 3,
+        Kind.RETRYING: 1,
+        Kind.FAILED: 1,
+        Kind.NOT_SENT: 2,
+    }
     return codes[outcome.kind]
 
 
@@ -121,9 +132,16 @@ def _digest_json(
     from digest.tldr.extractive import tldr_line
 
     papers = [
-        {"id": i, "title": p.title if p else "", "tldr": tldr_line(p) if p else "", "score": s,
-         "why": w}
+        {
+            "id": i,
+            "title": p.title if p else "",
+            "tldr": tldr_line(p) if p else "",
+            "score": s,
+            "why": w,
+        }
         for i, p, s, w in items
-    ]  # fmt: skip
-    return json.dumps({"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
-                      ensure_ascii=False)  # fmt: skip
+    ]
+    return json.dumps(
+        {"channel": str(ref), "date": when.isoformat(), "outcome": outcome, "papers": papers},
+        ensure_ascii=False,
+    )

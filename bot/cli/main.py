@@ -141,17 +141,31 @@ def _missing_command(exc: TyperException) -> str:
 
 
 #: The modules that register commands, in the order their commands are listed in the help.
-COMMAND_MODULES = ("bot.cli.papers", "bot.cli.channels", "bot.cli.library", "bot.cli.ops",
-                   "bot.cli.run")  # fmt: skip
+COMMAND_MODULES = (
+    "bot.cli.papers",
+    "bot.cli.channels",
+    "bot.cli.library",
+    "bot.cli.ops",
+    "bot.cli.run",
+)
 #: Which module registers each top-level command or group (`db` is registered here). A command
 #: missing from this map still works: every module is then imported, as for `--help`.
 COMMAND_MODULE = {
-    "ingest": "bot.cli.papers", "search": "bot.cli.papers", "papers": "bot.cli.papers",
-    "cmd": "bot.cli.channels", "subscribe": "bot.cli.channels", "feedback": "bot.cli.channels",
-    "digest": "bot.cli.channels", "channels": "bot.cli.channels",
-    "import-library": "bot.cli.library", "export": "bot.cli.ops", "import": "bot.cli.ops",
-    "discord": "bot.cli.ops", "run": "bot.cli.run", "db": "bot.cli.main",
-}  # fmt: skip
+    "ingest": "bot.cli.papers",
+    "search": "bot.cli.papers",
+    "papers": "bot.cli.papers",
+    "cmd": "bot.cli.channels",
+    "subscribe": "bot.cli.channels",
+    "feedback": "bot.cli.channels",
+    "digest": "bot.cli.channels",
+    "channels": "bot.cli.channels",
+    "import-library": "bot.cli.library",
+    "export": "bot.cli.ops",
+    "import": "bot.cli.ops",
+    "discord": "bot.cli.ops",
+    "run": "bot.cli.run",
+    "db": "bot.cli.main",
+}
 _ROOT_FLAGS = ("-v", "--verbose")  # the root's options that take no value (`--db` takes one)
 
 

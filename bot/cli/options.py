@@ -47,8 +47,14 @@ def read_queries(path: Path) -> list[str]:
     return [_query_line(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
 
 
-_JSON_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "a number",
-               list: "a list", dict: "an object"}  # fmt: skip
+_JSON_KINDS = {
+    type(None): "null",
+    bool: "true/false",
+    int: "a number",
+    float: "a number",
+    list: "a list",
+    dict: "an object",
+}
 
 
 def _not_a_json_value(path: Path, n: int, line: str) -> None:

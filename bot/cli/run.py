@@ -142,8 +142,15 @@ def _console(application: App) -> Callable[[str], Awaitable[str]]:
 
     async def handle(line: str) -> str:
         me = ChannelRef("console", f"@{CONSOLE_USER}")  # `cmd` on console: acts as the same user
-        ctx = Context(DEMO_CHANNEL, CONSOLE_USER, dm=me, now=application.clock(),
-                      name="the console", visible=None, public=True)  # fmt: skip
+        ctx = Context(
+            DEMO_CHANNEL,
+            CONSOLE_USER,
+            dm=me,
+            now=application.clock(),
+            name="the console",
+            visible=None,
+            public=True,
+        )
         # off the event loop, as Slack and Discord do: a search must not stall digests being posted
         reply = await asyncio.to_thread(handle_console, application.commands, line, ctx)
         return await apply_reply(application, reply, ctx)

@@ -36,8 +36,15 @@ def which_paper(channel: Channel, papers: list[Paper], value: int) -> Reply:
     def choice(p: Paper) -> Card:
         button = Action(kind, f"{mark} this one", f"{p.id} {channel.id}")
         base = card(p)
-        return Card(p.id, base.title, base.url, base.authors, base.venue, "",
-                    actions=(button, *link_actions(p)))  # fmt: skip
+        return Card(
+            p.id,
+            base.title,
+            base.url,
+            base.authors,
+            base.venue,
+            "",
+            actions=(button, *link_actions(p)),
+        )
 
     return Reply(
         text=f"Your {mark} reaction is on a message showing {len(papers)} papers, so it counted "

@@ -36,8 +36,9 @@ class GroupCommit(Generic[T, R]):
     """Calls ``write`` (in a worker thread) with every item submitted meanwhile; ``write``
     returns one answer per item, in order, once the items are durable."""
 
-    def __init__(self, write: Callable[[Sequence[T]], Sequence[R]], batches: int = 2,
-                 most: int = 256) -> None:  # fmt: skip
+    def __init__(
+        self, write: Callable[[Sequence[T]], Sequence[R]], batches: int = 2, most: int = 256
+    ) -> None:
         self.write = write
         # Batches in flight at once: while one commits, the next gathers (and its Python work
         # overlaps the other's wait for the server); each holds one pooled connection.
@@ -90,8 +91,9 @@ class GroupCommit(Generic[T, R]):
         except Exception as exc:  # noqa: BLE001 - handed to the callers, each for its own item
             if len(items) == 1:
                 return [(False, exc)]
-            log.warning("a group of %d ledger writes failed (%s); writing each alone",
-                        len(items), exc)  # fmt: skip
+            log.warning(
+                "a group of %d ledger writes failed (%s); writing each alone", len(items), exc
+            )
         out: list[tuple[bool, object]] = []
         for item in items:
             try:

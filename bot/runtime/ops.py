@@ -26,18 +26,29 @@ class Metrics:
 
     def __init__(self, paused: Callable[[], int] | None = None) -> None:
         self.registry = CollectorRegistry()
-        self.digests = Counter("digestbot_digests", "Digests by platform and outcome", ["platform", "outcome"],
-                               registry=self.registry)  # fmt: skip
-        self.commands = Histogram("digestbot_command_seconds", "Time to answer a /papers command", ["platform"],
-                                  registry=self.registry)  # fmt: skip
+        self.digests = Counter(
+            "digestbot_digests",
+            "Digests by platform and outcome",
+            ["platform", "outcome"],
+            registry=self.registry,
+        )
+        self.commands = Histogram(
+            "digestbot_command_seconds",
+            "Time to answer a /papers command",
+            ["platform"],
+            registry=self.registry,
+        )
         self.ingested = Counter(
             "digestbot_ingested_papers", "Papers added by ingest", registry=self.registry
         )
         self.ingest_errors = Counter(
             "digestbot_ingest_errors", "Failed ingests", registry=self.registry
         )
-        self.paused = Gauge("digestbot_paused_channels", "Channels paused (by users or by errors)",
-                            registry=self.registry)  # fmt: skip
+        self.paused = Gauge(
+            "digestbot_paused_channels",
+            "Channels paused (by users or by errors)",
+            registry=self.registry,
+        )
         if paused is not None:  # counted from the database at scrape time, so every process agrees
             self.paused.set_function(paused)
 

@@ -98,8 +98,15 @@ class DigestRunner:
         if self.on_outcome is not None and channel is not None:
             self.on_outcome(channel.ref.platform, outcome)
         ref = channel.ref if channel else None
-        log.info("digest %s", outcome, extra={"platform": ref.platform if ref else "",
-                 "workspace": ref.workspace if ref else "", "channel": ref.channel_id if ref else ""})  # fmt: skip
+        log.info(
+            "digest %s",
+            outcome,
+            extra={
+                "platform": ref.platform if ref else "",
+                "workspace": ref.workspace if ref else "",
+                "channel": ref.channel_id if ref else "",
+            },
+        )
 
     def held(self, channel: Channel) -> Outcome | None:
         """Why ``channel`` gets no digest at all now (paused, no connection to its platform), or
@@ -144,7 +151,10 @@ class DigestRunner:
             return state
         if self.deliveries.lapsed(d):  # its owner stopped; a sweep resumes it
             return state
-        return Outcome(f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done", Kind.BUSY)  # fmt: skip
+        return Outcome(
+            f"{BUSY} ({state}); it is posted once, by that process — `digestbot channels` shows when it is done",
+            Kind.BUSY,
+        )
 
     async def run_now(self, ref: ChannelRef, day: date) -> Outcome:
         """`/papers digest now`: today's digest immediately (and then not again today)."""
@@ -259,8 +269,9 @@ class DigestRunner:
             raise LeaseLost
         return plan, await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
 
-    def _replayed(self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage],
-                  fresh: Reply) -> Reply:  # fmt: skip
+    def _replayed(
+        self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage], fresh: Reply
+    ) -> Reply:
         """The reply the plan was made from, so a retry sends exactly the planned messages."""
         rendered = self.deliveries.rendered(claim)
         reply = stored_reply.loads(rendered) if rendered else fresh
@@ -268,8 +279,16 @@ class DigestRunner:
             raise PlanMismatch("the stored plan no longer matches this digest's messages")
         return reply
 
-    async def _deliver(self, claim: Claim, adapter: Adapter, reply: Reply, m: PlannedMessage,
-                       parent: str | None, run: _Run, last: str | None) -> str:  # fmt: skip
+    async def _deliver(
+        self,
+        claim: Claim,
+        adapter: Adapter,
+        reply: Reply,
+        m: PlannedMessage,
+        parent: str | None,
+        run: _Run,
+        last: str | None,
+    ) -> str:
         """One message, exactly once: one that may have gone out is looked up before re-posting.
 
         Its confirmation marks the next message (``run.then``) sending in the same write, or,

@@ -187,9 +187,15 @@ class DigestScheduler:
         self._timer(max(when, datetime.now(UTC) + timedelta(seconds=1)))
 
     def _timer(self, when: datetime) -> None:
-        self.scheduler.add_job(quiet_on_shutdown(self.tick), "date", run_date=when, id="due",
-                               replace_existing=True, misfire_grace_time=None,
-                               coalesce=True)  # fmt: skip
+        self.scheduler.add_job(
+            quiet_on_shutdown(self.tick),
+            "date",
+            run_date=when,
+            id="due",
+            replace_existing=True,
+            misfire_grace_time=None,
+            coalesce=True,
+        )
 
     def poke(self) -> None:
         """A channel's settings changed (the store marked it): look at due channels now. Cheap:
@@ -210,12 +216,24 @@ class DigestScheduler:
         """Start in the running event loop: the sweep, the due timer and configured ingest.
 
         ``first_tick``: look at due channels at once (the caller may run its own first tick)."""
-        self.scheduler.add_job(quiet_on_shutdown(self.sweep), "interval", seconds=self.sweep_every.total_seconds(),
-                               id="sweep", replace_existing=True, max_instances=1,
-                               coalesce=True)  # fmt: skip
+        self.scheduler.add_job(
+            quiet_on_shutdown(self.sweep),
+            "interval",
+            seconds=self.sweep_every.total_seconds(),
+            id="sweep",
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+        )
         if self.ingest is not None:
-            self.scheduler.add_job(quiet_on_shutdown(self.ingest), "interval", seconds=self.ingest_every.total_seconds(),
-                                   id="ingest", replace_existing=True, next_run_time=self.clock())  # fmt: skip
+            self.scheduler.add_job(
+                quiet_on_shutdown(self.ingest),
+                "interval",
+                seconds=self.ingest_every.total_seconds(),
+                id="ingest",
+                replace_existing=True,
+                next_run_time=self.clock(),
+            )
         self.scheduler.start()
         if first_tick:
             self._timer(datetime.now(UTC))

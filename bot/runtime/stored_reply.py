@@ -43,8 +43,15 @@ def loads(text: str) -> Reply:
         k: ChannelRef(**data[k]) if data[k] else None for k in ("deliver_now", "schedule_changed")
     }
     attachment = tuple(data["attachment"]) if data["attachment"] else None
-    return Reply(**{**data, **refs, "cards": cards, "attachment": attachment,
-                    "actions": tuple(Action(**a) for a in data["actions"])})  # fmt: skip
+    return Reply(
+        **{
+            **data,
+            **refs,
+            "cards": cards,
+            "attachment": attachment,
+            "actions": tuple(Action(**a) for a in data["actions"]),
+        }
+    )
 
 
 @lru_cache(maxsize=4096)

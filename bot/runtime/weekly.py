@@ -25,9 +25,13 @@ BACKOFF = (300.0, 1800.0, 7200.0)
 class WeeklySender:
     """Claims owed pictures (and lapsed claims), draws each and uploads it; platform-neutral."""
 
-    def __init__(self, pictures: WeeklyPictures, adapters: Mapping[str, object],
-                 clock: Clock = system_clock,
-                 backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
+    def __init__(
+        self,
+        pictures: WeeklyPictures,
+        adapters: Mapping[str, object],
+        clock: Clock = system_clock,
+        backoff: tuple[float, ...] = BACKOFF,
+    ) -> None:
         self.pictures = pictures
         # Only platforms that can share a picture (every adapter in bot/adapters can).
         self.adapters: dict[str, ImagePoster] = {
@@ -72,8 +76,9 @@ class WeeklySender:
             except Exception:  # noqa: BLE001 - the database too: the lease lapses, as after a crash
                 log.exception("could not record the failed weekly picture")
         done[str(lease.channel_id)] = outcome
-        log.info("weekly picture for channel %s, week of %s: %s", lease.channel_id,
-                 lease.week, outcome)  # fmt: skip
+        log.info(
+            "weekly picture for channel %s, week of %s: %s", lease.channel_id, lease.week, outcome
+        )
 
     async def send(self, lease: WeeklyLease) -> str:
         """Draw and upload one claimed picture; what happened, in words."""

@@ -156,9 +156,13 @@ class ChannelService:
         # the console's channels are one operator's: nobody there is kept from seeing them
         public = True if ref.platform == "console" and not ref.channel_id.startswith("@") else None
         return self.store.channels.ensure(
-            ref, name=name, timezone=self.default_timezone, owner_user=owner,
-            admin_only=restricted, public=public,
-        )  # fmt: skip
+            ref,
+            name=name,
+            timezone=self.default_timezone,
+            owner_user=owner,
+            admin_only=restricted,
+            public=public,
+        )
 
     def claim(
         self, ref: ChannelRef, user: str | None, name: str = "", public: bool | None = None

@@ -69,8 +69,14 @@ class Claim:
 class Deliveries:
     """The delivery protocol over the store; platform-free."""
 
-    def __init__(self, channels: ChannelService, worker: str, lease: timedelta = timedelta(minutes=2),
-                 grace: timedelta = timedelta(hours=12), backoff: tuple[float, ...] = BACKOFF) -> None:  # fmt: skip
+    def __init__(
+        self,
+        channels: ChannelService,
+        worker: str,
+        lease: timedelta = timedelta(minutes=2),
+        grace: timedelta = timedelta(hours=12),
+        backoff: tuple[float, ...] = BACKOFF,
+    ) -> None:
         self.channels = channels
         self.store = channels.store
         self.worker = worker
@@ -87,9 +93,16 @@ class Deliveries:
         digest = compose_digest(self.channels, channel, day, upto)  # new papers, then the backlog
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
-            channel.id, day, self.worker, items, digest.near_misses,
-            quiet=channel.quiet_when_empty, upto_seq=upto, lease_s=self.lease_s, grace_s=self.grace_s,
-        )  # fmt: skip
+            channel.id,
+            day,
+            self.worker,
+            items,
+            digest.near_misses,
+            quiet=channel.quiet_when_empty,
+            upto_seq=upto,
+            lease_s=self.lease_s,
+            grace_s=self.grace_s,
+        )
         return Claim(delivery, digest, delivery.lease) if delivery is not None else None
 
     def take_over(self, platforms: set[str] | None = None) -> list[Claim]:
@@ -124,8 +137,9 @@ class Deliveries:
             channel, d.digest_date, interests(profile, papers), items, near_misses=d.near_misses
         )
 
-    def plan(self, claim: Claim, parts: list[tuple[str, ...]],
-             rendered: str | None = None) -> list[PlannedMessage] | None:  # fmt: skip
+    def plan(
+        self, claim: Claim, parts: list[tuple[str, ...]], rendered: str | None = None
+    ) -> list[PlannedMessage] | None:
         """The stored plan (made from ``parts`` and ``rendered`` the first time); None if the
         lease is lost."""
         if not self.store.ledger.plan(claim.lease, parts, self.lease_s, rendered):

@@ -44,8 +44,20 @@ class Parsed:
 #: ELF, SQLite. A PDF's first block may hold no NUL at all, so the bytes alone would not tell.
 #: The signatures that are plain letters are matched in full (GIF87a, BZh91AY&SY), so a text that
 #: happens to begin with "GIF8K: a benchmark" or "BZh…" is still read.
-_MAGIC = (b"%PDF-", b"\x1f\x8b", b"PK\x03\x04", b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a",
-          b"\xfd7zXZ", b"7z\xbc\xaf", b"\x28\xb5\x2f\xfd", b"\x7fELF", b"SQLite format 3\x00")  # fmt: skip
+_MAGIC = (
+    b"%PDF-",
+    b"\x1f\x8b",
+    b"PK\x03\x04",
+    b"\x89PNG",
+    b"\xff\xd8\xff",
+    b"GIF87a",
+    b"GIF89a",
+    b"\xfd7zXZ",
+    b"7z\xbc\xaf",
+    b"\x28\xb5\x2f\xfd",
+    b"\x7fELF",
+    b"SQLite format 3\x00",
+)
 _BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
 #: Control bytes text never holds (tab, newlines, form feed and escape excluded).
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b")

@@ -60,8 +60,12 @@ class Ref:
 
     def keys(self) -> tuple[str, ...]:
         """Keys under which two entries are the same paper."""
-        pairs = (("arxiv", self.arxiv), ("doi", self.doi), ("or", self.openreview),
-                 ("id", self.paper_id))  # fmt: skip
+        pairs = (
+            ("arxiv", self.arxiv),
+            ("doi", self.doi),
+            ("or", self.openreview),
+            ("id", self.paper_id),
+        )
         return tuple(f"{k}:{v}" for k, v in pairs if v)
 
 

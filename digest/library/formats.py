@@ -55,10 +55,27 @@ def _bib_value(value: Any) -> str:
 
 
 #: RIS tags and the field each one fills (the first tag given wins for single fields).
-_RIS = {"TI": "title", "T1": "title", "CT": "title", "AB": "abstract", "N2": "abstract",
-        "AU": "authors", "A1": "authors", "PY": "year", "Y1": "year", "DA": "year",
-        "T2": "venue", "JO": "venue", "JF": "venue", "BT": "venue", "DO": "doi", "UR": "url",
-        "L1": "pdf", "N1": "note", "M3": "note"}  # fmt: skip
+_RIS = {
+    "TI": "title",
+    "T1": "title",
+    "CT": "title",
+    "AB": "abstract",
+    "N2": "abstract",
+    "AU": "authors",
+    "A1": "authors",
+    "PY": "year",
+    "Y1": "year",
+    "DA": "year",
+    "T2": "venue",
+    "JO": "venue",
+    "JF": "venue",
+    "BT": "venue",
+    "DO": "doi",
+    "UR": "url",
+    "L1": "pdf",
+    "N1": "note",
+    "M3": "note",
+}
 _RIS_LINE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
 
@@ -109,10 +126,23 @@ def _ris_entry(line: int, fields: dict[str, Any]) -> Entry:
 
 
 #: Zotero's CSV column names (and the plain ones other tools write) for each field.
-_CSV = {"title": "title", "abstract note": "abstract", "abstract": "abstract",
-        "author": "authors", "authors": "authors", "publication year": "year", "year": "year",
-        "publication title": "venue", "proceedings title": "venue", "venue": "venue",
-        "doi": "doi", "url": "url", "extra": "extra", "notes": "note", "arxiv": "arxiv"}  # fmt: skip
+_CSV = {
+    "title": "title",
+    "abstract note": "abstract",
+    "abstract": "abstract",
+    "author": "authors",
+    "authors": "authors",
+    "publication year": "year",
+    "year": "year",
+    "publication title": "venue",
+    "proceedings title": "venue",
+    "venue": "venue",
+    "doi": "doi",
+    "url": "url",
+    "extra": "extra",
+    "notes": "note",
+    "arxiv": "arxiv",
+}
 
 
 def _csv(text: str) -> Library:

@@ -94,9 +94,12 @@ class LibraryImports:
                 report.skipped.append(Skipped(entry.line, "duplicate: already followed here"))
             elif room <= len(chosen):
                 report.matched += pid is not None
-                report.skipped.append(Skipped(
-                    entry.line, f"over the limit: a channel follows at most {MAX_SUBSCRIPTIONS} things"
-                ))  # fmt: skip
+                report.skipped.append(
+                    Skipped(
+                        entry.line,
+                        f"over the limit: a channel follows at most {MAX_SUBSCRIPTIONS} things",
+                    )
+                )
             else:
                 report.matched += pid is not None
                 chosen.append((entry, pid))

@@ -39,13 +39,62 @@ def _url(url: str | None) -> str | None:
 
 
 #: Title words that say nothing about a paper, skipped when a key takes its first word.
-_FILLER = frozenset({
-    "a", "an", "the", "on", "of", "for", "in", "to", "and", "or", "with", "from", "towards",
-    "toward", "when", "what", "which", "how", "why", "is", "are", "do", "does", "can", "via",
-    "using", "into", "over", "under", "about", "through", "beyond", "between", "without",
-    "within", "your", "our", "their", "this", "that", "these", "those", "more", "less", "than",
-    "very", "not", "one", "two", "three", "new", "novel"
-})  # fmt: skip
+_FILLER = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "on",
+        "of",
+        "for",
+        "in",
+        "to",
+        "and",
+        "or",
+        "with",
+        "from",
+        "towards",
+        "toward",
+        "when",
+        "what",
+        "which",
+        "how",
+        "why",
+        "is",
+        "are",
+        "do",
+        "does",
+        "can",
+        "via",
+        "using",
+        "into",
+        "over",
+        "under",
+        "about",
+        "through",
+        "beyond",
+        "between",
+        "without",
+        "within",
+        "your",
+        "our",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "more",
+        "less",
+        "than",
+        "very",
+        "not",
+        "one",
+        "two",
+        "three",
+        "new",
+        "novel",
+    }
+)
 
 
 def _ascii_words(text: str) -> list[str]:

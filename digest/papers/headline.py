@@ -36,9 +36,12 @@ _WE_AND = (
 _MAKES = r"(?i:(?:propose|introduce|present|develop|design|build|construct)[sd]?)"
 _NAME = r"(?P<name>[A-Z][\w\-]*[A-Z][\w\-]*|[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+){1,3})"
 _NAMED = re.compile(
-    _WE_AND + _MAKES + r"\s+(?:(?:a|an|the)\s+)?(?:[\w\-]+\s+){0,4}?" + _NAME
+    _WE_AND
+    + _MAKES
+    + r"\s+(?:(?:a|an|the)\s+)?(?:[\w\-]+\s+){0,4}?"
+    + _NAME
     + r"\s*(?:\([^)]*\))?\s*,\s+(?P<desc>(?:a|an|the)\s+[^.;:]+)"
-)  # fmt: skip
+)
 _DUBBED = re.compile(
     r"\b(?P<desc>(?:a|an|the)\s+[\w\-]+(?:\s+[\w\-]+){0,8}?),?\s+(?:dubbed|called|named|termed)\s+"
     r"(?P<name>[A-Z][\w\-]+)"
@@ -71,8 +74,28 @@ _CLAUSE = re.compile(
     r"a phenomenon|i\.e\.|e\.g\.|and that)\b|\s(?:whose|because|where|which)\s"
     r"|\s+and\s+(?:we\s+)?(?:introduce|propose|show|find|detect|present|derive|prove)\b"
 )
-_TRAILING = {"by", "via", "with", "using", "for", "in", "on", "across", "under", "from", "through",
-             "at", "of", "to", "that", "which", "where", "and", "while", "but"}  # fmt: skip
+_TRAILING = {
+    "by",
+    "via",
+    "with",
+    "using",
+    "for",
+    "in",
+    "on",
+    "across",
+    "under",
+    "from",
+    "through",
+    "at",
+    "of",
+    "to",
+    "that",
+    "which",
+    "where",
+    "and",
+    "while",
+    "but",
+}
 _FILLER = re.compile(
     r"\b(?:certain|specific|various|novel|new|simple|very|highly)\s+(?:and\s+)?", re.I
 )

@@ -14,12 +14,44 @@ from digest.text.acronyms import acronym_span
 
 # Words that carry no topic in an abstract, on top of sklearn's English list.
 _EXTRA_STOP = {
-    "paper", "propose", "proposed", "method", "methods", "approach", "show", "results",
-    "based", "using", "use", "used", "novel", "new", "work", "study", "present",
-    "demonstrate", "existing", "however", "achieve", "achieves", "significantly",
-    "experiments", "performance", "state", "art", "task", "tasks", "effective",
-    "framework", "recent", "different", "various", "including", "provide", "problem",
-}  # fmt: skip
+    "paper",
+    "propose",
+    "proposed",
+    "method",
+    "methods",
+    "approach",
+    "show",
+    "results",
+    "based",
+    "using",
+    "use",
+    "used",
+    "novel",
+    "new",
+    "work",
+    "study",
+    "present",
+    "demonstrate",
+    "existing",
+    "however",
+    "achieve",
+    "achieves",
+    "significantly",
+    "experiments",
+    "performance",
+    "state",
+    "art",
+    "task",
+    "tasks",
+    "effective",
+    "framework",
+    "recent",
+    "different",
+    "various",
+    "including",
+    "provide",
+    "problem",
+}
 # scikit-learn's ENGLISH_STOP_WORDS, kept as a file beside this one: importing scikit-learn
 # costs a second of CPU that commands ranking nothing must not pay (tests/cli/test_lazy_cli.py
 # checks the copy still equals scikit-learn's).
@@ -59,10 +91,25 @@ def configure(**changes: bool) -> None:
 CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "versus", "vs", "whereas", "while", "than"})
 
 # Plural forms that the suffix rules below would get wrong.
-_KEEP = {"bias": "bias", "biases": "bias", "gas": "gas", "lens": "lens", "news": "news",
-         "canvas": "canvas", "atlas": "atlas", "alias": "alias", "series": "series",
-         "species": "species", "indices": "index", "matrices": "matrix", "vertices": "vertex",
-         "analyses": "analysis", "hypotheses": "hypothesis", "data": "data", "does": "does"}  # fmt: skip
+_KEEP = {
+    "bias": "bias",
+    "biases": "bias",
+    "gas": "gas",
+    "lens": "lens",
+    "news": "news",
+    "canvas": "canvas",
+    "atlas": "atlas",
+    "alias": "alias",
+    "series": "series",
+    "species": "species",
+    "indices": "index",
+    "matrices": "matrix",
+    "vertices": "vertex",
+    "analyses": "analysis",
+    "hypotheses": "hypothesis",
+    "data": "data",
+    "does": "does",
+}
 
 
 def light_stem(word: str) -> str:

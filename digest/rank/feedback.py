@@ -81,9 +81,15 @@ def ramped(fp: FeedbackParams, votes: int) -> FeedbackParams:
     if fp.full_at <= 0 or votes >= fp.full_at:
         return fp
     s = max(votes, 0) / fp.full_at
-    return replace(fp, term_scale=fp.term_scale * s, latent_pos=fp.latent_pos * s,
-                   latent_neg=fp.latent_neg * s, neg_scale=fp.neg_scale * s,
-                   dense_neg=fp.dense_neg * s, dense_mix=fp.dense_mix * s)  # fmt: skip
+    return replace(
+        fp,
+        term_scale=fp.term_scale * s,
+        latent_pos=fp.latent_pos * s,
+        latent_neg=fp.latent_neg * s,
+        neg_scale=fp.neg_scale * s,
+        dense_neg=fp.dense_neg * s,
+        dense_mix=fp.dense_mix * s,
+    )
 
 
 def _without_disliked(
@@ -101,9 +107,12 @@ def _without_disliked(
 
 
 def _disliked_words(
-    index: PaperIndex, state: TopicState, liked: np.ndarray, disliked: np.ndarray,
+    index: PaperIndex,
+    state: TopicState,
+    liked: np.ndarray,
+    disliked: np.ndarray,
     fp: FeedbackParams,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """The word score minus a match on the words 👎 papers use more than 👍 ones.
 
     The LSA push moves the topic's direction away from the 👎 centroid as a whole; these words

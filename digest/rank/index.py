@@ -94,8 +94,14 @@ def _row_scaled(m: sparse.csr_matrix, scale: np.ndarray) -> np.ndarray:
     return m.data * np.repeat(scale, np.diff(m.indptr))
 
 
-def _bm25f(ct: sparse.csr_matrix, ca: sparse.csr_matrix, idf: np.ndarray, p: IndexParams,
-           avg: tuple[float, float], counted: np.ndarray | None = None) -> sparse.csc_matrix:  # fmt: skip
+def _bm25f(
+    ct: sparse.csr_matrix,
+    ca: sparse.csr_matrix,
+    idf: np.ndarray,
+    p: IndexParams,
+    avg: tuple[float, float],
+    counted: np.ndarray | None = None,
+) -> sparse.csc_matrix:
     """Per-field length-normalised tf, title boosted, saturated once, times idf (BM25F); a
     paper's length counts the ``counted`` columns only (None: all of them)."""
 
@@ -256,8 +262,9 @@ def _stack(old: sparse.csc_matrix, new: sparse.csc_matrix) -> sparse.csc_matrix:
 def _widened(m: sparse.csc_matrix, width: int) -> sparse.csc_matrix:
     """``m`` with empty columns appended up to ``width`` (the arrays shared, not copied)."""
     extra = np.full(width - m.shape[1], m.indptr[-1], dtype=m.indptr.dtype)
-    return sparse.csc_matrix((m.data, m.indices, np.concatenate([m.indptr, extra])),
-                             shape=(m.shape[0], width))  # fmt: skip
+    return sparse.csc_matrix(
+        (m.data, m.indices, np.concatenate([m.indptr, extra])), shape=(m.shape[0], width)
+    )
 
 
 def _new_terms(index: PaperIndex, docs: Sequence[DocInput]):

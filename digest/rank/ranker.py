@@ -101,9 +101,10 @@ class Ranker:
         # what the user typed, and counting its papers made a generic topic look specific.
         typed, names = q.cache.get("typed", frozenset()), q.cache.get("names", ())
         keep = [
-            i for i, name in enumerate(names)
+            i
+            for i, name in enumerate(names)
             if name in typed and (q.generic is None or not q.generic[i])
-        ]  # fmt: skip
+        ]
         if not keep:
             return None
         cols = q.cols[keep]
@@ -248,8 +249,13 @@ class Ranker:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
                 words = base.query.words if base is not None else 0  # 0: votes alone, as is
                 fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
-                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words,
-                     fused)  # fmt: skip
+                take(
+                    score(self.index, st, rows, self.params)[1],
+                    f"topic:{topic}",
+                    factor,
+                    words,
+                    fused,
+                )
         if p.votes and not p.topics:  # taste learned from votes alone
             st = self.refined(None, p.votes)
             if st is not None:
@@ -293,11 +299,12 @@ class Ranker:
             Hit(
                 self.index.ids[rows[i]],
                 round(float(level[i]), 4),
-                self._why(p, rows[i], labels[source[i]] if source[i] >= 0 else "",
-                          float(final[i]), used),
+                self._why(
+                    p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i]), used
+                ),
             )
             for i in chosen
-        )  # fmt: skip
+        )
         return Picks(
             hits,
             more=len(eligible) - len(chosen),

@@ -123,9 +123,17 @@ def compile_query(index: PaperIndex, text: str, p: ScoreParams | None = None) ->
         if not generic[i] and (word := relative.get(name)) is not None:
             generic[i] = generic_term(index, word, vocab.get(word))
     return Query(
-        text, tuple(weights), cols, w, ideal, latent, shown, len(set(base)), generic,
+        text,
+        tuple(weights),
+        cols,
+        w,
+        ideal,
+        latent,
+        shown,
+        len(set(base)),
+        generic,
         {"names": names, "typed": frozenset(terms) | frozenset(glued) | frozenset(relative)},
-    )  # fmt: skip
+    )
 
 
 #: Whether a paper matching only a query's generic words loses its word score. Off: it cost
@@ -335,9 +343,15 @@ def refine(
     if base is not None and base.query.generic is not None:  # borrowed words count as specific
         generic = np.zeros(len(cols), dtype=bool)
         generic[: len(base.query.generic)] = base.query.generic
-    query = Query(base.query.text if base else "", (), cols, weights, float((weights * idf).sum()),
-                  base.query.latent if base else index.project(cols, weights * idf),
-                  generic=generic)  # fmt: skip
+    query = Query(
+        base.query.text if base else "",
+        (),
+        cols,
+        weights,
+        float((weights * idf).sum()),
+        base.query.latent if base else index.project(cols, weights * idf),
+        generic=generic,
+    )
     direction = base.direction.copy() if base else query.latent.copy()
     if pos:
         direction = direction + p.fb_pos * unit(index.latent[pos].mean(axis=0))

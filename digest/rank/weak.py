@@ -34,8 +34,11 @@ def _lists() -> tuple[frozenset[str], frozenset[str]]:
     """(generic words, named phrases of generic words) from the background file, read once."""
     if not BACKGROUND_FILE.exists():
         return frozenset(), frozenset()
-    lines = [t for line in BACKGROUND_FILE.read_text(encoding="utf-8").splitlines()
-             if (t := line.strip()) and not t.startswith("#")]  # fmt: skip
+    lines = [
+        t
+        for line in BACKGROUND_FILE.read_text(encoding="utf-8").splitlines()
+        if (t := line.strip()) and not t.startswith("#")
+    ]
     named = frozenset(t.removeprefix(NAMED_PREFIX) for t in lines if t.startswith(NAMED_PREFIX))
     return frozenset(t for t in lines if not t.startswith(NAMED_PREFIX)), named
 
@@ -113,8 +116,11 @@ def close_terms(index: PaperIndex, word: str, k: int = 3) -> list[str]:
     or more only words two papers use (a word one paper has is as likely a typo of its own)."""
     df = np.diff(index.weights.indptr)
     least = 2 if len(index) >= 50 else 1
-    words = {index.surface.get(t, t) for t, c in index.vocab.items()
-             if " " not in t and len(t) > 2 and df[c] >= least}  # fmt: skip
+    words = {
+        index.surface.get(t, t)
+        for t, c in index.vocab.items()
+        if " " not in t and len(t) > 2 and df[c] >= least
+    }
     return difflib.get_close_matches(word, sorted(words), n=k, cutoff=0.8)
 
 

@@ -47,8 +47,14 @@ class _SharedRanker:
         self.ranker = ranker
         self.answers: dict[tuple, Picks] = {}
 
-    def rank(self, p: Profile, candidate_ids: list[str], size: int = 5, threshold: float = 0.3,
-             diversity: float = 0.3) -> Picks:  # fmt: skip
+    def rank(
+        self,
+        p: Profile,
+        candidate_ids: list[str],
+        size: int = 5,
+        threshold: float = 0.3,
+        diversity: float = 0.3,
+    ) -> Picks:
         key = (p, tuple(candidate_ids), size, threshold, diversity)
         if (found := self.answers.get(key)) is None:
             found = self.answers[key] = self.ranker.rank(
@@ -122,8 +128,9 @@ class Ticks:
         """The store behind the delivery service."""
         return self.deliveries.store
 
-    def due(self, now: datetime, platforms: set[str], shards: Shards | None = None
-            ) -> list[tuple[Channel, datetime]]:  # fmt: skip
+    def due(
+        self, now: datetime, platforms: set[str], shards: Shards | None = None
+    ) -> list[tuple[Channel, datetime]]:
         """Active channels whose next due time has come, with the mark read (one statement)."""
         return self.store.channels.due(now, platforms, shards)
 
@@ -151,9 +158,10 @@ class Ticks:
         rows = self.store.batch.reads([c.id for c, _ in due], {d for _, d in due})
         src = BulkSource(self.deliveries, rows, upto)
         todo = [
-            (c, d) for c, d in due
+            (c, d)
+            for c, d in due
             if (c.id, d) not in rows.existing and not src.profile(c.id).is_empty()
-        ]  # fmt: skip
+        ]
         chosen = [(choose(self.deliveries.channels, c, upto, src), d) for c, d in todo]
         named = [(ch, d, ch.paper_ids + list(ch.state.profile.likes)) for ch, d in chosen]
         src.load(pid for _, _, ids in named for pid in ids)  # followed ones: the footer's titles
@@ -175,24 +183,38 @@ class Ticks:
             if (got := taken.get(new.channel_id)) is None:
                 continue
             delivery = Delivery(
-                id=got.delivery_id, channel_id=new.channel_id, digest_date=new.day,
-                status=DeliveryState(got.status), claimed_by=d.worker, claimed_at=got.claimed_at,
-                message_ref=None, near_misses=new.near_misses, items=new.items, upto_seq=upto,
-            )  # fmt: skip
+                id=got.delivery_id,
+                channel_id=new.channel_id,
+                digest_date=new.day,
+                status=DeliveryState(got.status),
+                claimed_by=d.worker,
+                claimed_at=got.claimed_at,
+                message_ref=None,
+                near_misses=new.near_misses,
+                items=new.items,
+                upto_seq=upto,
+            )
             plan = tuple(
                 PlannedMessage(n, ids, SENDING if n == 0 else PLANNED, None)
                 for n, ids in enumerate(new.parts)
             )
-            out[new.channel_id] = Claim(delivery, digest, delivery.lease, fresh=started,
-                                        plan=plan, reply=reply)  # fmt: skip
+            out[new.channel_id] = Claim(
+                delivery, digest, delivery.lease, fresh=started, plan=plan, reply=reply
+            )
         return out
 
 
-def _new_claim(digest: Digest, upto: int, parts: list[tuple[str, ...]], rendered: str | None
-               ) -> NewClaim:  # fmt: skip
+def _new_claim(
+    digest: Digest, upto: int, parts: list[tuple[str, ...]], rendered: str | None
+) -> NewClaim:
     items = tuple(ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items)
     return NewClaim(
-        channel_id=digest.channel.id, day=digest.day, items=items,
-        near_misses=digest.near_misses, quiet=digest.channel.quiet_when_empty, upto_seq=upto,
-        parts=tuple(tuple(p) for p in parts), rendered=rendered,
-    )  # fmt: skip
+        channel_id=digest.channel.id,
+        day=digest.day,
+        items=items,
+        near_misses=digest.near_misses,
+        quiet=digest.channel.quiet_when_empty,
+        upto_seq=upto,
+        parts=tuple(tuple(p) for p in parts),
+        rendered=rendered,
+    )

@@ -86,9 +86,12 @@ class Store:
 
     @classmethod
     def open(
-        cls, url: str, migrate: bool = True, create_folder: bool = False,
+        cls,
+        url: str,
+        migrate: bool = True,
+        create_folder: bool = False,
         clock: Clock = system_clock,
-    ) -> Store:  # fmt: skip
+    ) -> Store:
         """Connect to ``url`` and bring its schema up to date (``create_folder``: a SQLite
         file's missing folder is made, as for the default data directory)."""
         engine = make_engine(url, create_folder)

@@ -98,8 +98,13 @@ def _finite(score: float) -> float:
     return score if math.isfinite(score) else 0.0
 
 
-def _insert_many(conn: Connection, table: Table, rows: list[dict], unique: list[str] | None = None,
-                returning: Sequence[Column] = ()) -> list[Row]:  # fmt: skip
+def _insert_many(
+    conn: Connection,
+    table: Table,
+    rows: list[dict],
+    unique: list[str] | None = None,
+    returning: Sequence[Column] = (),
+) -> list[Row]:
     """Insert ``rows`` but those whose ``unique`` key exists (``ON CONFLICT DO NOTHING``, when
     given); the ``returning`` columns of the rows inserted, in no particular order.
 
@@ -170,10 +175,12 @@ class BatchRepo:
                 for row in conn.execute(subs.order_by(SubscriptionRow.id)):
                     out.subscriptions.setdefault(row.channel_id, []).append(_sub(row))
                 votes = (
-                    select(FeedbackRow.channel_id, FeedbackRow.paper_id, func.sum(FeedbackRow.value))
+                    select(
+                        FeedbackRow.channel_id, FeedbackRow.paper_id, func.sum(FeedbackRow.value)
+                    )
                     .where(FeedbackRow.channel_id.in_(ids))
                     .group_by(FeedbackRow.channel_id, FeedbackRow.paper_id)
-                )  # fmt: skip
+                )
                 for cid, pid, total in conn.execute(votes):
                     out.totals.setdefault(cid, {})[pid] = int(total)
                 sent = select(DeliveryItemRow.channel_id, DeliveryItemRow.paper_id).where(
@@ -210,12 +217,22 @@ class BatchRepo:
             now = _clock(conn.execute(select(db_now(self.engine))).scalar_one())
             lease, give_up = now + timedelta(seconds=lease_s), now + timedelta(seconds=grace_s)
             rows = [
-                dict(channel_id=c.channel_id, digest_date=c.day, status=_status(c),
-                     claimed_by=worker, claimed_at=now, near_misses=c.near_misses, fence=1,
-                     lease_until=lease, give_up_at=give_up, upto_seq=c.upto_seq,
-                     rendered=None if _status(c) == EMPTY else c.rendered, attempts=0)
+                dict(
+                    channel_id=c.channel_id,
+                    digest_date=c.day,
+                    status=_status(c),
+                    claimed_by=worker,
+                    claimed_at=now,
+                    near_misses=c.near_misses,
+                    fence=1,
+                    lease_until=lease,
+                    give_up_at=give_up,
+                    upto_seq=c.upto_seq,
+                    rendered=None if _status(c) == EMPTY else c.rendered,
+                    attempts=0,
+                )
                 for c in claims
-            ]  # fmt: skip
+            ]
             deliveries, items_t = DeliveryRow.__table__, DeliveryItemRow.__table__
             returning = (deliveries.c.id, deliveries.c.channel_id, deliveries.c.status)
             found = _insert_many(conn, deliveries, rows, ["channel_id", "digest_date"], returning)
@@ -223,11 +240,19 @@ class BatchRepo:
             mine = [c for c in claims if c.channel_id in got]
             wanted = {got[c.channel_id][0]: len(c.items) for c in mine}
             items = [
-                dict(delivery_id=got[c.channel_id][0], channel_id=c.channel_id, paper_id=i.paper_id,
-                     rank=i.rank, score=_finite(i.score), why=i.why, position=_position(c.parts, i.paper_id),
-                     message_ref=None)
-                for c in mine for i in c.items
-            ]  # fmt: skip
+                dict(
+                    delivery_id=got[c.channel_id][0],
+                    channel_id=c.channel_id,
+                    paper_id=i.paper_id,
+                    rank=i.rank,
+                    score=_finite(i.score),
+                    why=i.why,
+                    position=_position(c.parts, i.paper_id),
+                    message_ref=None,
+                )
+                for c in mine
+                for i in c.items
+            ]
             stored: dict[int, int] = defaultdict(int)
             if items:
                 key = ["channel_id", "paper_id"]
@@ -238,11 +263,17 @@ class BatchRepo:
                 conn.execute(delete(items_t).where(items_t.c.delivery_id.in_(lost)))
                 conn.execute(delete(deliveries).where(deliveries.c.id.in_(lost)))
             messages = [
-                dict(delivery_id=got[c.channel_id][0], position=n, paper_ids=list(ids),
-                     status=SENDING if n == 0 else "planned", message_ref=None)
-                for c in mine if got[c.channel_id][0] not in lost and _status(c) != EMPTY
+                dict(
+                    delivery_id=got[c.channel_id][0],
+                    position=n,
+                    paper_ids=list(ids),
+                    status=SENDING if n == 0 else "planned",
+                    message_ref=None,
+                )
+                for c in mine
+                if got[c.channel_id][0] not in lost and _status(c) != EMPTY
                 for n, ids in enumerate(c.parts)
-            ]  # fmt: skip
+            ]
             if messages:
                 _insert_many(conn, DeliveryMessageRow.__table__, messages)
         gone = set(lost)

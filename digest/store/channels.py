@@ -247,7 +247,7 @@ class ChannelRepo(FeedbackQueries):
                 ChannelRow.platform == platform,
                 ChannelRow.workspace == workspace,
                 ChannelRow.paused.is_(False),
-            )  # fmt: skip
+            )
             .values(paused=True, paused_reason=reason, next_due_at=look_mark())
         )
         with Session(self.engine) as session:

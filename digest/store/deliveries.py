@@ -113,9 +113,18 @@ class DeliveryRepo:
         """The database clock, shifted by ``seconds``."""
         return db_now(self.engine, seconds)
 
-    def claim(self, channel_id: int, day: date, worker: str, items: list[ItemClaim],
-              near_misses: int = 0, quiet: bool = False, upto_seq: int = 0,
-              lease_s: float = 120.0, grace_s: float = 12 * 3600) -> Delivery | None:  # fmt: skip
+    def claim(
+        self,
+        channel_id: int,
+        day: date,
+        worker: str,
+        items: list[ItemClaim],
+        near_misses: int = 0,
+        quiet: bool = False,
+        upto_seq: int = 0,
+        lease_s: float = 120.0,
+        grace_s: float = 12 * 3600,
+    ) -> Delivery | None:
         """Reserve (channel, day) and its papers in one transaction; None if already claimed.
 
         An empty digest is still claimed: the day is covered, and a non-quiet channel is told so.
@@ -144,7 +153,7 @@ class DeliveryRepo:
                         rank=i.rank,
                         score=i.score,
                         why=i.why,
-                    )  # fmt: skip
+                    )
                     for i in items
                 )
                 delivery_id = row.id
@@ -233,7 +242,7 @@ class DeliveryRepo:
                 fence=DeliveryRow.fence + 1,
                 lease_until=self.now(lease_s),
                 retry_at=None,
-            )  # fmt: skip
+            )
             .returning(DeliveryRow.fence)
         )
         with Session(self.engine) as session:
@@ -264,7 +273,7 @@ class DeliveryRepo:
                 lease_until=later,
                 last_error=error,
                 attempts=DeliveryRow.attempts + 1,
-            )  # fmt: skip
+            )
         )
         with Session(self.engine) as session:
             changed = session.execute(stmt).rowcount == 1

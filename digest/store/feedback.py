@@ -87,8 +87,15 @@ class FeedbackQueries:
             elif value and row is not None:
                 row.value = value
             elif value:
-                session.add(FeedbackRow(channel_id=channel_id, user=user, paper_id=paper_id, value=value,
-                                        created_at=self.clock()))  # fmt: skip
+                session.add(
+                    FeedbackRow(
+                        channel_id=channel_id,
+                        user=user,
+                        paper_id=paper_id,
+                        value=value,
+                        created_at=self.clock(),
+                    )
+                )
             try:
                 self.look(session, channel_id)  # flushes the vote first
                 session.commit()
@@ -104,8 +111,15 @@ class FeedbackQueries:
             for vote in list(session.scalars(theirs)):
                 mine = _vote(session, keep_id, vote.user, vote.paper_id)
                 if mine is None:
-                    session.add(FeedbackRow(channel_id=keep_id, user=vote.user, paper_id=vote.paper_id,
-                                            value=vote.value, created_at=vote.created_at))  # fmt: skip
+                    session.add(
+                        FeedbackRow(
+                            channel_id=keep_id,
+                            user=vote.user,
+                            paper_id=vote.paper_id,
+                            value=vote.value,
+                            created_at=vote.created_at,
+                        )
+                    )
                 elif _aware(vote.created_at) > _aware(mine.created_at) and mine.value != vote.value:
                     mine.value, mine.created_at = vote.value, vote.created_at
                 else:
@@ -143,7 +157,7 @@ class FeedbackQueries:
                 ChannelRow.workspace,
                 ChannelRow.name,
                 ChannelRow.channel_id,
-            )  # fmt: skip
+            )
             .join(ChannelRow, ChannelRow.id == FeedbackRow.channel_id)
             .where(
                 ChannelRow.share_votes.is_(True),

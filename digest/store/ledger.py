@@ -76,8 +76,13 @@ class LedgerRepo:
                 for r in session.scalars(stmt)
             ]
 
-    def plan(self, lease: Lease, parts: list[tuple[str, ...]], lease_s: float,
-             rendered: str | None = None) -> bool:  # fmt: skip
+    def plan(
+        self,
+        lease: Lease,
+        parts: list[tuple[str, ...]],
+        lease_s: float,
+        rendered: str | None = None,
+    ) -> bool:
         """Store the plan once, with ``rendered`` (what it takes to render its messages again
         identically); an existing plan is kept as it is. False if the lease is lost."""
         with Session(self.engine) as session:
@@ -132,8 +137,14 @@ class LedgerRepo:
         with Session(self.engine) as session:
             return session.scalar(stmt)
 
-    def mark(self, lease: Lease, position: int, status: str, lease_s: float,
-             message_ref: str | None = None) -> bool:  # fmt: skip
+    def mark(
+        self,
+        lease: Lease,
+        position: int,
+        status: str,
+        lease_s: float,
+        message_ref: str | None = None,
+    ) -> bool:
         """Set one message's state (``sending`` before posting, ``confirmed`` after); fenced."""
         with Session(self.engine) as session:
             if not self.deliveries.hold(session, lease, lease_s):
@@ -200,10 +211,11 @@ class LedgerRepo:
         rows = conn.execute(sql.leases, {"dids": [s.lease.delivery_id for s in steps]})
         now = {did: (owner, fence, status) for did, owner, fence, status in rows}
         return [
-            s for s in steps
+            s
+            for s in steps
             if now.get(s.lease.delivery_id, (None,) * 3)[:2] == (s.lease.owner, s.lease.fence)
             and now[s.lease.delivery_id][2] in (CLAIMED_DELIVERY, SENDING_DELIVERY)
-        ]  # fmt: skip
+        ]
 
     @staticmethod
     def _posted(conn: Connection, sql: _StepSql, steps: Sequence[Step]) -> set[Step]:
@@ -293,7 +305,7 @@ class LedgerRepo:
                 DeliveryMessageRow,
                 (DeliveryMessageRow.delivery_id == DeliveryItemRow.delivery_id)
                 & (DeliveryMessageRow.position == DeliveryItemRow.position),
-            )  # fmt: skip
+            )
             .where(DeliveryItemRow.channel_id == channel_id, DeliveryMessageRow.status == CONFIRMED)
             .order_by(DeliveryItemRow.id)
         )

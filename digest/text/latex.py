@@ -34,9 +34,26 @@ _GONE_GAP = re.compile(r"\s*\x00[\s\x00]*(?=[.,;:!?)\]]|$)")
 
 # Citations and cross-references say nothing in a one-line summary ("<cit.>", "(<ref>)" by
 # default); a footnote is an aside whose own sentences would be split out of the abstract.
-_DROPPED = ("cite", "citet", "citep", "citealt", "citealp", "citeauthor", "citeyear", "nocite",
-            "ref", "autoref", "cref", "Cref", "eqref", "pageref", "label", "footnote", "thanks",
-            "footnotetext")  # fmt: skip
+_DROPPED = (
+    "cite",
+    "citet",
+    "citep",
+    "citealt",
+    "citealp",
+    "citeauthor",
+    "citeyear",
+    "nocite",
+    "ref",
+    "autoref",
+    "cref",
+    "Cref",
+    "eqref",
+    "pageref",
+    "label",
+    "footnote",
+    "thanks",
+    "footnotetext",
+)
 
 
 @lru_cache(maxsize=1)
@@ -63,9 +80,13 @@ def _latex() -> tuple[LatexNodes2Text, LatexContextDb]:
     parse.add_context_category(
         "digestbot",
         prepend=True,
-        macros=[std_macro("href", False, 2), std_macro("thanks", False, 1),
-                std_macro("footnotetext", True, 1), std_macro("nocite", False, 1)],
-    )  # fmt: skip
+        macros=[
+            std_macro("href", False, 2),
+            std_macro("thanks", False, 1),
+            std_macro("footnotetext", True, 1),
+            std_macro("nocite", False, 1),
+        ],
+    )
     converter = LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=True)
     return converter, parse
 

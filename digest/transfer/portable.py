@@ -242,8 +242,12 @@ def _reset_sequences(store: Store, extra: tuple[str, ...] = ()) -> None:
 
     with store.engine.begin() as conn:
         for name in [t.__tablename__ for t in TABLES] + list(extra):
-            conn.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
-                              f"COALESCE((SELECT MAX(id) FROM {name}), 0) + 1, false)"))  # fmt: skip
+            conn.execute(
+                text(
+                    f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                    f"COALESCE((SELECT MAX(id) FROM {name}), 0) + 1, false)"
+                )
+            )
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -48,21 +48,43 @@ def figure(stats: WeeklyStats, title: str) -> Figure:
     fig.suptitle(title, fontsize=11)
     base = [0] * len(x)
     for n, (interest, counts) in enumerate(stats.per_interest.items()):
-        top.bar(x, counts, bottom=base, width=0.7, color=COLOURS[n % len(COLOURS)],
-                hatch=HATCHES[n % len(HATCHES)], edgecolor="white", linewidth=0.6,
-                label=f"{_short(interest)} ({sum(counts)})")  # fmt: skip
+        top.bar(
+            x,
+            counts,
+            bottom=base,
+            width=0.7,
+            color=COLOURS[n % len(COLOURS)],
+            hatch=HATCHES[n % len(HATCHES)],
+            edgecolor="white",
+            linewidth=0.6,
+            label=f"{_short(interest)} ({sum(counts)})",
+        )
         base = [b + c for b, c in zip(base, counts, strict=True)]
     for i, total in enumerate(base):
         if total:
-            top.annotate(str(total), (i, total), ha="center", va="bottom", fontsize=7,
-                         xytext=(0, 1), textcoords="offset points")  # fmt: skip
+            top.annotate(
+                str(total),
+                (i, total),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                xytext=(0, 1),
+                textcoords="offset points",
+            )
     top.set_ylabel("papers sent")
     top.set_ylim(0, max([*base, 1]) * 1.15)
     top.yaxis.get_major_locator().set_params(integer=True)
     if any(base):
         # Outside the bars, right of the axes: never drawn over a week's bar.
-        top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False,
-                   title="interest (papers)", title_fontsize=7, reverse=True)  # fmt: skip
+        top.legend(
+            fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1),
+            frameon=False,
+            title="interest (papers)",
+            title_fontsize=7,
+            reverse=True,
+        )
     else:
         top.text(0.5, 0.5, "no papers sent", ha="center", va="center", transform=top.transAxes)
     top.grid(axis="y", alpha=0.3)

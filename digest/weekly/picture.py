@@ -141,9 +141,14 @@ def due_week(channel: Channel, now: datetime) -> date | None:
 class WeeklyPictures:
     """Which channels owe a picture, claiming it once, drawing it; platform-free."""
 
-    def __init__(self, store: Store, worker: str, lease: timedelta = timedelta(minutes=5),
-                 max_attempts: int = 4,
-                 draw: Callable[[WeeklyStats, str], bytes] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: Store,
+        worker: str,
+        lease: timedelta = timedelta(minutes=5),
+        max_attempts: int = 4,
+        draw: Callable[[WeeklyStats, str], bytes] | None = None,
+    ) -> None:
         self.store = store
         self.worker = worker
         self.lease_s = lease.total_seconds()

@@ -13,9 +13,13 @@ from tests.support.cli_proc import digestbot, one_error
 
 @pytest.mark.parametrize(
     ("args", "names"),
-    [((), "'digestbot' needs one of: channels"), (("papers",), "'digestbot papers' needs one of: list, show"),
-     (("db",), "'digestbot db' needs one of: upgrade"), (("discord",), "'digestbot discord' needs one of: sync")],
-)  # fmt: skip
+    [
+        ((), "'digestbot' needs one of: channels"),
+        (("papers",), "'digestbot papers' needs one of: list, show"),
+        (("db",), "'digestbot db' needs one of: upgrade"),
+        (("discord",), "'digestbot discord' needs one of: sync"),
+    ],
+)
 def test_a_bare_group_prints_help_then_names_the_missing_command(tmp_path, args, names):
     proc = digestbot(tmp_path, *args)
     line = one_error(proc)

@@ -97,10 +97,15 @@ def test_verbose_is_not_flooded_by_alembic(tmp_path):
 
 def test_settings_blank_means_unset_and_zones_are_forgiving(tmp_path):
     ok = digestbot(
-        tmp_path, "cmd", "console:lab", "/papers schedule 08:00",
-        DIGESTBOT_DISCORD_TOKEN="", DIGESTBOT_SLACK_BOT_TOKEN="", DIGESTBOT_HEALTH_PORT="",
+        tmp_path,
+        "cmd",
+        "console:lab",
+        "/papers schedule 08:00",
+        DIGESTBOT_DISCORD_TOKEN="",
+        DIGESTBOT_SLACK_BOT_TOKEN="",
+        DIGESTBOT_HEALTH_PORT="",
         DIGESTBOT_DEFAULT_TIMEZONE="pst",
-    )  # fmt: skip
+    )
     assert ok.returncode == 0, ok.stderr
     assert "America/Los_Angeles" in ok.stdout
 

@@ -16,10 +16,14 @@ def test_cmd_and_run_share_the_console_users_personal_digest(tmp_path):
     listed = digestbot(tmp_path, "cmd", "console:lab", "/papers me list")
     assert listed.returncode == 0 and "reinforcement learning" in listed.stdout
     run = subprocess.run(
-        [str(ENTRY), "run"], cwd=tmp_path, input="/papers me list\nexit\n", text=True,
-        capture_output=True, timeout=120,
+        [str(ENTRY), "run"],
+        cwd=tmp_path,
+        input="/papers me list\nexit\n",
+        text=True,
+        capture_output=True,
+        timeout=120,
         env=clean_env(tmp_path, DIGESTBOT_HEALTH_PORT="0"),
-    )  # fmt: skip
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     mine = run.stdout[run.stdout.index("Your personal digest") :]
     assert "1. topic: reinforcement learning" in mine

@@ -22,22 +22,58 @@ ROOT = Path(__file__).resolve().parents[2]
 #: loaded for every command: NumPy (ranking results, the profile, the encoder), the HTTP client
 #: and feed parser (ingest), the PostgreSQL dialect (on SQLite), Prometheus (metrics nobody
 #: scrapes in a one-shot command) and rich (most commands print plain lines).
-HEAVY = ("sklearn", "scipy", "onnxruntime", "tokenizers", "joblib", "digest.rank.ranker",
-         "digest.rank.index", "digest.index.lifecycle", "huggingface_hub", "alembic", "aiohttp",
-         "slack_bolt", "discord", "apscheduler", "matplotlib", "numpy", "httpx", "feedparser",
-         "digest.ingest.pipeline", "sqlalchemy.dialects.postgresql", "prometheus_client",
-         "rich", "pylatexenc", "bibtexparser")  # fmt: skip
+HEAVY = (
+    "sklearn",
+    "scipy",
+    "onnxruntime",
+    "tokenizers",
+    "joblib",
+    "digest.rank.ranker",
+    "digest.rank.index",
+    "digest.index.lifecycle",
+    "huggingface_hub",
+    "alembic",
+    "aiohttp",
+    "slack_bolt",
+    "discord",
+    "apscheduler",
+    "matplotlib",
+    "numpy",
+    "httpx",
+    "feedparser",
+    "digest.ingest.pipeline",
+    "sqlalchemy.dialects.postgresql",
+    "prometheus_client",
+    "rich",
+    "pylatexenc",
+    "bibtexparser",
+)
 #: Then what these commands loaded, unused, until branch cli21 (issue 21, item 4): the other
 #: commands' modules (ingest, export, run), the library import's parsers, the store's paper,
 #: batch and weekly repositories, and the analyzer (a profile only says whether it is empty).
-UNUSED = ("bot.cli.papers", "bot.cli.ops", "bot.cli.run", "digest.library.entries", "digest.library.seed",
-          "digest.ingest.parse", "digest.store.batch", "digest.store.weekly",
-          "digest.rank.analyzer", "Stemmer")  # fmt: skip
+UNUSED = (
+    "bot.cli.papers",
+    "bot.cli.ops",
+    "bot.cli.run",
+    "digest.library.entries",
+    "digest.library.seed",
+    "digest.ingest.parse",
+    "digest.store.batch",
+    "digest.store.weekly",
+    "digest.rank.analyzer",
+    "Stemmer",
+)
 #: The paper repository (and its cite keys): a vote finds its paper there, nothing else here does.
 PAPER_REPO = ("digest.store.papers", "digest.papers.bibtex")
 #: `channels` itself runs no chat command: neither the command core nor its replies' text tools.
-NOT_FOR_CHANNELS = ("bot.commands", "bot.cli.library", "digest.papers.headline", "digest.tldr.extractive",
-                    "digest.channels.subscriptions", "digest.channels.settings")  # fmt: skip
+NOT_FOR_CHANNELS = (
+    "bot.commands",
+    "bot.cli.library",
+    "digest.papers.headline",
+    "digest.tldr.extractive",
+    "digest.channels.subscriptions",
+    "digest.channels.settings",
+)
 
 PROBE = """
 import json, sys
@@ -86,13 +122,21 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def paper_id(workdir: Path) -> str:
     """A stored paper's id, to vote on."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir),
-           "DIGESTBOT_DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite'}",
-           "DIGESTBOT_INDEX_DIR": str(workdir / "index")}  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(workdir),
+        "DIGESTBOT_DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite'}",
+        "DIGESTBOT_INDEX_DIR": str(workdir / "index"),
+    }
     done = subprocess.run(
         [sys.executable, "-m", "bot", "papers", "list", "-n", "1"],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return done.stdout.split()[0]
 
 
@@ -179,9 +223,18 @@ def test_the_help_lists_commands_in_the_same_order_whatever_loaded_first():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == [
-        "ingest", "search", "cmd", "subscribe", "feedback", "digest", "channels",
-        "import-library", "export", "import", "run",
-    ]  # fmt: skip
+        "ingest",
+        "search",
+        "cmd",
+        "subscribe",
+        "feedback",
+        "digest",
+        "channels",
+        "import-library",
+        "export",
+        "import",
+        "run",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,18 @@ NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
 
 
 def delivery(status: str, retry: bool = False, error: str | None = None) -> Delivery:
-    return Delivery(1, 1, date(2026, 12, 1), status, "w1", NOW, None, 0,
-                    retry_at=NOW if retry else None, last_error=error)  # fmt: skip
+    return Delivery(
+        1,
+        1,
+        date(2026, 12, 1),
+        status,
+        "w1",
+        NOW,
+        None,
+        0,
+        retry_at=NOW if retry else None,
+        last_error=error,
+    )
 
 
 @pytest.mark.parametrize(
@@ -36,7 +46,7 @@ def delivery(status: str, retry: bool = False, error: str | None = None) -> Deli
             replace(delivery(FAILED, error="x"), items=(ItemClaim("p", 1, 1.0, ""),)),
             "partly delivered, then stopped",
             Kind.FAILED,
-        ),  # fmt: skip
+        ),
         (delivery(CLAIMED, True, "Slack error 500"), "retrying at 09:00 UTC", Kind.RETRYING),
         (delivery(CLAIMED), "being prepared", Kind.BUSY),
         (delivery(SENDING), "being sent", Kind.BUSY),
@@ -47,8 +57,15 @@ def test_each_stored_state_has_the_kind_its_words_say(d, text, kind):
     assert describe(d).startswith(text) and state_kind(d) is kind
 
 
-EXIT_CODES = [(Kind.POSTED, 0), (Kind.SETTLED, 0), (Kind.NOT_SENT, 2), (Kind.BUSY, 3),
-              (Kind.LOST, 3), (Kind.RETRYING, 1), (Kind.FAILED, 1)]  # fmt: skip
+EXIT_CODES = [
+    (Kind.POSTED, 0),
+    (Kind.SETTLED, 0),
+    (Kind.NOT_SENT, 2),
+    (Kind.BUSY, 3),
+    (Kind.LOST, 3),
+    (Kind.RETRYING, 1),
+    (Kind.FAILED, 1),
+]
 
 
 @pytest.mark.parametrize(("kind", "exit_code"), EXIT_CODES)

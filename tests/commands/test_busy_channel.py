@@ -57,8 +57,9 @@ def test_slack_threaded_recovery_finds_a_reply_in_a_long_thread(app, slack):
     sp.crash_midway(app, slack, ch, sent=2, confirmed=1)
     header = slack.arrived("C1")[0]["ts"]
     for i in range(300):  # people reply in the digest's thread after our first paper
-        slack.messages["C1"].append({"ts": slack.new_ts(), "user": "U2", "thread_ts": header,
-                                     "text": f"reply {i}"})  # fmt: skip
+        slack.messages["C1"].append(
+            {"ts": slack.new_ts(), "user": "U2", "thread_ts": header, "text": f"reply {i}"}
+        )
     assert asyncio.run(sp.runner(app, slack, "host-2").recover()) == ["posted 5 papers"]
     assert len(_ours_in_slack(slack, "C1")) == 6
 

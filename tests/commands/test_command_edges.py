@@ -39,8 +39,12 @@ def test_queries_file_refuses_a_json_line_that_is_not_an_object(env_isolated, ca
     from bot.cli.main import main
 
     queries = tmp_path / "q.txt"
-    for bad, kind in (('["sparse"]', "a list"), ('"just a string"', "text in quotes"),
-                      ("42", "a number"), ("null", "null")):  # fmt: skip
+    for bad, kind in (
+        ('["sparse"]', "a list"),
+        ('"just a string"', "text in quotes"),
+        ("42", "a number"),
+        ("null", "null"),
+    ):
         queries.write_text(f"grokking\n\n{bad}\nalignment\n")
         code = main(["search", "--queries-file", str(queries)])
         out, err = capsys.readouterr()

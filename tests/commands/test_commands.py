@@ -257,10 +257,16 @@ def test_digest_preview_is_ephemeral_and_now_asks_the_runner(app):
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(text=st.one_of(
-    st.text(max_size=300),
-    st.builds(lambda c, t: f"/papers {c} {t}", st.sampled_from(sorted(REGISTRY) + ["me", "me list"]), st.text(max_size=120)),
-))  # fmt: skip
+@given(
+    text=st.one_of(
+        st.text(max_size=300),
+        st.builds(
+            lambda c, t: f"/papers {c} {t}",
+            st.sampled_from(sorted(REGISTRY) + ["me", "me list"]),
+            st.text(max_size=120),
+        ),
+    )
+)
 def test_any_command_text_gets_a_reply_and_nothing_raises(app, text):
     reply = app.commands.handle(text, ctx())
     assert reply.text or reply.cards

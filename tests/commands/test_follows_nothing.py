@@ -71,8 +71,10 @@ def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
     """Breaks that turn this red: `all` choosing every subscription (exclusions deleted, "Stopped
     following 6 items"); the `exclusions` selector missing (an error) or removing follows too."""
     ref = ChannelRef("console", "t4")
-    for kind, text in [(SubscriptionKind.TOPIC, "graph neural networks"),
-                       (SubscriptionKind.AUTHOR, "Ada Lovelace")]:  # fmt: skip
+    for kind, text in [
+        (SubscriptionKind.TOPIC, "graph neural networks"),
+        (SubscriptionKind.AUTHOR, "Ada Lovelace"),
+    ]:
         app.channels.add(ref, kind, text)
     for term in ("quantum", "molecules", "proteins", "speech"):
         app.channels.add(ref, SubscriptionKind.EXCLUDE, term)

@@ -17,8 +17,12 @@ INVISIBLE = ["\u200b", "\u200b\u200c\u2060", "\ufeff", "\u00ad", "...", " - ", "
 
 @pytest.mark.parametrize("text", INVISIBLE)
 def test_invisible_topics_exclusions_authors_and_searches_are_refused(app, text):
-    for command, needle in (("subscribe", "Say what to follow"), ("exclude", "Say what to exclude"),
-                            ("subscribe author:", "Say what to follow"), ("search", "Search for what?")):  # fmt: skip
+    for command, needle in (
+        ("subscribe", "Say what to follow"),
+        ("exclude", "Say what to exclude"),
+        ("subscribe author:", "Say what to follow"),
+        ("search", "Search for what?"),
+    ):
         reply = say(app, f"{command} {text}")
         assert reply.error and needle in reply.text, (command, text, reply.text)
     ch = app.store.channels.get(ChannelRef("console", "lab"))

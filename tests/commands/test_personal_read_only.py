@@ -69,8 +69,16 @@ SHARED = [
     ),
     Context(ChannelRef("discord", "111", "77"), "42", dm=ChannelRef("discord", "@42", "dm")),
 ]
-READS = ["list", "stats", "why syn-rl-0", "digest preview", "digest now", "export bibtex all",
-         "unsubscribe all", "list --public"]  # fmt: skip
+READS = [
+    "list",
+    "stats",
+    "why syn-rl-0",
+    "digest preview",
+    "digest now",
+    "export bibtex all",
+    "unsubscribe all",
+    "list --public",
+]
 
 
 @pytest.mark.parametrize("ctx", SHARED, ids=lambda c: c.ref.platform)

@@ -55,8 +55,10 @@ def test_cli_dry_run_after_todays_digest_names_the_next_one(env_isolated, capsys
     instant = (datetime.now(UTC) + timedelta(days=1)).replace(hour=23, minute=59, second=59)
     with time_machine.travel(instant, tick=False):  # every "now" in the process, one instant
         corpus = env_isolated / "papers.jsonl"
-        rows = [{"id": f"p{i}", "title": f"Sparse autoencoders {i}", "abstract": "Sparse features."}
-                for i in range(12)]  # fmt: skip
+        rows = [
+            {"id": f"p{i}", "title": f"Sparse autoencoders {i}", "abstract": "Sparse features."}
+            for i in range(12)
+        ]
         corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
         assert main(["ingest", str(corpus)]) == 0
         assert main(["cmd", "console:lab", "/papers subscribe sparse"]) == 0

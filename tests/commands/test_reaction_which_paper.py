@@ -71,8 +71,13 @@ async def test_slack_asks_the_reacting_person_alone_and_the_button_votes_here(ap
             if sum(b.get("type") == "actions" for b in m.get("blocks", [])) > 1
         )
         before = len(slack.calls)
-        event = {"type": "reaction_added", "user": "U1", "reaction": "+1", "event_ts": "9",
-                 "item": {"type": "message", "channel": "C1", "ts": shown["ts"]}}  # fmt: skip
+        event = {
+            "type": "reaction_added",
+            "user": "U1",
+            "reaction": "+1",
+            "event_ts": "9",
+            "item": {"type": "message", "channel": "C1", "ts": shown["ts"]},
+        }
         assert (await h.event(event, event_id="Ev-multi")).status_code == 200
         await eventually(lambda: any(m == "chat.postEphemeral" for m, _ in slack.calls[before:]))
         asked = next(a for m, a in slack.calls[before:] if m == "chat.postEphemeral")
@@ -80,8 +85,13 @@ async def test_slack_asks_the_reacting_person_alone_and_the_button_votes_here(ap
         assert not any(m == "chat.postMessage" for m, _ in slack.calls[before:])
         blocks = asked["blocks"]
         blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
-        ups = [e for b in blocks if b["type"] == "actions" for e in b["elements"]
-               if e.get("action_id") == "vote_up"]  # fmt: skip
+        ups = [
+            e
+            for b in blocks
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e.get("action_id") == "vote_up"
+        ]
         assert len(ups) > 1 and app.store.channels.feedback(ch.id) == []
         paper = ups[1]["value"].split(" ")[0]
         await h.action({**ups[1], "block_id": f"act:{paper}"}, channel="C1")
@@ -97,15 +107,24 @@ async def test_discord_asks_by_dm_and_the_button_votes_on_the_channel(bot):
     runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
     assert (await runner.run_channel(ch.id, DAY)).startswith("posted")
     shown = next(m for m in bot.fake.arrived("111") if len(m.get("components", [])) > 1)
-    raw = {"user_id": "42", "channel_id": "111", "message_id": shown["id"], "guild_id": "77",
-           "type": 0}  # fmt: skip
+    raw = {
+        "user_id": "42",
+        "channel_id": "111",
+        "message_id": shown["id"],
+        "guild_id": "77",
+        "type": 0,
+    }
     event = discord.RawReactionActionEvent(raw, discord.PartialEmoji(name="👎"), "REACTION_ADD")
     await bot.client.on_raw_reaction_add(event)
     assert bot.app.store.channels.feedback(ch.id) == []
     (asked,) = bot.fake.arrived("942")  # the DM with user 42
     assert "Which paper?" in embed_text(asked) and bot.fake.rejected == []
-    downs = [b["custom_id"] for r in asked["components"] for b in r["components"]
-             if b.get("label", "").startswith("👎")]  # fmt: skip
+    downs = [
+        b["custom_id"]
+        for r in asked["components"]
+        for b in r["components"]
+        if b.get("label", "").startswith("👎")
+    ]
     assert len(downs) > 1 and all(d.startswith(f"dv:d@{ch.id}:") for d in downs)
     await dispatch(bot.client, press(bot.fake, asked, downs[0], "w1", guild=None))
     paper = downs[0].split(":", 2)[2]

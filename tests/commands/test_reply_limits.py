@@ -35,10 +35,17 @@ LONG_DISCORD = "https://example.org/paper?" + "y" * 596  # 622 characters, as re
 
 
 def long_paper(pid: str, url: str) -> PaperRecord:
-    return PaperRecord(id=pid, source="jsonl", title="Sparse autoencoders at length",
-                       abstract_raw="", abstract="sparse autoencoders interpret features",
-                       authors=("Ada Lovelace",), venue="NeurIPS 2026", year=2026,
-                       links=Links(abs=url, pdf=url))  # fmt: skip
+    return PaperRecord(
+        id=pid,
+        source="jsonl",
+        title="Sparse autoencoders at length",
+        abstract_raw="",
+        abstract="sparse autoencoders interpret features",
+        authors=("Ada Lovelace",),
+        venue="NeurIPS 2026",
+        year=2026,
+        links=Links(abs=url, pdf=url),
+    )
 
 
 def card(pid: str, url: str) -> Card:
@@ -67,8 +74,12 @@ def test_one_long_url_degrades_only_its_own_card() -> None:
 
 def test_a_reply_only_its_degraded_form_fits_is_sent_degraded() -> None:
     """The reply path checks, as the poster does: an oversized link button is dropped."""
-    bad = {"type": "actions", "elements": [
-        {"type": "button", "text": {"type": "plain_text", "text": "PDF"}, "url": LONG_SLACK}]}  # fmt: skip
+    bad = {
+        "type": "actions",
+        "elements": [
+            {"type": "button", "text": {"type": "plain_text", "text": "PDF"}, "url": LONG_SLACK}
+        ],
+    }
     ok = {"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}
     msg = checked(SlackMessage("hello", [ok, bad]))
     assert slack_problems(msg.blocks, msg.text) == [] and msg.blocks[0] == ok

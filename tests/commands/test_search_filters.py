@@ -13,12 +13,16 @@ from tests.commands.test_commands import say
 
 @pytest.mark.parametrize(
     ("text", "needle"),
-    [("search venue:", "venue: needs a value"), ("search graphs author:", "author: needs a value"),
-     ("search graphs year:", "year: needs a value"), ('search graphs venue:""', "venue: needs a value"),
-     ("search graphs venue:\u200b", "venue: needs a value"),
-     ("search graphs year:2026 year:2025", "year: given twice ('2026' and '2025')"),
-     ("search graphs venue:NeurIPS VENUE:ICML", "venue: given twice")],
-)  # fmt: skip
+    [
+        ("search venue:", "venue: needs a value"),
+        ("search graphs author:", "author: needs a value"),
+        ("search graphs year:", "year: needs a value"),
+        ('search graphs venue:""', "venue: needs a value"),
+        ("search graphs venue:\u200b", "venue: needs a value"),
+        ("search graphs year:2026 year:2025", "year: given twice ('2026' and '2025')"),
+        ("search graphs venue:NeurIPS VENUE:ICML", "venue: given twice"),
+    ],
+)
 def test_empty_or_repeated_filters_are_refused(app, text, needle):
     reply = say(app, text)
     assert reply.error and needle in reply.text, reply.text

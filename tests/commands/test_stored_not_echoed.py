@@ -9,8 +9,10 @@ digit-count branch removed (a 20-digit cut echo); the vote replies back to `pape
 from digest.models import Links, PaperRecord
 from tests.commands.test_commands import say
 
-LONG = ("Sparse autoencoders find interpretable features in language models but are surprisingly "
-        "sensitive to initialisation and to the width of the dictionary they learn")  # fmt: skip
+LONG = (
+    "Sparse autoencoders find interpretable features in language models but are surprisingly "
+    "sensitive to initialisation and to the width of the dictionary they learn"
+)
 
 
 def test_already_following_names_the_stored_form(app):
@@ -34,9 +36,22 @@ def test_a_huge_size_is_out_of_range_without_a_cut_echo(app):
 
 
 def test_vote_confirmations_cut_long_titles_on_a_word_with_an_ellipsis(app):
-    app.store.papers.upsert([PaperRecord(id=f"long-{n}", source="jsonl", title=f"{LONG} {n}", abstract_raw="",
-                                         abstract="sparse autoencoders features", authors=("Ada Lovelace",), venue="NeurIPS 2026",
-                                         year=2026, links=Links(abs=f"https://arxiv.org/abs/2612.0000{n}")) for n in (1, 2)])  # fmt: skip
+    app.store.papers.upsert(
+        [
+            PaperRecord(
+                id=f"long-{n}",
+                source="jsonl",
+                title=f"{LONG} {n}",
+                abstract_raw="",
+                abstract="sparse autoencoders features",
+                authors=("Ada Lovelace",),
+                venue="NeurIPS 2026",
+                year=2026,
+                links=Links(abs=f"https://arxiv.org/abs/2612.0000{n}"),
+            )
+            for n in (1, 2)
+        ]
+    )
     for text in ("up long-1", "up long-1", "down long-1"):
         reply = say(app, text).text
         shown = reply.split("'")[1]

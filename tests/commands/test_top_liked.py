@@ -110,8 +110,10 @@ def slack():
 
 @pytest.mark.asyncio
 async def test_slack_top_never_shows_a_channel_the_asker_cannot_see(app, slack):
-    refs = {n: ChannelRef("slack", c, "T1") for n, c in
-            (("ml-reading", "C1"), ("secret-lab", "C2"), ("journal-club", "C3"))}  # fmt: skip
+    refs = {
+        n: ChannelRef("slack", c, "T1")
+        for n, c in (("ml-reading", "C1"), ("secret-lab", "C2"), ("journal-club", "C3"))
+    }
     for name, ref in refs.items():
         app.channels.claim(ref, "U2", name)
         app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
@@ -187,10 +189,15 @@ def test_the_store_queries_on_every_backend(store):
     store.channels.update(other.id, name="ml-reading", public=True)
     store.channels.update(off.id, share_votes=False, public=True)
     store.channels.update(hidden.id, name="secret-lab", public=False)  # unsaid: never said
-    for ch, user, paper, value in ((lab, "U1", "p0", 1), (other, "U1", "p0", 1),
-                                   (other, "U2", "p1", -1), (mine, "U1", "p1", 1),
-                                   (off, "U3", "p0", 1), (hidden, "U4", "p0", 1),
-                                   (unsaid, "U5", "p0", 1)):  # fmt: skip
+    for ch, user, paper, value in (
+        (lab, "U1", "p0", 1),
+        (other, "U1", "p0", 1),
+        (other, "U2", "p1", -1),
+        (mine, "U1", "p1", 1),
+        (off, "U3", "p0", 1),
+        (hidden, "U4", "p0", 1),
+        (unsaid, "U5", "p0", 1),
+    ):
         store.channels.set_feedback(ch.id, user, paper, value)
     since = datetime.now(UTC) - timedelta(days=1)
     assert sorted(store.channels.thumbs_up([lab.id, other.id], since)) == [
@@ -199,8 +206,12 @@ def test_the_store_queries_on_every_backend(store):
     ]
     assert store.channels.thumbs_up([lab.id], datetime.now(UTC) + timedelta(days=1)) == []
     here = store.channels.get(lab.ref)
-    marks = [(x.paper_id, x.name) for x in store.channels.liked_in(["p0", "p1", "p2"])
-             if x.channel_row != here.id and (x.platform, x.workspace) == (here.ref.platform, here.ref.workspace or "")]  # fmt: skip
+    marks = [
+        (x.paper_id, x.name)
+        for x in store.channels.liked_in(["p0", "p1", "p2"])
+        if x.channel_row != here.id
+        and (x.platform, x.workspace) == (here.ref.platform, here.ref.workspace or "")
+    ]
     assert marks == [("p0", "ml-reading")]  # not the private channel, nor the unknown one
     assert store.channels.absorb_votes(lab.id, other.id) == 1  # p1's 👎 (p0: the same 👍)
     assert sorted((v.paper_id, v.value) for v in store.channels.feedback(lab.id)) == [

@@ -61,8 +61,13 @@ async def test_a_vote_on_a_home_preview_lands_on_the_previewed_channel(app, slac
         await eventually(lambda: slack.ims.get("U1") and slack.arrived(slack.ims["U1"]))
         dm = slack.ims["U1"]
         message = slack.arrived(dm)[-1]
-        vote = next(e for b in message["blocks"] if b["type"] == "actions"
-                    for e in b["elements"] if e["action_id"] == "vote_up")  # fmt: skip
+        vote = next(
+            e
+            for b in message["blocks"]
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e["action_id"] == "vote_up"
+        )
         paper = vote["value"].split()[0]
         start = len(slack.responses())
         await h.action(vote, message=message, channel=dm)

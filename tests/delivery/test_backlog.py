@@ -82,9 +82,17 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     preview = app.channels.preview(ref, DAY)
     top = preview.items[0].paper.id
     assert "next digest, Tue 01 Dec 09:00 (UTC)" in _why(app, ref, top, now).text
-    queue = [h.paper_id for h in app.papers.ranker().rank(
-        app.channels.profile(app.store.channels.get(ref)), app.store.papers.ids_since(None),
-        size=50, threshold=0.3).hits]  # fmt: skip
+    queue = [
+        h.paper_id
+        for h in app.papers.ranker()
+        .rank(
+            app.channels.profile(app.store.channels.get(ref)),
+            app.store.papers.ids_since(None),
+            size=50,
+            threshold=0.3,
+        )
+        .hits
+    ]
     later = queue[7]  # eighth in line: the second digest (size 5)
     text = _why(app, ref, later, now).text
     assert "in about 2 digests, Wed 02 Dec 09:00 (UTC)" in text, text

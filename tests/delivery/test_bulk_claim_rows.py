@@ -60,11 +60,23 @@ def test_the_bulk_claim_stores_its_rows_and_leaves_out_what_is_taken(db_url, tmp
 
     def new(channel_id: int, its: tuple[ItemClaim, ...], quiet_: bool = False) -> NewClaim:
         parts = ((), (its[0].paper_id, its[1].paper_id)) if its else ()
-        return NewClaim(channel_id=channel_id, day=DAY, items=its, near_misses=4, quiet=quiet_,
-                        upto_seq=77, parts=parts, rendered=RENDERED)  # fmt: skip
+        return NewClaim(
+            channel_id=channel_id,
+            day=DAY,
+            items=its,
+            near_misses=4,
+            quiet=quiet_,
+            upto_seq=77,
+            parts=parts,
+            rendered=RENDERED,
+        )
 
-    claims = [new(fresh, items(0)), new(taken_day, items(6)), new(taken_paper, items(3)),
-              new(quiet, (), quiet_=True)]  # fmt: skip
+    claims = [
+        new(fresh, items(0)),
+        new(taken_day, items(6)),
+        new(taken_paper, items(3)),
+        new(quiet, (), quiet_=True),
+    ]
     before = datetime.now(UTC) - timedelta(minutes=5)
     got = app.store.batch.claim(claims, "w1", lease_s=120, grace_s=3600)
     assert set(got) == {fresh, quiet}
@@ -112,11 +124,27 @@ def test_a_score_json_cannot_carry_does_not_refuse_the_tick(db_url, tmp_path):
         app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     a, b = (app.store.channels.get(r).id for r in refs)
     claims = [
-        NewClaim(channel_id=a, day=DAY, items=(ItemClaim(ids[0], 1, float("nan"), ""),),
-                 near_misses=0, quiet=False, upto_seq=1, parts=((),), rendered="{}"),
-        NewClaim(channel_id=b, day=DAY, items=(ItemClaim(ids[1], 1, 0.5, ""),),
-                 near_misses=0, quiet=False, upto_seq=1, parts=((),), rendered="{}"),
-    ]  # fmt: skip
+        NewClaim(
+            channel_id=a,
+            day=DAY,
+            items=(ItemClaim(ids[0], 1, float("nan"), ""),),
+            near_misses=0,
+            quiet=False,
+            upto_seq=1,
+            parts=((),),
+            rendered="{}",
+        ),
+        NewClaim(
+            channel_id=b,
+            day=DAY,
+            items=(ItemClaim(ids[1], 1, 0.5, ""),),
+            near_misses=0,
+            quiet=False,
+            upto_seq=1,
+            parts=((),),
+            rendered="{}",
+        ),
+    ]
     got = app.store.batch.claim(claims, "w1", lease_s=120, grace_s=3600)
     assert set(got) == {a, b}
     assert [i.score for i in app.store.deliveries.get(got[a].delivery_id).items] == [0.0]

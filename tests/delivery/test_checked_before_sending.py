@@ -27,8 +27,9 @@ def slack():
         yield fake
 
 
-async def test_a_home_view_slack_would_refuse_is_logged_and_a_stub_shown(app, slack, monkeypatch,
-                                                                         caplog):  # fmt: skip
+async def test_a_home_view_slack_would_refuse_is_logged_and_a_stub_shown(
+    app, slack, monkeypatch, caplog
+):
     block = {"type": "divider"}
     monkeypatch.setattr(events, "home_view", lambda *a: {"type": "home", "blocks": [block] * 101})
     async with Harness(app, slack) as h:

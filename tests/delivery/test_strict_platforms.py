@@ -64,8 +64,10 @@ async def _posted_digest(h: Harness, app, slack) -> tuple[dict, str]:
 async def test_a_vote_updates_the_message_that_arrived(app, slack):
     async with Harness(app, slack) as h:
         posted, paper = await _posted_digest(h, app, slack)
-        await h.action({"action_id": "vote_up", "value": paper, "type": "button",
-                        "block_id": f"act:{paper}"}, message=dict(posted))  # fmt: skip
+        await h.action(
+            {"action_id": "vote_up", "value": paper, "type": "button", "block_id": f"act:{paper}"},
+            message=dict(posted),
+        )
         await eventually(lambda: "👍 1" in json.dumps(slack.messages["C1"][0], ensure_ascii=False))
     assert slack.messages["C1"][0]["edited"]
 
@@ -80,8 +82,10 @@ async def test_a_vote_on_a_message_slack_wont_update_is_kept_and_said(app, slack
         else:  # the same blocks, but a message someone else posted
             slack.messages["C1"][0]["user"] = "U2"
         before = len(slack.responses())
-        await h.action({"action_id": "vote_up", "value": paper, "type": "button",
-                        "block_id": f"act:{paper}"}, message=dict(posted))  # fmt: skip
+        await h.action(
+            {"action_id": "vote_up", "value": paper, "type": "button", "block_id": f"act:{paper}"},
+            message=dict(posted),
+        )
         told = (await h.responses(before + 1))[before:]
     ref = ChannelRef("slack", "C1", "T1")
     assert app.channels.vote_counts(ref, paper) == (1, 0)

@@ -156,8 +156,12 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                 if fault == "500":
                     return 500, {}, {"message": "internal error", "code": 0}
                 if method == "POST" and body.get("enforce_nonce"):
-                    same = [x for x in self.messages[channel] if x.get("nonce") == body.get("nonce")
-                            and self.age(x["id"]) < self.nonce_window]  # fmt: skip
+                    same = [
+                        x
+                        for x in self.messages[channel]
+                        if x.get("nonce") == body.get("nonce")
+                        and self.age(x["id"]) < self.nonce_window
+                    ]
                     if same:  # Discord answers a recent repeated nonce with the message it made
                         return 200, {}, same[0]
                 if method == "GET":
@@ -168,11 +172,24 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                     self.rejected.append((channel, [str(refused[2].get("message"))]))
                     return refused
                 mid = self._next()
-                msg = {"id": mid, "channel_id": channel, "author": BOT, "content": body.get("content") or "",
-                       "timestamp": self.stamp(mid), "edited_timestamp": None, "tts": False,
-                       "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
-                       "embeds": body.get("embeds", []), "components": body.get("components", []),
-                       "pinned": False, "type": 0, "nonce": body.get("nonce")}  # fmt: skip
+                msg = {
+                    "id": mid,
+                    "channel_id": channel,
+                    "author": BOT,
+                    "content": body.get("content") or "",
+                    "timestamp": self.stamp(mid),
+                    "edited_timestamp": None,
+                    "tts": False,
+                    "mention_everyone": False,
+                    "mentions": [],
+                    "mention_roles": [],
+                    "attachments": [],
+                    "embeds": body.get("embeds", []),
+                    "components": body.get("components", []),
+                    "pinned": False,
+                    "type": 0,
+                    "nonce": body.get("nonce"),
+                }
                 if files:  # what arrived, bytes and all (``data``); Discord answers without
                     kept = stored(body, files, mid)
                     self.files[mid] = kept
@@ -195,10 +212,26 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                 tid = m.group(2)
                 self.threads[tid] = m.group(1)
                 self.channels.add(tid)
-                return 201, {}, {"id": tid, "type": 11, "guild_id": "77", "name": body.get("name", "t"),
-                                 "parent_id": m.group(1), "owner_id": BOT["id"], "member_count": 1,
-                                 "message_count": 0, "thread_metadata": {"archived": False, "locked": False,
-                                 "auto_archive_duration": 1440, "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
+                return (
+                    201,
+                    {},
+                    {
+                        "id": tid,
+                        "type": 11,
+                        "guild_id": "77",
+                        "name": body.get("name", "t"),
+                        "parent_id": m.group(1),
+                        "owner_id": BOT["id"],
+                        "member_count": 1,
+                        "message_count": 0,
+                        "thread_metadata": {
+                            "archived": False,
+                            "locked": False,
+                            "auto_archive_duration": 1440,
+                            "archive_timestamp": "2026-12-01T09:00:00+00:00",
+                        },
+                    },
+                )
             webhook = method in ("POST", "PATCH") and re.fullmatch(
                 r"/webhooks/\d+/[^/]+(/messages/(@original|\d+))?", path
             )
@@ -211,9 +244,22 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
             if (handled := self._commands(method, path, body)) is not None:
                 return handled
             if path == "/oauth2/applications/@me":
-                return 200, {}, {"id": "2000", "name": "digestbot", "icon": None, "description": "",
-                                 "bot_public": True, "bot_require_code_grant": False, "owner": user("1"),
-                                 "verify_key": "00", "flags": 0, "summary": ""}  # fmt: skip
+                return (
+                    200,
+                    {},
+                    {
+                        "id": "2000",
+                        "name": "digestbot",
+                        "icon": None,
+                        "description": "",
+                        "bot_public": True,
+                        "bot_require_code_grant": False,
+                        "owner": user("1"),
+                        "verify_key": "00",
+                        "flags": 0,
+                        "summary": "",
+                    },
+                )
             if path == "/users/@me":
                 return 200, {}, BOT
             if (
@@ -251,8 +297,14 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         self.files[path] = (data, expiry, hm)
         query = f"ex={expiry:x}&is={int(self.now().timestamp()):x}&hm={hm}&"
         url = f"http://127.0.0.1:{self.port}{path}?{query}"
-        return {"id": aid, "filename": filename, "size": len(data), "url": url, "proxy_url": url,
-                "content_type": "text/plain; charset=utf-8"}  # fmt: skip
+        return {
+            "id": aid,
+            "filename": filename,
+            "size": len(data),
+            "url": url,
+            "proxy_url": url,
+            "content_type": "text/plain; charset=utf-8",
+        }
 
     def cdn(self, method: str, raw_path: str) -> tuple[int, bytes]:
         """The CDN's answer: the bytes for a GET of a signed URL that has not expired, else 404
@@ -289,8 +341,11 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
         if channel in self.no_threads or channel in self.threads:
             return 400, {}, {"message": "Cannot execute action on this channel type", "code": 50024}
         if message_id in self.threads:
-            return 400, {}, {"message": "A thread has already been created for this message",
-                             "code": 160004}  # fmt: skip
+            return (
+                400,
+                {},
+                {"message": "A thread has already been created for this message", "code": 160004},
+            )
         if not any(x["id"] == message_id for x in self.messages[channel]):
             return 404, {}, {"message": "Unknown Message", "code": 10008}
         return None

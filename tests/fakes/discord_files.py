@@ -66,8 +66,16 @@ def stored(body: dict, files: dict[int, tuple[str, bytes]], message_id: str) -> 
     for a in body.get("attachments") or []:
         name, data = files[int(a["id"])]
         kind = "image/png" if data.startswith(PNG) else "application/octet-stream"
-        out.append({"id": f"{message_id}{a['id']}", "filename": a.get("filename") or name,
-                    "description": a.get("description"), "size": len(data), "content_type": kind,
-                    "url": f"https://cdn.example/{message_id}/{name}",
-                    "proxy_url": f"https://cdn.example/{message_id}/{name}", "data": data})  # fmt: skip
+        out.append(
+            {
+                "id": f"{message_id}{a['id']}",
+                "filename": a.get("filename") or name,
+                "description": a.get("description"),
+                "size": len(data),
+                "content_type": kind,
+                "url": f"https://cdn.example/{message_id}/{name}",
+                "proxy_url": f"https://cdn.example/{message_id}/{name}",
+                "data": data,
+            }
+        )
     return out

@@ -15,8 +15,13 @@ UNKNOWN_CHANNEL = (404, {}, {"message": "Unknown Channel", "code": 10003})
 
 
 def user(uid: str) -> dict:
-    return {"id": uid, "username": f"user{uid}", "discriminator": "0", "avatar": None,
-            "global_name": None}  # fmt: skip
+    return {
+        "id": uid,
+        "username": f"user{uid}",
+        "discriminator": "0",
+        "avatar": None,
+        "global_name": None,
+    }
 
 
 def _invalid_limit(raw: str) -> tuple[int, dict, dict]:
@@ -57,12 +62,25 @@ class DiscordChannels:
         """``n`` messages from another user arrive in ``channel`` (a busy channel)."""
         for i in range(n):
             mid = self._next()
-            self.messages[channel].append({
-                "id": mid, "channel_id": channel, "author": user(uid), "content": f"chat {i}",
-                "timestamp": self.stamp(mid), "edited_timestamp": None, "tts": False,
-                "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
-                "embeds": [], "components": [], "pinned": False, "type": 0,
-            })  # fmt: skip
+            self.messages[channel].append(
+                {
+                    "id": mid,
+                    "channel_id": channel,
+                    "author": user(uid),
+                    "content": f"chat {i}",
+                    "timestamp": self.stamp(mid),
+                    "edited_timestamp": None,
+                    "tts": False,
+                    "mention_everyone": False,
+                    "mentions": [],
+                    "mention_roles": [],
+                    "attachments": [],
+                    "embeds": [],
+                    "components": [],
+                    "pinned": False,
+                    "type": 0,
+                }
+            )
 
     def history(self, channel: str, query: dict[str, str]) -> tuple[int, dict, dict | list]:
         """Get Channel Messages: at most ``limit`` (1-100, default 50), newest first."""

@@ -35,10 +35,15 @@ def issue(kind: int) -> str:
 
 
 def _wrong_type(kind: int, response: object) -> tuple[int, dict, dict]:
-    problem = {"code": "INTERACTION_RESPONSE_TYPE_INVALID",
-               "message": f"response type {response} is not valid for interaction type {kind}"}  # fmt: skip
-    return 400, {}, {"message": "Invalid Form Body", "code": 50035,
-                     "errors": {"type": {"_errors": [problem]}}}  # fmt: skip
+    problem = {
+        "code": "INTERACTION_RESPONSE_TYPE_INVALID",
+        "message": f"response type {response} is not valid for interaction type {kind}",
+    }
+    return (
+        400,
+        {},
+        {"message": "Invalid Form Body", "code": 50035, "errors": {"type": {"_errors": [problem]}}},
+    )
 
 
 def _attachment(upload: dict) -> dict:
@@ -99,12 +104,24 @@ class InteractionEndpoints:
     def _reply_message(self, body: dict, channel: str = "111") -> dict:
         from tests.fakes.discord import BOT  # the fake that mixes this in defines the bot user
 
-        return {"id": self._next(), "channel_id": channel, "author": BOT, "content": body.get("content") or "",
-                "timestamp": "2026-12-01T09:00:00+00:00", "edited_timestamp": None, "tts": False,
-                "mention_everyone": False, "mentions": [], "mention_roles": [],
-                "attachments": [_attachment(f) for f in body.get("_files", [])],
-                "embeds": body.get("embeds", []), "components": body.get("components", []),
-                "pinned": False, "type": 0, "flags": body.get("flags", 0)}  # fmt: skip
+        return {
+            "id": self._next(),
+            "channel_id": channel,
+            "author": BOT,
+            "content": body.get("content") or "",
+            "timestamp": "2026-12-01T09:00:00+00:00",
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [_attachment(f) for f in body.get("_files", [])],
+            "embeds": body.get("embeds", []),
+            "components": body.get("components", []),
+            "pinned": False,
+            "type": 0,
+            "flags": body.get("flags", 0),
+        }
 
     def _invalid(self, token: str, problems: list[str]) -> tuple[int, dict, dict]:
         self.rejected.append((f"interaction {token}", problems))
@@ -149,9 +166,20 @@ class InteractionEndpoints:
             self.originals[token].update(
                 {k: v for k, v in data.items() if k in ("embeds", "components", "content")}
             )
-        return 200, {}, {"interaction": {"id": iid, "type": kind, "activity_instance_id": None,
-                         "response_message_id": None, "response_message_loading": body.get("type") == 5,
-                         "response_message_ephemeral": bool((data.get("flags") or 0) & 64)}}  # fmt: skip
+        return (
+            200,
+            {},
+            {
+                "interaction": {
+                    "id": iid,
+                    "type": kind,
+                    "activity_instance_id": None,
+                    "response_message_id": None,
+                    "response_message_loading": body.get("type") == 5,
+                    "response_message_ephemeral": bool((data.get("flags") or 0) & 64),
+                }
+            },
+        )
 
     def _followup(self, token: str, body: dict) -> tuple[int, dict, dict]:
         if not self.acks[token]:  # Discord: no follow-up before the interaction is acknowledged
@@ -220,8 +248,21 @@ class InteractionEndpoints:
                 {"message": "Invalid Form Body", "code": 50035, "errors": {"_problems": problems}},
             )
         self.synced[m.group(1)] = body
-        return 200, {}, [{"id": self._next(), "application_id": "2000", "name": c.get("name"), "type": 1,
-                          "description": c.get("description", ""), "version": "1"} for c in body]  # fmt: skip
+        return (
+            200,
+            {},
+            [
+                {
+                    "id": self._next(),
+                    "application_id": "2000",
+                    "name": c.get("name"),
+                    "type": 1,
+                    "description": c.get("description", ""),
+                    "version": "1",
+                }
+                for c in body
+            ],
+        )
 
 
 def choice_problems(choices: list[dict]) -> list[str]:

@@ -121,10 +121,16 @@ class FakeLlm(LocalServer):
                 "model_not_found",
             )
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages or not all(
-            isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")
-            and isinstance(m.get("content"), str) for m in messages
-        ):  # fmt: skip
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
+                isinstance(m, dict)
+                and m.get("role") in ("system", "user", "assistant")
+                and isinstance(m.get("content"), str)
+                for m in messages
+            )
+        ):
             return 400, _error(
                 "'messages' must be a non-empty list of messages", "invalid_request_error"
             )

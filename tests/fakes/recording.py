@@ -28,8 +28,15 @@ class RecordingAdapter:
         n = self.per_message
         return [()] + [tuple(ids[i : i + n]) for i in range(0, len(ids), n)]
 
-    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+    async def post_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        degrade: bool = False,
+    ) -> str:
         if ref.channel_id in self.fail:
             raise self.fail[ref.channel_id]
         self.messages.append((ref, key, self.plan(reply)[position]))
@@ -37,8 +44,9 @@ class RecordingAdapter:
             self.digests.append((ref, reply))
         return f"msg-{key}"
 
-    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since=None) -> str | None:  # fmt: skip
+    async def find_part(
+        self, ref: ChannelRef, reply: Reply, position: int, key: str, parent: str | None, since=None
+    ) -> str | None:
         return f"msg-{key}" if key in self.keys() else None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:

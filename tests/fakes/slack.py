@@ -206,9 +206,11 @@ class FakeSlack(SlackMessages, LocalServer):
             if channel[:1] in ("U", "W"):  # Slack posts into the app's IM with that user
                 channel = self.open_im(channel)
             msg = {
-                "ts": ts, "user": BOT_USER, "bot_id": BOT_ID,
+                "ts": ts,
+                "user": BOT_USER,
+                "bot_id": BOT_ID,
                 **{k: args.get(k) for k in ("text", "blocks", "thread_ts", "metadata")},
-            }  # fmt: skip
+            }
             self.messages[channel].append(msg)
             return {"ok": True, "channel": channel, "ts": ts, "message": msg}
         if method == "chat.update":
@@ -221,16 +223,30 @@ class FakeSlack(SlackMessages, LocalServer):
             return {"ok": True, "channel": {"id": self.open_im(str(args["users"]))}}
         if method == "users.info":
             user = args.get("user", "")
-            return {"ok": True, "user": {"id": user, "name": self.users[user],
-                    "is_admin": user in self.admins, "is_owner": False}}  # fmt: skip
+            return {
+                "ok": True,
+                "user": {
+                    "id": user,
+                    "name": self.users[user],
+                    "is_admin": user in self.admins,
+                    "is_owner": False,
+                },
+            }
         if method == "auth.test":
             return {"ok": True, "team_id": "T1", "user_id": "UBOT", "bot_id": "B1", "team": "Lab"}
         if method == "oauth.v2.access":
             return {
-                "ok": True, "app_id": "A1", "authed_user": {"id": "U1"}, "scope": "commands,chat:write",
-                "token_type": "bot", "access_token": "xoxb-installed", "bot_user_id": "UBOT",
-                "team": {"id": "T7", "name": "Lab"}, "enterprise": None, "is_enterprise_install": False,
-            }  # fmt: skip
+                "ok": True,
+                "app_id": "A1",
+                "authed_user": {"id": "U1"},
+                "scope": "commands,chat:write",
+                "token_type": "bot",
+                "access_token": "xoxb-installed",
+                "bot_user_id": "UBOT",
+                "team": {"id": "T7", "name": "Lab"},
+                "enterprise": None,
+                "is_enterprise_install": False,
+            }
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V1"}}
         return {"ok": True}
@@ -308,11 +324,22 @@ class FakeSlack(SlackMessages, LocalServer):
             if channel in self.gone or (channel in self.private and channel not in self.joined):
                 return {"ok": False, "error": "channel_not_found"}
             private = channel in self.private
-            return {"ok": True, "channel": {"id": channel, "is_channel": not private,
-                    "is_group": private, "is_private": private, "is_im": channel.startswith("D")}}  # fmt: skip
+            return {
+                "ok": True,
+                "channel": {
+                    "id": channel,
+                    "is_channel": not private,
+                    "is_group": private,
+                    "is_private": private,
+                    "is_im": channel.startswith("D"),
+                },
+            }
         if method == "conversations.members":
-            return {"ok": True, "members": sorted(self.members.get(args.get("channel", ""), ())),
-                    "response_metadata": {"next_cursor": ""}}  # fmt: skip
+            return {
+                "ok": True,
+                "members": sorted(self.members.get(args.get("channel", ""), ())),
+                "response_metadata": {"next_cursor": ""},
+            }
         if method == "files.getUploadURLExternal" or method.startswith("upload-"):
             return upload_ok(self, method, args)
         if method == "files.completeUploadExternal":
@@ -324,11 +351,19 @@ class FakeSlack(SlackMessages, LocalServer):
         fid = f"F{user}{len(self.files) + 1}"
         url = f"http://127.0.0.1:{self.port}/files-pri/T1-{fid}/download/{name}"
         self.files[fid] = {
-            "id": fid, "name": name, "title": name, "user": user, "channels": [channel],
-            "created": int(time.time() - age), "size": len(data), "filetype": "text",
-            "mimetype": "text/plain", "url_private": url.replace("/download/", "/"),
-            "url_private_download": url, "content": data,
-        }  # fmt: skip
+            "id": fid,
+            "name": name,
+            "title": name,
+            "user": user,
+            "channels": [channel],
+            "created": int(time.time() - age),
+            "size": len(data),
+            "filetype": "text",
+            "mimetype": "text/plain",
+            "url_private": url.replace("/download/", "/"),
+            "url_private_download": url,
+            "content": data,
+        }
         return self.files[fid]
 
     def files_list(self, args: dict) -> dict:
@@ -337,9 +372,13 @@ class FakeSlack(SlackMessages, LocalServer):
         if "files:read" not in self.scopes:
             return {"ok": False, "error": "missing_scope", "needed": "files:read"}
         since = int(float(args.get("ts_from") or 0))
-        found = [{k: v for k, v in f.items() if k != "content"} for f in self.files.values()
-                 if (not args.get("channel") or args["channel"] in f["channels"])
-                 and (not args.get("user") or f["user"] == args["user"]) and f["created"] >= since]  # fmt: skip
+        found = [
+            {k: v for k, v in f.items() if k != "content"}
+            for f in self.files.values()
+            if (not args.get("channel") or args["channel"] in f["channels"])
+            and (not args.get("user") or f["user"] == args["user"])
+            and f["created"] >= since
+        ]
         found.sort(key=lambda f: -f["created"])
         count = int(args.get("count") or 100)
         return {"ok": True, "files": found[:count], "paging": {"count": count, "total": len(found)}}

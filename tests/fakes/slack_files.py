@@ -48,8 +48,12 @@ def upload_refused(fake, method: str, args: dict) -> dict | None:  # noqa: ANN00
         up = fake.uploads.get(method.removeprefix("upload-"))
         return {"ok": False, "error": "not_found"} if up is None or "channel" in up else None
     if "files:write" not in fake.scopes:
-        return {"ok": False, "error": "missing_scope", "needed": "files:write",
-                "provided": ",".join(sorted(fake.scopes))}  # fmt: skip
+        return {
+            "ok": False,
+            "error": "missing_scope",
+            "needed": "files:write",
+            "provided": ",".join(sorted(fake.scopes)),
+        }
     if method == "files.getUploadURLExternal":
         length = str(args.get("length", ""))
         if not args.get("filename") or not length.isdigit() or int(length) < 1:
@@ -83,8 +87,11 @@ def upload_ok(fake, method: str, args: dict) -> dict:  # noqa: ANN001 - a FakeSl
     """Step 1 (an id and a URL) or step 2 (the bytes arrive at the URL)."""
     if method == "files.getUploadURLExternal":
         file_id = f"F{len(fake.uploads) + 1}"
-        fake.uploads[file_id] = {"name": args.get("filename"), "length": int(args["length"]),
-                                 "alt_txt": args.get("alt_txt")}  # fmt: skip
+        fake.uploads[file_id] = {
+            "name": args.get("filename"),
+            "length": int(args["length"]),
+            "alt_txt": args.get("alt_txt"),
+        }
         return {"ok": True, "file_id": file_id, "upload_url": f"{fake.url}upload/{file_id}"}
     up = fake.uploads[method.removeprefix("upload-")]
     up["bytes"] = args["bytes"]
@@ -97,8 +104,11 @@ def complete_ok(fake, args: dict) -> dict:  # noqa: ANN001 - a FakeSlack
     """Step 3: the files are shared into the channel with their title and comment."""
     files = _files(args)
     for f in files:
-        fake.uploads[f["id"]].update(channel=args.get("channel_id"), title=f.get("title"),
-                                     comment=args.get("initial_comment"))  # fmt: skip
+        fake.uploads[f["id"]].update(
+            channel=args.get("channel_id"),
+            title=f.get("title"),
+            comment=args.get("initial_comment"),
+        )
     return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
 
@@ -109,8 +119,15 @@ def upload_info(fake, file_id: str) -> dict:  # noqa: ANN001 - a FakeSlack
     private = channel in fake.private
     kind = "private" if private else "public"
     shares = {kind: {channel: [{"ts": "1.0"}]}} if channel else {}
-    return {"ok": True, "file": {
-        "id": file_id, "name": up["name"], "title": up.get("title") or up["name"],
-        "channels": [channel] if channel and not private else [],
-        "groups": [channel] if channel and private else [], "ims": [], "shares": shares,
-    }}  # fmt: skip
+    return {
+        "ok": True,
+        "file": {
+            "id": file_id,
+            "name": up["name"],
+            "title": up.get("title") or up["name"],
+            "channels": [channel] if channel and not private else [],
+            "groups": [channel] if channel and private else [],
+            "ims": [],
+            "shares": shares,
+        },
+    }

@@ -29,9 +29,17 @@ from tests.fakes.hub import COMMIT, FakeHub
 from tests.support.cli_proc import clean_env, digestbot_proc, one_error
 
 REPO = "sentence-transformers/all-MiniLM-L6-v2"
-ONNX = ["model.onnx", "model_O1.onnx", "model_O2.onnx", "model_O3.onnx", "model_O4.onnx",
-        "model_qint8_arm64.onnx", "model_qint8_avx512.onnx", "model_qint8_avx512_vnni.onnx",
-        "model_quint8_avx2.onnx"]  # fmt: skip
+ONNX = [
+    "model.onnx",
+    "model_O1.onnx",
+    "model_O2.onnx",
+    "model_O3.onnx",
+    "model_O4.onnx",
+    "model_qint8_arm64.onnx",
+    "model_qint8_avx512.onnx",
+    "model_qint8_avx512_vnni.onnx",
+    "model_quint8_avx2.onnx",
+]
 needs_model = pytest.mark.semantic  # skipped without the extra (tests/conftest.py)
 LOAD = (
     "import json; from digest.index.embeddings import load_encoder; e = load_encoder(); "
@@ -44,16 +52,33 @@ LOAD = (
 def repos() -> dict:
     files = packaged_model()
     layout = {"tokenizer.json": files.tokenizer} | {f"onnx/{n}": files.model for n in ONNX}
-    return {REPO: layout, "acme/fp32-only": {"tokenizer.json": files.tokenizer,
-                                             "onnx/model.onnx": files.model}}  # fmt: skip
+    return {
+        REPO: layout,
+        "acme/fp32-only": {"tokenizer.json": files.tokenizer, "onnx/model.onnx": files.model},
+    }
 
 
 def load(tmp_path, hub_url: str, model: str = REPO, **env: str) -> subprocess.CompletedProcess:
-    env = clean_env(tmp_path, HF_HOME=str(tmp_path / "hf"), HF_ENDPOINT=hub_url,
-                    HF_HUB_OFFLINE="0", DIGESTBOT_EMBEDDING_MODEL=model,
-                    DIGESTBOT_SEMANTIC="auto", NO_PROXY="127.0.0.1") | env  # fmt: skip
-    return subprocess.run([sys.executable, "-c", LOAD], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)  # fmt: skip
+    env = (
+        clean_env(
+            tmp_path,
+            HF_HOME=str(tmp_path / "hf"),
+            HF_ENDPOINT=hub_url,
+            HF_HUB_OFFLINE="0",
+            DIGESTBOT_EMBEDDING_MODEL=model,
+            DIGESTBOT_SEMANTIC="auto",
+            NO_PROXY="127.0.0.1",
+        )
+        | env
+    )
+    return subprocess.run(
+        [sys.executable, "-c", LOAD],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
 
 
 def test_repo_ids_and_the_files_tried():
@@ -78,8 +103,9 @@ def test_a_hub_model_is_fetched_once_into_the_hf_cache_then_served_from_it(tmp_p
     snapshot = tmp_path / "hf" / "hub" / f"models--{REPO.replace('/', '--')}" / "snapshots" / COMMIT
     assert got["model"] == str(snapshot / candidates(None)[0])
     assert got["tokenizer"] == str(snapshot / "tokenizer.json") and got["meaning"]
-    assert sorted(fetched) == sorted(f"/{REPO}/resolve/main/{f}" for f in
-                                     ("tokenizer.json", candidates(None)[0]))  # fmt: skip
+    assert sorted(fetched) == sorted(
+        f"/{REPO}/resolve/main/{f}" for f in ("tokenizer.json", candidates(None)[0])
+    )
     down = load(tmp_path, hub.url)  # the hub is gone: the cached copy is used
     assert down.returncode == 0 and json.loads(down.stdout) == got, down.stderr
     offline = load(tmp_path, hub.url, HF_HUB_OFFLINE="1")
@@ -122,9 +148,14 @@ def test_a_model_that_cannot_be_had_stops_a_cli_command_with_one_line(
     tmp_path, model, offline, said
 ):
     with FakeHub(repos()) as hub:
-        env = {"HF_HOME": str(tmp_path / "hf"), "HF_ENDPOINT": hub.url, "NO_PROXY": "127.0.0.1",
-               "DIGESTBOT_EMBEDDING_MODEL": model, "DIGESTBOT_SEMANTIC": "auto",
-               "HF_HUB_OFFLINE": offline or "0"}  # fmt: skip
+        env = {
+            "HF_HOME": str(tmp_path / "hf"),
+            "HF_ENDPOINT": hub.url,
+            "NO_PROXY": "127.0.0.1",
+            "DIGESTBOT_EMBEDDING_MODEL": model,
+            "DIGESTBOT_SEMANTIC": "auto",
+            "HF_HUB_OFFLINE": offline or "0",
+        }
         proc = digestbot_proc(
             tmp_path, "search", "graph neural networks", **env
         )  # HF_* read at import

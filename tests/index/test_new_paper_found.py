@@ -59,10 +59,17 @@ def test_a_paper_another_process_stores_is_found_by_its_title_and_by_its_own_wor
         )
 
         known = records[0].title  # its words are in many stored papers' titles and abstracts
-        other.papers.upsert([make_record(
-            source="jsonl", id="needle-1", title=f"The {WORD} effect: {known}",
-            abstract=f"We describe the {WORD} effect. {records[0].abstract}", year=2026,
-        )])  # fmt: skip
+        other.papers.upsert(
+            [
+                make_record(
+                    source="jsonl",
+                    id="needle-1",
+                    title=f"The {WORD} effect: {known}",
+                    abstract=f"We describe the {WORD} effect. {records[0].abstract}",
+                    year=2026,
+                )
+            ]
+        )
         papers.indexes.tick()  # one refresher round (every REFRESH_SECONDS in a bot)
         assert not fits, "a new paper was indexed by a full fit, not appended"
         assert ids(papers.search(WORD))[:1] == ["needle-1"]

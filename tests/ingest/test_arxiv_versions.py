@@ -86,10 +86,15 @@ def test_two_arxiv_papers_with_one_abstract_stay_two_and_keep_their_links(store)
 
     text = V1 * 4  # long enough for the abstract hash to count as identity
     a, b = (
-        make_record(source="arxiv", id=f"2611.0000{n}v{n - 4}", title=f"Paper {n} Of Two Here",
-                    abstract=text, links=Links(abs=f"https://arxiv.org/abs/2611.0000{n}"))
+        make_record(
+            source="arxiv",
+            id=f"2611.0000{n}v{n - 4}",
+            title=f"Paper {n} Of Two Here",
+            abstract=text,
+            links=Links(abs=f"https://arxiv.org/abs/2611.0000{n}"),
+        )
         for n in (5, 6)
-    )  # fmt: skip
+    )
     store.papers.upsert([a])
     assert store.papers.upsert([b]).added == 1
     assert store.papers.get("2611.00005").links.abs == "https://arxiv.org/abs/2611.00005"

@@ -49,11 +49,27 @@ def test_no_source_format_lets_a_lone_surrogate_through():
     dropping (every assertion).
     """
     bad = "a\ud800b"
-    row = {"id": "x" + bad, "title": bad, "abstract": bad + " words", "authors": [bad],
-           "keywords": bad, "venue": bad, "url": "https://e.org/" + bad, "code": bad}  # fmt: skip
+    row = {
+        "id": "x" + bad,
+        "title": bad,
+        "abstract": bad + " words",
+        "authors": [bad],
+        "keywords": bad,
+        "venue": bad,
+        "url": "https://e.org/" + bad,
+        "code": bad,
+    }
     jsonl = parse_jsonl(json.dumps(row) + "\n")
-    note = {"id": "n1", "forum": "n1", "content": {"title": {"value": bad},
-            "abstract": {"value": bad}, "pdf": {"value": "/pdf" + bad}, "code": bad}}  # fmt: skip
+    note = {
+        "id": "n1",
+        "forum": "n1",
+        "content": {
+            "title": {"value": bad},
+            "abstract": {"value": bad},
+            "pdf": {"value": "/pdf" + bad},
+            "code": bad,
+        },
+    }
     openreview = parse_openreview_notes({"notes": [note]})
     atom = (
         b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry>'
@@ -127,8 +143,11 @@ def test_text_that_begins_like_a_signature_or_holds_a_few_nuls_is_text() -> None
     """
     import bz2
 
-    for text in (b"GIF8K: a benchmark of eight thousand GIFs.\n", b"BZh is a toy language.\n",
-                 b'{"id":"a","abstract":"x \x00 y \x00 z \x00"}\n'):  # fmt: skip
+    for text in (
+        b"GIF8K: a benchmark of eight thousand GIFs.\n",
+        b"BZh is a toy language.\n",
+        b'{"id":"a","abstract":"x \x00 y \x00 z \x00"}\n',
+    ):
         assert decode(text, "f.txt")[0].startswith(text.decode()[:3])
     gif = b"GIF89a" + bytes([1, 0, 1, 0, 0x80, 0, 0]) + b"\xff" * 40
     for blob in (bz2.compress(GOOD.encode() * 50), gif):
@@ -160,9 +179,18 @@ def test_long_fields_are_cut_with_a_warning(env_isolated, capsys):
 
 @pytest.mark.parametrize(
     ("year", "stored"),
-    [(2026.5, None), (2026.0, 2026), (2026, 2026), ("2026", 2026), ("12026", None), (True, None),
-     ("2026.5", None), ("2026.05.01", 2026), ("2026-05-01", 2026)],
-)  # fmt: skip
+    [
+        (2026.5, None),
+        (2026.0, 2026),
+        (2026, 2026),
+        ("2026", 2026),
+        ("12026", None),
+        (True, None),
+        ("2026.5", None),
+        ("2026.05.01", 2026),
+        ("2026-05-01", 2026),
+    ],
+)
 def test_a_fractional_year_is_not_a_year(sqlite_store, tmp_path, year, stored):
     """`"year": 2026.5` was truncated to 2026 silently, while `true` or `-5` were refused with a
     warning; now it is refused the same way (2026.0 is 2026).

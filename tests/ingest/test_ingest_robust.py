@@ -102,8 +102,14 @@ def test_unknown_prefix_lists_the_known_ones(tmp_path):
 def test_progress_bar_shows_on_a_terminal(tmp_path):
     src = _mixed_file(tmp_path / "big.jsonl", n=3000)
     master, slave = pty.openpty()
-    proc = subprocess.Popen([str(ENTRY), "ingest", str(src)], cwd=tmp_path, env=clean_env(tmp_path),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(ENTRY), "ingest", str(src)],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
     os.close(slave)
     seen = b""
     while True:
@@ -143,9 +149,14 @@ def test_authors_and_keywords_must_be_text_or_lists_of_text():
     rows = [
         {"id": "b1", "title": "T", "abstract": "We study graphs.", "authors": [1, 2]},
         {"id": "b2", "title": "T", "abstract": "We study graphs.", "keywords": 5},
-        {"id": "b3", "title": "T", "abstract": "We study graphs.", "authors": ["Ada", "Alan"],
-         "keywords": "graphs; trees"},
-    ]  # fmt: skip
+        {
+            "id": "b3",
+            "title": "T",
+            "abstract": "We study graphs.",
+            "authors": ["Ada", "Alan"],
+            "keywords": "graphs; trees",
+        },
+    ]
     parsed = parse_jsonl("\n".join(json.dumps(r) for r in rows))
     problems = {p.line: p.message for p in parsed.problems}
     assert problems[1] == "skipped: 'authors' must be text, got a number"

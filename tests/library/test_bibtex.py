@@ -18,8 +18,16 @@ BUNDLED = BUNDLED_PAPERS
 
 
 def paper(pid: str, title: str, *authors: str, year: int | None = 2026) -> Paper:
-    return Paper(id=pid, source="jsonl", title=title, abstract_raw="", abstract="",
-                 authors=authors, year=year, venue="NeurIPS 2026")  # fmt: skip
+    return Paper(
+        id=pid,
+        source="jsonl",
+        title=title,
+        abstract_raw="",
+        abstract="",
+        authors=authors,
+        year=year,
+        venue="NeurIPS 2026",
+    )
 
 
 def keys(bib: str) -> list[str]:
@@ -101,10 +109,16 @@ def test_hostile_titles_and_authors_keep_every_entry_readable():
     '}}}}@misc{evil' title closes the entry early; the URL written unescaped: a '}' in the link
     ends the url field; backslashes left as they are: 'Back\\' would read as a LaTeX command."""
     evil = Paper(
-        id="evil-1", source="jsonl", title="}}}}@misc{evil, title={pwned} \\ 100% x_y",
-        abstract_raw="", abstract="", authors=("O'Brien}", "Back\\"), year=2026,
-        venue="NeurIPS 2026", links=Links(abs="https://example.org/a}b{c"),
-    )  # fmt: skip
+        id="evil-1",
+        source="jsonl",
+        title="}}}}@misc{evil, title={pwned} \\ 100% x_y",
+        abstract_raw="",
+        abstract="",
+        authors=("O'Brien}", "Back\\"),
+        year=2026,
+        venue="NeurIPS 2026",
+        links=Links(abs="https://example.org/a}b{c"),
+    )
     bib = export([A, evil, OTHER])
     found = _entries(bib)
     assert len(found) == 3
@@ -122,8 +136,16 @@ def test_only_papers_from_arxiv_are_called_arxiv_preprints():
     arxiv_id ignoring links or ids; @article kept for a paper that has no journal."""
 
     def bare(pid: str, source: str = "jsonl", links: Links | None = None) -> Paper:
-        return Paper(id=pid, source=source, title="Counting Sheep", abstract_raw="", abstract="",
-                     authors=("Ada Lovelace",), year=2026, links=links or Links())  # fmt: skip
+        return Paper(
+            id=pid,
+            source=source,
+            title="Counting Sheep",
+            abstract_raw="",
+            abstract="",
+            authors=("Ada Lovelace",),
+            year=2026,
+            links=links or Links(),
+        )
 
     local = _entries(export([bare("x1", links=Links(abs="https://example.org/x1"))]))[0]
     assert local.startswith("@misc{") and "arXiv" not in local and "journal" not in local
@@ -183,8 +205,13 @@ def test_a_key_from_a_very_long_word_fits_its_column(store) -> None:
     from digest.ingest.parse import make_record
 
     dna = "acgt" * 60
-    rec = make_record(source="jsonl", id="long2", title=f"{dna} sequence analysis",
-                      abstract="A normal abstract.", authors=("Ada " + "Lovelace" * 40,))  # fmt: skip
+    rec = make_record(
+        source="jsonl",
+        id="long2",
+        title=f"{dna} sequence analysis",
+        abstract="A normal abstract.",
+        authors=("Ada " + "Lovelace" * 40,),
+    )
     store.papers.upsert([rec])
     key = cite_key(store.papers.get("long2"))
     assert len(key) <= 200 and key.startswith("lovelace")

@@ -137,8 +137,10 @@ def test_a_csv_quote_left_open_is_said_and_the_rows_after_it_are_read():
     )
     lib = parse_library(text.encode(), "zotero.csv")
     assert [(e.line, e.title) for e in lib.entries] == [
-        (3, "Title two"), (4, "Title three"), (7, "Title five")
-    ]  # fmt: skip
+        (3, "Title two"),
+        (4, "Title three"),
+        (7, "Title five"),
+    ]
     assert [(s.line, s.reason) for s in lib.skipped] == [
         (2, "unreadable CSV row (a quote left open?)"),
         (6, "a cell over the CSV limit of 131,072 characters"),
@@ -164,8 +166,13 @@ def test_id_list_reads_ids_and_links_and_names_what_is_not_one():
     lib = parse_library(IDS, "the pasted text")
     assert lib.format == "id list"
     refs = [(e.line, e.ref.arxiv or e.ref.doi or e.ref.openreview) for e in lib.entries]
-    assert refs == [(1, "2401.01234"), (2, "2302.00001"), (3, "2105.05233"),
-                    (4, "10.1145/3394486.3403043"), (5, "HkxYz0NFwB")]  # fmt: skip
+    assert refs == [
+        (1, "2401.01234"),
+        (2, "2302.00001"),
+        (3, "2105.05233"),
+        (4, "10.1145/3394486.3403043"),
+        (5, "HkxYz0NFwB"),
+    ]
     assert [(s.line, s.reason) for s in lib.skipped] == [
         (6, "unreadable: 'hello' is not a paper id, arXiv id, DOI or link"),
         (7, "duplicate of item 1"),
@@ -178,11 +185,13 @@ def test_pasted_ids_are_numbered_by_place_and_stored_ids_are_taken():
     arXiv ids, DOIs and links read ('neurips-…' unreadable: red)."""
     lib = parse_library(b"2401.01234 neurips-928c3ba0ef8b hello arXiv:2401.01234", "the text")
     assert [(e.line, e.ref.arxiv or e.ref.paper_id) for e in lib.entries] == [
-        (1, "2401.01234"), (2, "neurips-928c3ba0ef8b")
-    ]  # fmt: skip
+        (1, "2401.01234"),
+        (2, "neurips-928c3ba0ef8b"),
+    ]
     assert [(s.line, s.reason[:20]) for s in lib.skipped] == [
-        (3, "unreadable: 'hello' "), (4, "duplicate of item 1")
-    ]  # fmt: skip
+        (3, "unreadable: 'hello' "),
+        (4, "duplicate of item 1"),
+    ]
 
 
 @pytest.mark.parametrize(

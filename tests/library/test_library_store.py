@@ -17,7 +17,7 @@ def _papers():
             title="A paper with a DOI link",
             abstract="x",
             links=Links(abs="https://doi.org/10.1000/ABC.123"),
-        ),  # fmt: skip
+        ),
         make_record(source="openreview", id="HkxYz0NFwB", title="Reward shaping", abstract="y"),
         make_record(
             source="jsonl", id="gnn-1", title="Message Passing, Revisited!", abstract=ABSTRACT
@@ -39,8 +39,14 @@ def test_find_wanted_by_every_identity(store):
         Wanted(arxiv="2599.00001", doi="10.9/none", title="Nothing like it"),
     ]
     assert store.papers.find_wanted(wanted) == [
-        "2502.00007", "doi-1", "HkxYz0NFwB", "gnn-1", "gnn-1", None, None
-    ]  # fmt: skip
+        "2502.00007",
+        "doi-1",
+        "HkxYz0NFwB",
+        "gnn-1",
+        "gnn-1",
+        None,
+        None,
+    ]
 
 
 def test_library_papers_are_stored_but_never_news(store):

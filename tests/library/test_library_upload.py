@@ -181,8 +181,14 @@ async def test_slack_a_file_sent_to_the_app_with_import_seeds_the_personal_diges
     data = three_papers(app.store.papers.get("syn-gnn-0").title).encode()
     quiet = slack.share_file(im, "U1", "notes.txt", b"2401.01234")
     mine = slack.share_file(im, "U1", "mine.bib", data)
-    event = {"type": "message", "channel_type": "im", "user": "U1", "channel": im,
-             "subtype": "file_share", "ts": "1.1"}  # fmt: skip
+    event = {
+        "type": "message",
+        "channel_type": "im",
+        "user": "U1",
+        "channel": im,
+        "subtype": "file_share",
+        "ts": "1.1",
+    }
     async with Harness(app, slack) as h:
         await h.event({**event, "text": "", "files": [{"id": quiet["id"]}]}, event_id="Ev1")
         await h.event({**event, "text": "import", "files": [{"id": mine["id"]}]}, event_id="Ev2")

@@ -23,8 +23,19 @@ pytestmark = pytest.mark.reliability
 def test_the_load_bench_drives_the_real_bot_on_both_platforms_and_every_command_is_answered(
     tmp_path,
 ):
-    cfg = Config(channels=4, papers=40, ingest=20, rate=4, duration=3, visible_timeout=10,
-                 grace=30, ready_timeout=120, due_phase=False, cli=False, seed=5)  # fmt: skip
+    cfg = Config(
+        channels=4,
+        papers=40,
+        ingest=20,
+        rate=4,
+        duration=3,
+        visible_timeout=10,
+        grace=30,
+        ready_timeout=120,
+        due_phase=False,
+        cli=False,
+        seed=5,
+    )
     result = asyncio.run(run_backend(cfg, "sqlite", tmp_path / "sqlite"))
     samples = result.samples
     assert len(samples) == 12

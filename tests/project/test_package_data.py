@@ -40,8 +40,13 @@ def test_a_built_wheel_carries_the_papers_migrations_and_tokenizer(tmp_path):
     for name in ("digest", "bot"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
-    built = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=src,
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    built = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "dist")],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = tmp_path / "dist" / built.stdout.strip().splitlines()[-1]
     with zipfile.ZipFile(wheel) as archive:

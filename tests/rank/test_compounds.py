@@ -15,13 +15,19 @@ from digest.rank.weak import check
 
 FILLER = " ".join(f"topic{i} method{i} result{i}" for i in range(8))
 DOCS = [
-    DocInput("ood", "Detecting shifted inputs",
-             f"We study out-of-distribution inputs for classifiers and calibrated rejection. {FILLER}"),
-    DocInput("dist", "Heavy tails in token statistics",
-             "The distribution of token frequencies, a distribution with heavy tails: each "
-             f"distribution follows a power law. {FILLER}"),
+    DocInput(
+        "ood",
+        "Detecting shifted inputs",
+        f"We study out-of-distribution inputs for classifiers and calibrated rejection. {FILLER}",
+    ),
+    DocInput(
+        "dist",
+        "Heavy tails in token statistics",
+        "The distribution of token frequencies, a distribution with heavy tails: each "
+        f"distribution follows a power law. {FILLER}",
+    ),
     DocInput("other", "Sparse probes", f"Linear probes read features from activations. {FILLER}"),
-]  # fmt: skip
+]
 
 
 def test_a_compound_typed_with_spaces_finds_the_paper_that_writes_it_hyphenated():
@@ -63,9 +69,13 @@ def test_subscribe_counts_typed_words_not_an_acronym_brought_in():
     """'neural networks' counted the papers writing 'NN' (13 on the development set), a generic
     topic made to look specific. Break: specific_matches counting every specific column."""
     docs = DOCS + [
-        DocInput(f"nn{i}", f"Pruning study {i}", f"A neural network (NN) is pruned. The NN "
-                 f"keeps accuracy. {FILLER}") for i in range(3)
-    ]  # fmt: skip
+        DocInput(
+            f"nn{i}",
+            f"Pruning study {i}",
+            f"A neural network (NN) is pruned. The NN keeps accuracy. {FILLER}",
+        )
+        for i in range(3)
+    ]
     ranker = Ranker(build_index(docs))
     assert ranker.specific_matches("neural networks") is None
     assert ranker.specific_matches("pruning") == 3

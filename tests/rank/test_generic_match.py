@@ -58,8 +58,9 @@ def chess_paper(app) -> str:
     return hits[0].paper_id
 
 
-@pytest.mark.parametrize("topic,missing", [("diffusion models", "diffusion"),
-                                           ("graph neural networks", "graph")])  # fmt: skip
+@pytest.mark.parametrize(
+    "topic,missing", [("diffusion models", "diffusion"), ("graph neural networks", "graph")]
+)
 def test_subscribe_search_digest_and_why_agree(bundled, topic, missing):
     chan = f"agree-{missing}"
     sub = say(bundled, chan, f"/papers subscribe {topic}")
@@ -141,8 +142,10 @@ def test_a_named_phrase_of_generic_words_is_specific(bundled):
     assert generic_term(idx, "reinforcement") and generic_term(idx, "neural network")
     chan = "named-rl"
     say(bundled, chan, "/papers subscribe reinforcement learning")
-    replies = [say(bundled, chan, "/papers search reinforcement learning"),
-               say(bundled, chan, "/papers digest preview")]  # fmt: skip
+    replies = [
+        say(bundled, chan, "/papers search reinforcement learning"),
+        say(bundled, chan, "/papers digest preview"),
+    ]
     seen = 0
     for reply in replies:
         for c in reply.cards:
@@ -162,8 +165,12 @@ def test_a_large_corpus_tells_named_phrases_by_its_own_counts():
     from digest.rank.index import DocInput, build_index
     from digest.rank.weak import NAMED_MIN_PAPERS, named_phrase, phrase_share
 
-    texts = (["reinforcement learning of agents"] * 40 + ["learning with neural networks"] * 40
-             + ["neural coding in cortex"] * 40 + ["network flow routing"] * 40)  # fmt: skip
+    texts = (
+        ["reinforcement learning of agents"] * 40
+        + ["learning with neural networks"] * 40
+        + ["neural coding in cortex"] * 40
+        + ["network flow routing"] * 40
+    )
     docs = [DocInput(f"p{i}", t, t, (), None, 2023) for i, t in enumerate(texts)]
     idx = build_index(docs)
     assert len(idx) >= NAMED_MIN_PAPERS

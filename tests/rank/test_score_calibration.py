@@ -51,8 +51,9 @@ def ranker(tmp_path_factory):
     return papers.ranker()
 
 
-@pytest.mark.parametrize("topic", ["sparse autoencoders",
-                                   "interpretability of language model features and circuits"])  # fmt: skip
+@pytest.mark.parametrize(
+    "topic", ["sparse autoencoders", "interpretability of language model features and circuits"]
+)
 def test_a_digest_shows_and_thresholds_the_calibrated_score(ranker, topic):
     ids = list(ranker.index.ids)
     state = ranker.state(topic)
@@ -111,7 +112,9 @@ def test_a_fused_theme_score_is_read_through_its_own_curve(ranker):
             assert h.score == pytest.approx(float(calibrate.relevance(x, words, True)[0]), abs=1e-4)
         mid = np.array([0.35])
         assert calibrate.relevance(mid, words, True)[0] < calibrate.relevance(mid, words)[0] - 0.1
-        assert any(calibrate.relevance(np.array([raw_of[h.paper_id]]), words)[0] > h.score + 0.05
-                   for h in picks)  # fmt: skip
+        assert any(
+            calibrate.relevance(np.array([raw_of[h.paper_id]]), words)[0] > h.score + 0.05
+            for h in picks
+        )
     finally:
         index.dense = index.has_dense = None

@@ -178,11 +178,14 @@ def test_a_page_of_matched_terms_is_each_row_on_its_own(index):
         rows = np.concatenate([np.flatnonzero(st.lex > 0)[:12], [0, len(index) - 1]])
         shares = contributions(index, st.query, rows)
         render = _renderer(index, st.query)
-        want = [matched_terms(index, st.query, int(r), render=render, contrib=c) for r, c in
-                zip(rows, shares, strict=True)]  # fmt: skip
+        want = [
+            matched_terms(index, st.query, int(r), render=render, contrib=c)
+            for r, c in zip(rows, shares, strict=True)
+        ]
         assert matched_many(index, st.query, shares, render) == want, text
-        assert [ref.matched_terms(index, st.query, int(r), c) for r, c in
-                zip(rows, shares, strict=True)] == want  # fmt: skip
+        assert [
+            ref.matched_terms(index, st.query, int(r), c) for r, c in zip(rows, shares, strict=True)
+        ] == want
 
 
 def test_a_page_partly_brought_by_meaning_reads_as_the_plain_code(index):
@@ -197,8 +200,10 @@ def test_a_page_partly_brought_by_meaning_reads_as_the_plain_code(index):
         # A fused score far above the words' share: meaning brought it; near it: words did.
         fused = [float(st.lex[r]) * (10.0 if k % 3 == 1 else 1.1) for k, r in enumerate(rows)]
         shares = ref.contributions(index, st.query, rows)
-        want = [ref.topic_why(index, text, st, int(r), f, shares[k])
-                for k, (r, f) in enumerate(zip(rows, fused, strict=True))]  # fmt: skip
+        want = [
+            ref.topic_why(index, text, st, int(r), f, shares[k])
+            for k, (r, f) in enumerate(zip(rows, fused, strict=True))
+        ]
         assert page_why(index, text, st, rows, fused) == want, text
         mixed += any("close in meaning" in w for w in want) and any("matches" in w for w in want)
     assert mixed >= 10

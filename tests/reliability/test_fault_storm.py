@@ -74,8 +74,10 @@ def test_fault_storm_delivers_everything_exactly_once(app):
     duplicates = len(keys) - len(set(keys))
     keys = {k.split("#")[0] for k in keys}
     misses = len(expected - keys)
-    print(f"\nfault storm: {len(slack.calls)} calls, injected {dict(slack.injected)}, "
-          f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}")  # fmt: skip
+    print(
+        f"\nfault storm: {len(slack.calls)} calls, injected {dict(slack.injected)}, "
+        f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}"
+    )
     assert sum(slack.injected.values()) > 40
     assert duplicates == 0 and misses == 0 and keys == expected
     assert not app.store.deliveries.unfinished()
@@ -118,12 +120,18 @@ def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
             return rounds
 
         rounds = asyncio.run(storm())
-    footers = [m["embeds"][-1]["footer"]["text"].rsplit("· ", 1)[-1] for msgs in fake.messages.values()
-               for m in msgs if m["embeds"] and "digest-" in m["embeds"][-1].get("footer", {}).get("text", "")]  # fmt: skip
+    footers = [
+        m["embeds"][-1]["footer"]["text"].rsplit("· ", 1)[-1]
+        for msgs in fake.messages.values()
+        for m in msgs
+        if m["embeds"] and "digest-" in m["embeds"][-1].get("footer", {}).get("text", "")
+    ]
     expected = {f"digest-{ch.id}-{DAY + timedelta(days=d)}" for ch in channels for d in range(3)}
     digests = {f.split("#")[0] for f in footers}
     duplicates, misses = len(footers) - len(set(footers)), len(expected - digests)
-    print(f"\ndiscord fault storm: {len(fake.calls)} calls, injected {dict(fake.injected)}, "
-          f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}")  # fmt: skip
+    print(
+        f"\ndiscord fault storm: {len(fake.calls)} calls, injected {dict(fake.injected)}, "
+        f"{rounds} recovery rounds, duplicates {duplicates}, misses {misses}"
+    )
     assert sum(fake.injected.values()) > 30 and duplicates == 0 and misses == 0
     assert not app.store.deliveries.unfinished()

@@ -13,19 +13,45 @@ from digest.models import ChannelRef
 from tests.fakes.discord_limits import check as check_discord
 from tests.fakes.slack_limits import check as check_slack
 
-HOSTILE = st.sampled_from([
-    "<!channel>", "<!here>", "<!everyone>", "@everyone", "@here", "<@U123>", "<@&42>", "<#C1>",
-    "*bold* _it_ ~s~ `c`", "[x](https://evil.example)", "<https://evil.example|click>", "'; DROP TABLE papers;--",
-    "\x00\x01\x1b[31m", "\u202e\u200b\ufeff", "🤖" * 50, "x" * 100_000, "é" * 3000, "图神经网络", "page:999999",
-    "year:0000", "author:\"", "venue:'", "like:", "author:", "²³¹", "9" * 400,
-])  # fmt: skip
+HOSTILE = st.sampled_from(
+    [
+        "<!channel>",
+        "<!here>",
+        "<!everyone>",
+        "@everyone",
+        "@here",
+        "<@U123>",
+        "<@&42>",
+        "<#C1>",
+        "*bold* _it_ ~s~ `c`",
+        "[x](https://evil.example)",
+        "<https://evil.example|click>",
+        "'; DROP TABLE papers;--",
+        "\x00\x01\x1b[31m",
+        "\u202e\u200b\ufeff",
+        "🤖" * 50,
+        "x" * 100_000,
+        "é" * 3000,
+        "图神经网络",
+        "page:999999",
+        "year:0000",
+        'author:"',
+        "venue:'",
+        "like:",
+        "author:",
+        "²³¹",
+        "9" * 400,
+    ]
+)
 TEXTS = st.one_of(
     st.text(max_size=500),
     st.lists(HOSTILE, min_size=1, max_size=4).map(" ".join),
-    st.builds(lambda c, parts: f"/papers {c} {' '.join(parts)}",
-              st.sampled_from(sorted(REGISTRY) + ["me", "me subscribe", "subscribe author:", "search"]),
-              st.lists(st.one_of(HOSTILE, st.text(max_size=60)), max_size=3)),
-)  # fmt: skip
+    st.builds(
+        lambda c, parts: f"/papers {c} {' '.join(parts)}",
+        st.sampled_from(sorted(REGISTRY) + ["me", "me subscribe", "subscribe author:", "search"]),
+        st.lists(st.one_of(HOSTILE, st.text(max_size=60)), max_size=3),
+    ),
+)
 STATS = {"examples": 0, "seconds": 0.0}
 
 

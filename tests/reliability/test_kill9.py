@@ -65,8 +65,14 @@ def start(env: dict[str, str], namespaced: bool) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "bot", "run"]
     if namespaced:  # --kill-child: SIGKILL to unshare takes the bot (PID 1 inside) with it
         cmd = ["unshare", "--pid", "--fork", "--kill-child", *cmd]
-    return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        cmd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def setup(db_url: str, folder) -> tuple:
@@ -151,8 +157,10 @@ def test_kill_minus_nine_on_postgres_every_planned_paper_arrives_exactly_once(tm
         final.send_signal(signal.SIGKILL)
         err = final.communicate(timeout=30)[1]
         report = check(app, slack, ids)
-    print(f"\nkill -9: {ROUNDS} rounds x 2 processes, {kills} SIGKILLs, PID namespaces {namespaced}, "
-          f"posts before the final start {before_final}, faults {dict(slack.injected)}; {report}")  # fmt: skip
+    print(
+        f"\nkill -9: {ROUNDS} rounds x 2 processes, {kills} SIGKILLs, PID namespaces {namespaced}, "
+        f"posts before the final start {before_final}, faults {dict(slack.injected)}; {report}"
+    )
     assert finished, err[-2000:]
     assert before_final >= CHANNELS, "the kills must land while digests are being posted"
     assert kills >= ROUNDS and report["duplicated"] == 0 and report["lost"] == 0
@@ -203,7 +211,7 @@ def test_instance_ids_differ_across_restarts_in_a_pid_namespace(tmp_path):
             capture_output=True,
             text=True,
             timeout=60,
-        ).stdout.split()  # fmt: skip
+        ).stdout.split()
         for _ in range(2)
     ]
     assert runs[0][0] == runs[1][0] == "1"

@@ -33,8 +33,13 @@ def setup_channels(db_url, folder, n):
 def worker(db_url, slack, seed, index_dir, days=1):
     args = [db_url, slack.url, DAY, str(days), str(seed), index_dir]
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGESTBOT_")}
-    return subprocess.Popen([sys.executable, "-m", "tests.reliability.worker", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.reliability.worker", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def digest_keys(slack):
@@ -69,8 +74,10 @@ def test_kill_minus_nine_during_rounds_never_duplicates_or_loses_a_digest(tmp_pa
     days = [date.fromisoformat(DAY) + timedelta(days=d) for d in range(10)]
     expected = {f"digest-{i}-{d}" for i in ids for d in days}
     duplicates = len(keys) - len(set(keys))
-    print(f"\ncrash injection: 20 runs, {kills} killed with SIGKILL, {len(set(keys))} digests "
-          f"(50 channels x 10 days), duplicates {duplicates}, misses {len(expected - set(keys))}")  # fmt: skip
+    print(
+        f"\ncrash injection: 20 runs, {kills} killed with SIGKILL, {len(set(keys))} digests "
+        f"(50 channels x 10 days), duplicates {duplicates}, misses {len(expected - set(keys))}"
+    )
     assert kills >= 10 and duplicates == 0 and set(keys) == expected
     assert not app.store.deliveries.unfinished()
 

@@ -22,8 +22,17 @@ def write_corpus(path, n, seed=3):
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
             words = rng.choices(WORDS, k=60)
-            f.write(json.dumps({"id": f"load-{i}", "title": " ".join(rng.choices(WORDS, k=8)) + f" {i}",
-                                "abstract": " ".join(words) + ".", "authors": ["A. Author"]}) + "\n")  # fmt: skip
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"load-{i}",
+                        "title": " ".join(rng.choices(WORDS, k=8)) + f" {i}",
+                        "abstract": " ".join(words) + ".",
+                        "authors": ["A. Author"],
+                    }
+                )
+                + "\n"
+            )
 
 
 def test_ingest_of_50k_papers_while_ten_threads_search(tmp_path):
@@ -64,8 +73,10 @@ def test_ingest_of_50k_papers_while_ten_threads_search(tmp_path):
     for t in threads:
         t.join(timeout=30)
     p99 = float(np.percentile(latencies, 99)) * 1000
-    print(f"\nsqlite load: ingested {report.added} papers in {took:.1f} s while 10 threads ran "
-          f"{len(latencies)} searches (p99 {p99:.0f} ms), errors {len(errors)}")  # fmt: skip
+    print(
+        f"\nsqlite load: ingested {report.added} papers in {took:.1f} s while 10 threads ran "
+        f"{len(latencies)} searches (p99 {p99:.0f} ms), errors {len(errors)}"
+    )
     assert report.added == 50_000 and writer.papers.count() == 50_000 + base
     assert errors == [] and len(latencies) > 100
     writer.close()

@@ -56,14 +56,27 @@ def replica(db_url: str, slack: FakeSlack, port: int, folder, name: str) -> subp
         "DIGESTBOT_SLACK_PORT": str(port),
     }
     log = open(folder / f"{name}.log", "w")  # noqa: SIM115 - the process writes it; closed by the OS
-    return subprocess.Popen([sys.executable, "-m", "bot", "run"], env=env, stdin=subprocess.DEVNULL,
-                            stdout=log, stderr=subprocess.STDOUT, cwd=folder)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=folder,
+    )
 
 
 def command(base: str, text: str, trigger: str, slack: FakeSlack, headers=None) -> int:
     """One signed `/papers` slash command, answered to its own response URL (resp-<trigger>)."""
-    form = {"command": "/papers", "text": text, "team_id": "T1", "channel_id": CHANNELS[0],
-            "user_id": "U1", "response_url": f"{slack.url}resp-{trigger}", "trigger_id": trigger}  # fmt: skip
+    form = {
+        "command": "/papers",
+        "text": text,
+        "team_id": "T1",
+        "channel_id": CHANNELS[0],
+        "user_id": "U1",
+        "response_url": f"{slack.url}resp-{trigger}",
+        "trigger_id": trigger,
+    }
     body, ts = urlencode(form), str(int(time.time()))
     signed = {
         "X-Slack-Request-Timestamp": ts,
@@ -90,7 +103,7 @@ def headers_in(slack: FakeSlack, channel: str) -> list[str]:
         (m.get("metadata") or {}).get("event_payload", {}).get("key", "")
         for m in slack.arrived(channel)
     ]
-    return [k for k in keys if k.endswith("#0")]  # fmt: skip
+    return [k for k in keys if k.endswith("#0")]
 
 
 def test_two_replicas_answer_each_command_once_and_post_each_digest_once(tmp_path):

@@ -27,9 +27,17 @@ def slack():
 
 
 def _form(h: Harness, text: str, trigger: str) -> str:
-    return urlencode({"command": "/papers", "text": text, "team_id": "T1", "channel_id": "C1",
-                      "user_id": "U1", "response_url": f"{h.slack.url}resp-{trigger}",
-                      "trigger_id": trigger})  # fmt: skip
+    return urlencode(
+        {
+            "command": "/papers",
+            "text": text,
+            "team_id": "T1",
+            "channel_id": "C1",
+            "user_id": "U1",
+            "response_url": f"{h.slack.url}resp-{trigger}",
+            "trigger_id": trigger,
+        }
+    )
 
 
 def _keys(app) -> set[str]:

@@ -45,8 +45,13 @@ from tests.conftest import make_app
 from tests.fakes.recording import RecordingAdapter
 
 NINE = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
-TOPICS = ["graph neural networks", "diffusion models", "reinforcement learning",
-          "sparse autoencoders", "federated learning"]  # fmt: skip
+TOPICS = [
+    "graph neural networks",
+    "diffusion models",
+    "reinforcement learning",
+    "sparse autoencoders",
+    "federated learning",
+]
 
 
 def due_channels(app, n: int, name: str) -> list[ChannelRef]:

@@ -104,10 +104,16 @@ def test_digest_metric_labels_come_from_the_kind_not_the_words():
     from bot.runtime.outcome import Kind, Outcome
 
     metrics = Metrics()
-    said = [("posted 5 papers", Kind.POSTED), ("sent 5 papers", Kind.POSTED),
-            ("already delivered", Kind.SETTLED), ("delivered earlier (09:00)", Kind.SETTLED),
-            ("retrying at 10:00 UTC after x", Kind.RETRYING), ("gave up: x", Kind.FAILED),
-            ("paused by Ann", Kind.NOT_SENT), ("taken over by another worker", Kind.LOST)]  # fmt: skip
+    said = [
+        ("posted 5 papers", Kind.POSTED),
+        ("sent 5 papers", Kind.POSTED),
+        ("already delivered", Kind.SETTLED),
+        ("delivered earlier (09:00)", Kind.SETTLED),
+        ("retrying at 10:00 UTC after x", Kind.RETRYING),
+        ("gave up: x", Kind.FAILED),
+        ("paused by Ann", Kind.NOT_SENT),
+        ("taken over by another worker", Kind.LOST),
+    ]
     for text, kind in said:
         metrics.digest("slack", Outcome(text, kind))
     counts = {
@@ -116,5 +122,11 @@ def test_digest_metric_labels_come_from_the_kind_not_the_words():
         for s in m.samples
         if s.name == "digestbot_digests_total"
     }
-    assert counts == {"posted": 2.0, "settled": 2.0, "retrying": 1.0, "failed": 1.0,
-                      "not_sent": 1.0, "lost": 1.0}  # fmt: skip
+    assert counts == {
+        "posted": 2.0,
+        "settled": 2.0,
+        "retrying": 1.0,
+        "failed": 1.0,
+        "not_sent": 1.0,
+        "lost": 1.0,
+    }

@@ -75,8 +75,13 @@ def test_a_settings_change_reads_that_channel_alone_and_there_is_no_job_per_chan
             reply = app.commands.handle("schedule 23:59 Pacific/Kiritimati daily", ctx)
             assert reply.schedule_changed == changed.ref
             sched.poke()
-            want = next_due(datetime.now(UTC), "23:59", "mon,tue,wed,thu,fri,sat,sun",
-                            "Pacific/Kiritimati").astimezone(UTC).replace(tzinfo=None)  # fmt: skip
+            want = (
+                next_due(
+                    datetime.now(UTC), "23:59", "mon,tue,wed,thu,fri,sat,sun", "Pacific/Kiritimati"
+                )
+                .astimezone(UTC)
+                .replace(tzinfo=None)
+            )
             for _ in range(200):  # the poked tick gives the channel its new due time
                 seen = _mark(app, changed.id).replace(tzinfo=None)
                 if seen == want:
@@ -217,8 +222,13 @@ def test_a_tick_claims_its_due_channels_in_statements_that_do_not_grow_with_them
     claiming with runner.run_channel per channel (the old tick); BatchRepo.advance or
     BatchRepo.claim running a statement per channel; the runner writing `sending` before each
     message again (not folded into the previous confirmation)."""
-    topics = ["graph neural networks", "diffusion models", "reinforcement learning",
-              "sparse autoencoders", "LLM alignment"]  # fmt: skip
+    topics = [
+        "graph neural networks",
+        "diffusion models",
+        "reinforcement learning",
+        "sparse autoencoders",
+        "LLM alignment",
+    ]
     nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
 
     def setup(n: int, name: str) -> list[ChannelRef]:

@@ -25,12 +25,24 @@ INVALID = (200, {}, {"ok": False, "error": "invalid_auth"})
 def test_bogus_slack_token_is_one_line_and_exit_2(tmp_path):
     with FakeSlack() as slack:
         slack.fail[("auth.test", "")] = [INVALID] * 5
-        env = clean_env(tmp_path, DIGESTBOT_SLACK_BOT_TOKEN="xoxb-bogus",
-                        DIGESTBOT_SLACK_SIGNING_SECRET="s", DIGESTBOT_SLACK_API_URL=slack.url,
-                        DIGESTBOT_SLACK_PORT="65009", DIGESTBOT_HEALTH_PORT="0",
-                        DIGESTBOT_DISCORD_TOKEN="")  # fmt: skip
-        proc = subprocess.run([sys.executable, "-m", "bot", "run"], env=env, cwd=tmp_path,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)  # fmt: skip
+        env = clean_env(
+            tmp_path,
+            DIGESTBOT_SLACK_BOT_TOKEN="xoxb-bogus",
+            DIGESTBOT_SLACK_SIGNING_SECRET="s",
+            DIGESTBOT_SLACK_API_URL=slack.url,
+            DIGESTBOT_SLACK_PORT="65009",
+            DIGESTBOT_HEALTH_PORT="0",
+            DIGESTBOT_DISCORD_TOKEN="",
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", "run"],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
         "error: no platform could start: Slack login failed: invalid_auth (check the Slack tokens)"
@@ -50,9 +62,14 @@ class RefusingDiscord(FakeDiscord):
 def test_bogus_discord_token_is_reported_and_named_by_healthz(tmp_path, monkeypatch):
     with RefusingDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        app = build(f"sqlite:///{tmp_path / 'd.db'}", Settings(
-            database_url=f"sqlite:///{tmp_path / 'd.db'}", index_dir=str(tmp_path / "i"),
-            discord_token="bogus"))  # fmt: skip
+        app = build(
+            f"sqlite:///{tmp_path / 'd.db'}",
+            Settings(
+                database_url=f"sqlite:///{tmp_path / 'd.db'}",
+                index_dir=str(tmp_path / "i"),
+                discord_token="bogus",
+            ),
+        )
         outcome = asyncio.run(start_discord(app))
     assert isinstance(outcome, str) and "Improper token" in outcome
     app.failed["discord"] = outcome
@@ -63,12 +80,20 @@ def test_bogus_discord_token_is_reported_and_named_by_healthz(tmp_path, monkeypa
 
 def test_blank_tokens_mean_off(tmp_path):
     """DIGESTBOT_DISCORD_TOKEN= (as in deploy/.env.example) must not turn Discord on."""
-    env = clean_env(tmp_path, DIGESTBOT_DISCORD_TOKEN="", DIGESTBOT_SLACK_BOT_TOKEN="",
-                    DIGESTBOT_SLACK_APP_TOKEN="", DIGESTBOT_HEALTH_PORT="")  # fmt: skip
-    code = ("from bot.config import load_settings; s = load_settings(); "
-            "print(s.discord_token, s.slack().enabled, s.health_port)")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
-                         text=True)  # fmt: skip
+    env = clean_env(
+        tmp_path,
+        DIGESTBOT_DISCORD_TOKEN="",
+        DIGESTBOT_SLACK_BOT_TOKEN="",
+        DIGESTBOT_SLACK_APP_TOKEN="",
+        DIGESTBOT_HEALTH_PORT="",
+    )
+    code = (
+        "from bot.config import load_settings; s = load_settings(); "
+        "print(s.discord_token, s.slack().enabled, s.health_port)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert out.stdout.split() == ["None", "False", "8080"], out.stderr
 
 
@@ -91,8 +116,11 @@ def test_third_party_start_up_noise_is_silenced(tmp_path, caplog):
     """Bolt warns that the token "will be unused" when given a client: noise, not a problem."""
     from pydantic import SecretStr
 
-    settings = Settings(index_dir=str(tmp_path / "i"), slack_bot_token=SecretStr("xoxb-1"),
-                        slack_signing_secret=SecretStr("s"))  # fmt: skip
+    settings = Settings(
+        index_dir=str(tmp_path / "i"),
+        slack_bot_token=SecretStr("xoxb-1"),
+        slack_signing_secret=SecretStr("s"),
+    )
     app = build(f"sqlite:///{tmp_path / 'n.db'}", settings)
     assert app.slack is not None
     assert "will be unused" not in caplog.text

@@ -16,11 +16,20 @@ from digest.schedule.times import parse_time
 from tests.commands.test_commands import say
 
 README = (Path(__file__).parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
-ACCEPTED = {"09:30": "09:30", "9:30": "09:30", "9.30": "09:30", "9h30": "09:30", "0930": "09:30",
-            "9": "09:00", "21h": "21:00"}  # fmt: skip
+ACCEPTED = {
+    "09:30": "09:30",
+    "9:30": "09:30",
+    "9.30": "09:30",
+    "9h30": "09:30",
+    "0930": "09:30",
+    "9": "09:00",
+    "21h": "21:00",
+}
 REFUSED = ["9:5", "930"]
-HINTS = {"9:5": "(minutes take two digits: 9:05 or 9:50?)",
-         "930": "(three digits: 9:30 is written 0930 or 9:30)"}  # fmt: skip
+HINTS = {
+    "9:5": "(minutes take two digits: 9:05 or 9:50?)",
+    "930": "(three digits: 9:30 is written 0930 or 9:30)",
+}
 
 
 def _schedule_row() -> str:

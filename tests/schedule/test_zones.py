@@ -17,18 +17,27 @@ from digest.store.schema import ChannelRow
 
 @pytest.mark.parametrize(
     ("typed", "zone"),
-    [("europe/paris", "Europe/Paris"), ("PST", "America/Los_Angeles"), ("cet", "Europe/Paris"),
-     ("new york", "America/New_York"), ("Tokyo", "Asia/Tokyo"), ("utc", "UTC")],
-)  # fmt: skip
+    [
+        ("europe/paris", "Europe/Paris"),
+        ("PST", "America/Los_Angeles"),
+        ("cet", "Europe/Paris"),
+        ("new york", "America/New_York"),
+        ("Tokyo", "Asia/Tokyo"),
+        ("utc", "UTC"),
+    ],
+)
 def test_zones_people_type(typed, zone):
     assert parse_timezone(typed) == zone
 
 
 @pytest.mark.parametrize(
     ("typed", "needle"),
-    [("Europe/Berln", "did you mean Europe/Berlin?"), ("IST", "Asia/Kolkata or Europe/Dublin"),
-     ("Mars/Base", "e.g. Europe/Berlin")],
-)  # fmt: skip
+    [
+        ("Europe/Berln", "did you mean Europe/Berlin?"),
+        ("IST", "Asia/Kolkata or Europe/Dublin"),
+        ("Mars/Base", "e.g. Europe/Berlin"),
+    ],
+)
 def test_bad_zones_say_what_to_type(typed, needle):
     with pytest.raises(DigestError, match=needle.replace("?", r"\?")):
         parse_timezone(typed)

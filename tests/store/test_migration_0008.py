@@ -47,10 +47,18 @@ def _legacy_database(db_url: str) -> sa.Engine:
     engine = make_engine(db_url)
     upgrade(engine, "0006")
     meta = sa.MetaData()
-    t = {n: sa.Table(n, meta, autoload_with=engine) for n in (
-        "papers", "channels", "deliveries", "delivery_items", "delivery_messages", "feedback",
-        "subscriptions",
-    )}  # fmt: skip
+    t = {
+        n: sa.Table(n, meta, autoload_with=engine)
+        for n in (
+            "papers",
+            "channels",
+            "deliveries",
+            "delivery_items",
+            "delivery_messages",
+            "feedback",
+            "subscriptions",
+        )
+    }
     channel = dict(id=1, platform="console", workspace="", channel_id="lab", name="lab")
     channel |= dict(timezone="UTC", digest_time="09:00", weekdays="mon", digest_size=5)
     channel |= dict(threshold=0.3, paused=False, quiet_when_empty=False, threaded=False)
@@ -61,30 +69,45 @@ def _legacy_database(db_url: str) -> sa.Engine:
     with engine.begin() as conn:
         conn.execute(t["papers"].insert(), PAPERS)
         conn.execute(t["channels"].insert(), [channel])
-        conn.execute(t["deliveries"].insert(), [
-            day | dict(id=1, digest_date=date(2026, 11, 20)),
-            day | dict(id=2, digest_date=date(2026, 11, 21)),
-        ])  # fmt: skip
+        conn.execute(
+            t["deliveries"].insert(),
+            [
+                day | dict(id=1, digest_date=date(2026, 11, 20)),
+                day | dict(id=2, digest_date=date(2026, 11, 21)),
+            ],
+        )
         item = dict(channel_id=1, score=0.5, why="sheep", position=0)
-        conn.execute(t["delivery_items"].insert(), [
-            item | dict(id=1, delivery_id=1, paper_id="2611.00002v1", rank=1),
-            item | dict(id=2, delivery_id=2, paper_id="2611.00002v2", rank=1),
-            item | dict(id=3, delivery_id=2, paper_id="lab/2023001", rank=2),
-        ])  # fmt: skip
+        conn.execute(
+            t["delivery_items"].insert(),
+            [
+                item | dict(id=1, delivery_id=1, paper_id="2611.00002v1", rank=1),
+                item | dict(id=2, delivery_id=2, paper_id="2611.00002v2", rank=1),
+                item | dict(id=3, delivery_id=2, paper_id="lab/2023001", rank=2),
+            ],
+        )
         msg = dict(position=0, status="confirmed")
-        conn.execute(t["delivery_messages"].insert(), [
-            msg | dict(delivery_id=1, paper_ids=["2611.00002v1"]),
-            msg | dict(delivery_id=2, paper_ids=["2611.00002v2", "lab/2023001"]),
-        ])  # fmt: skip
-        conn.execute(t["feedback"].insert(), [
-            vote | dict(id=1, user="ann", paper_id="2611.00002v1", value=1),
-            vote | dict(id=2, user="ann", paper_id="2611.00002v2", value=-1),  # her newer vote
-            vote | dict(id=3, user="bob", paper_id="arXiv:2611.00005v3", value=1),
-        ])  # fmt: skip
-        conn.execute(t["subscriptions"].insert(), [
-            vote | dict(kind="like", text=text)
-            for text in ("2611.00002v1", "2611.00002v2", "2611.00009v2")
-        ])  # fmt: skip
+        conn.execute(
+            t["delivery_messages"].insert(),
+            [
+                msg | dict(delivery_id=1, paper_ids=["2611.00002v1"]),
+                msg | dict(delivery_id=2, paper_ids=["2611.00002v2", "lab/2023001"]),
+            ],
+        )
+        conn.execute(
+            t["feedback"].insert(),
+            [
+                vote | dict(id=1, user="ann", paper_id="2611.00002v1", value=1),
+                vote | dict(id=2, user="ann", paper_id="2611.00002v2", value=-1),  # her newer vote
+                vote | dict(id=3, user="bob", paper_id="arXiv:2611.00005v3", value=1),
+            ],
+        )
+        conn.execute(
+            t["subscriptions"].insert(),
+            [
+                vote | dict(kind="like", text=text)
+                for text in ("2611.00002v1", "2611.00002v2", "2611.00009v2")
+            ],
+        )
     return engine
 
 

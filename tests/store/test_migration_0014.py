@@ -34,19 +34,59 @@ def test_upgrading_from_0003_keeps_votes_and_subscriptions(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
     upgrade(engine, "0003")
     meta = sa.MetaData()
-    t = {n: sa.Table(n, meta, autoload_with=engine) for n in ("papers", "channels", "feedback", "subscriptions")}  # fmt: skip
+    t = {
+        n: sa.Table(n, meta, autoload_with=engine)
+        for n in ("papers", "channels", "feedback", "subscriptions")
+    }
     with engine.begin() as conn:
-        conn.execute(t["papers"].insert(), [dict(
-            id="p1", source="jsonl", title="T", title_derived=False, title_key="t", abstract_raw="A",
-            abstract="A", authors=[], keywords=[], ingested_at=NOW, content_hash="h")])  # fmt: skip
-        conn.execute(t["channels"].insert(), [dict(
-            id=1, platform="console", workspace="", channel_id="lab", name="lab", timezone="UTC",
-            digest_time="09:00", weekdays="mon", digest_size=5, threshold=0.3, paused=False,
-            quiet_when_empty=False, threaded=False, admin_only=False, created_at=NOW)])  # fmt: skip
-        conn.execute(t["feedback"].insert(), [dict(
-            id=1, channel_id=1, user="ann", paper_id="p1", value=1, created_at=NOW)])  # fmt: skip
-        conn.execute(t["subscriptions"].insert(), [dict(
-            id=1, channel_id=1, kind="topic", text="x", created_at=NOW)])  # fmt: skip
+        conn.execute(
+            t["papers"].insert(),
+            [
+                dict(
+                    id="p1",
+                    source="jsonl",
+                    title="T",
+                    title_derived=False,
+                    title_key="t",
+                    abstract_raw="A",
+                    abstract="A",
+                    authors=[],
+                    keywords=[],
+                    ingested_at=NOW,
+                    content_hash="h",
+                )
+            ],
+        )
+        conn.execute(
+            t["channels"].insert(),
+            [
+                dict(
+                    id=1,
+                    platform="console",
+                    workspace="",
+                    channel_id="lab",
+                    name="lab",
+                    timezone="UTC",
+                    digest_time="09:00",
+                    weekdays="mon",
+                    digest_size=5,
+                    threshold=0.3,
+                    paused=False,
+                    quiet_when_empty=False,
+                    threaded=False,
+                    admin_only=False,
+                    created_at=NOW,
+                )
+            ],
+        )
+        conn.execute(
+            t["feedback"].insert(),
+            [dict(id=1, channel_id=1, user="ann", paper_id="p1", value=1, created_at=NOW)],
+        )
+        conn.execute(
+            t["subscriptions"].insert(),
+            [dict(id=1, channel_id=1, kind="topic", text="x", created_at=NOW)],
+        )
     upgrade(engine)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM feedback")).scalar() == 1

@@ -18,8 +18,14 @@ from tests.support.migration_rows import channel, seed, votes
 def test_public_arrives_unknown_and_nothing_is_lost(db_url):
     engine = make_engine(db_url)
     upgrade(engine, "0015")
-    seed(engine, [channel(1, "slack", "T1", "C1", share_votes=True),
-                  channel(2, share_votes=True), channel(3, channel_id="@ann", share_votes=True)])  # fmt: skip
+    seed(
+        engine,
+        [
+            channel(1, "slack", "T1", "C1", share_votes=True),
+            channel(2, share_votes=True),
+            channel(3, channel_id="@ann", share_votes=True),
+        ],
+    )
     upgrade(engine, "0016")
     with engine.connect() as conn:
         got = dict(conn.execute(sa.text("SELECT id, public FROM channels")).all())

@@ -97,9 +97,14 @@ def digestbot_proc(
     """``digestbot ARGS`` as a real process run from ``folder`` (the installed script)."""
     cmd = [str(ENTRY)] if ENTRY.exists() else [sys.executable, "-m", "bot"]
     return subprocess.run(
-        [*cmd, *args], cwd=folder, env=clean_env(folder, **env), capture_output=True, text=True,
-        timeout=timeout, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [*cmd, *args],
+        cwd=folder,
+        env=clean_env(folder, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def one_error(proc: subprocess.CompletedProcess) -> str:

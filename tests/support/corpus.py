@@ -9,30 +9,54 @@ from digest.models import PaperRecord
 
 TOPICS: dict[str, list[str]] = {
     "sae": [
-        "sparse autoencoders (SAEs)", "dictionary learning", "interpretable features",
-        "monosemantic latents", "superposition in activations", "feature splitting",
+        "sparse autoencoders (SAEs)",
+        "dictionary learning",
+        "interpretable features",
+        "monosemantic latents",
+        "superposition in activations",
+        "feature splitting",
     ],
     "gnn": [
-        "graph neural networks (GNNs)", "message passing", "node classification",
-        "over-smoothing", "graph convolution", "link prediction",
+        "graph neural networks (GNNs)",
+        "message passing",
+        "node classification",
+        "over-smoothing",
+        "graph convolution",
+        "link prediction",
     ],
     "diffusion": [
-        "diffusion models", "denoising score matching", "the reverse process",
-        "image generation", "noise schedules", "classifier-free guidance",
+        "diffusion models",
+        "denoising score matching",
+        "the reverse process",
+        "image generation",
+        "noise schedules",
+        "classifier-free guidance",
     ],
     "rl": [
-        "reinforcement learning (RL)", "policy gradient methods", "reward shaping",
-        "value function estimation", "exploration bonuses", "offline datasets of trajectories",
+        "reinforcement learning (RL)",
+        "policy gradient methods",
+        "reward shaping",
+        "value function estimation",
+        "exploration bonuses",
+        "offline datasets of trajectories",
     ],
     "fl": [
-        "federated learning", "client drift", "communication rounds",
-        "heterogeneous clients", "secure aggregation", "on-device training",
+        "federated learning",
+        "client drift",
+        "communication rounds",
+        "heterogeneous clients",
+        "secure aggregation",
+        "on-device training",
     ],
     "llm": [
-        "large language models (LLMs)", "instruction tuning", "in-context learning",
-        "chain-of-thought prompting", "preference alignment", "tokenizer design",
+        "large language models (LLMs)",
+        "instruction tuning",
+        "in-context learning",
+        "chain-of-thought prompting",
+        "preference alignment",
+        "tokenizer design",
     ],
-}  # fmt: skip
+}
 
 # Two sub-topics of GNN papers, for diversity tests.
 GNN_MOLECULES = ["molecular property prediction", "molecule graphs", "drug discovery"]

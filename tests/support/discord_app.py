@@ -35,22 +35,59 @@ def _where(channel_id: str, guild_id: str | None, uid: str, perms: int, parent: 
     if guild_id is None:
         channel = {"id": channel_id, "type": 1, "recipients": [user(uid)]}
         return {"channel_id": channel_id, "channel": channel, "user": user(uid)}
-    channel = {"id": channel_id, "type": 0, "guild_id": guild_id, "name": "lab", "position": 0,
-               "permission_overwrites": [], "nsfw": False, "parent_id": None}  # fmt: skip
+    channel = {
+        "id": channel_id,
+        "type": 0,
+        "guild_id": guild_id,
+        "name": "lab",
+        "position": 0,
+        "permission_overwrites": [],
+        "nsfw": False,
+        "parent_id": None,
+    }
     if parent is not None:
-        channel = {"id": channel_id, "type": 11, "guild_id": guild_id, "name": "Digest",
-                   "parent_id": parent, "owner_id": BOT["id"], "message_count": 1, "member_count": 1, "thread_metadata": {"archived": False,
-                   "locked": False, "auto_archive_duration": 1440,
-                   "archive_timestamp": "2026-12-01T09:00:00+00:00"}}  # fmt: skip
-    member = {"user": user(uid), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
-              "deaf": False, "mute": False, "permissions": str(perms), "flags": 0}  # fmt: skip
+        channel = {
+            "id": channel_id,
+            "type": 11,
+            "guild_id": guild_id,
+            "name": "Digest",
+            "parent_id": parent,
+            "owner_id": BOT["id"],
+            "message_count": 1,
+            "member_count": 1,
+            "thread_metadata": {
+                "archived": False,
+                "locked": False,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": "2026-12-01T09:00:00+00:00",
+            },
+        }
+    member = {
+        "user": user(uid),
+        "roles": [],
+        "joined_at": "2026-01-01T00:00:00+00:00",
+        "deaf": False,
+        "mute": False,
+        "permissions": str(perms),
+        "flags": 0,
+    }
     return {"channel_id": channel_id, "channel": channel, "guild_id": guild_id, "member": member}
 
 
 def _payload(kind: int, data: dict, token: str, where: dict) -> dict:
-    return {"id": issue(kind), "application_id": "2000", "type": kind, "token": token,
-            "version": 1, "data": data, "locale": "en-US", "app_permissions": "0",
-            "entitlements": [], "attachment_size_limit": 10_000_000, **where}  # fmt: skip
+    return {
+        "id": issue(kind),
+        "application_id": "2000",
+        "type": kind,
+        "token": token,
+        "version": 1,
+        "data": data,
+        "locale": "en-US",
+        "app_permissions": "0",
+        "entitlements": [],
+        "attachment_size_limit": 10_000_000,
+        **where,
+    }
 
 
 def slash(
@@ -110,8 +147,13 @@ async def dispatch(client: discord.Client, payload: dict, timeout: float = 20.0)
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while loop.time() < end:
-        busy = [t for t in asyncio.all_tasks() if t is not me and not t.done()
-                and t.get_name().startswith(("CommandTree", "discord-ui"))]  # fmt: skip
+        busy = [
+            t
+            for t in asyncio.all_tasks()
+            if t is not me
+            and not t.done()
+            and t.get_name().startswith(("CommandTree", "discord-ui"))
+        ]
         if not busy:
             return
         await asyncio.wait(busy, timeout=end - loop.time())
@@ -120,8 +162,12 @@ async def dispatch(client: discord.Client, payload: dict, timeout: float = 20.0)
 
 def custom_ids(message: dict) -> list[str]:
     """Every button custom_id on a recorded message."""
-    return [b["custom_id"] for row in message.get("components", []) for b in row["components"]
-            if "custom_id" in b]  # fmt: skip
+    return [
+        b["custom_id"]
+        for row in message.get("components", [])
+        for b in row["components"]
+        if "custom_id" in b
+    ]
 
 
 def _bare(label: str) -> str:

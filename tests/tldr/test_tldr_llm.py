@@ -44,8 +44,12 @@ def config(server: FakeLlm, **kw) -> LlmConfig:
 
 
 def env(server: FakeLlm, **kw: str) -> dict[str, str]:
-    return {"DIGESTBOT_LLM_URL": server.url, "DIGESTBOT_LLM_MODEL": "tiny-tldr",
-            "DIGESTBOT_LLM_KEY": KEY, **kw}  # fmt: skip
+    return {
+        "DIGESTBOT_LLM_URL": server.url,
+        "DIGESTBOT_LLM_MODEL": "tiny-tldr",
+        "DIGESTBOT_LLM_KEY": KEY,
+        **kw,
+    }
 
 
 # --- the fake refuses what the real endpoint refuses --------------------------------------------
@@ -186,8 +190,14 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
 
     llm.answer = held
     url = f"sqlite:///{tmp_path / 'bg.db'}"
-    settings = Settings(database_url=url, index_dir=str(tmp_path / "index"), llm_url=llm.url,
-                        llm_model="tiny-tldr", llm_key=KEY, llm_per_run=2)  # fmt: skip
+    settings = Settings(
+        database_url=url,
+        index_dir=str(tmp_path / "index"),
+        llm_url=llm.url,
+        llm_model="tiny-tldr",
+        llm_key=KEY,
+        llm_per_run=2,
+    )
     app = build(url, settings)
     try:
         app.papers.tldrs.background = True
@@ -210,8 +220,13 @@ def test_a_writer_crash_does_not_break_ingest(llm, tmp_path, caplog):
     from bot.config import Settings
 
     url = f"sqlite:///{tmp_path / 'crash.db'}"
-    settings = Settings(database_url=url, index_dir=str(tmp_path / "index"), llm_url=llm.url,
-                        llm_model="tiny-tldr", llm_key=KEY)  # fmt: skip
+    settings = Settings(
+        database_url=url,
+        index_dir=str(tmp_path / "index"),
+        llm_url=llm.url,
+        llm_model="tiny-tldr",
+        llm_key=KEY,
+    )
     app = build(url, settings)
     try:
 
@@ -236,8 +251,12 @@ def test_the_first_runs_digest_does_not_wait_for_the_endpoint(llm, tmp_path):
 
     llm.answer = held
     try:
-        done = digestbot(tmp_path, "run", input="/papers list\n",
-                         **env(llm, DIGESTBOT_LLM_TIMEOUT_SECONDS="120", DIGESTBOT_LLM_PER_RUN="1"))  # fmt: skip
+        done = digestbot(
+            tmp_path,
+            "run",
+            input="/papers list\n",
+            **env(llm, DIGESTBOT_LLM_TIMEOUT_SECONDS="120", DIGESTBOT_LLM_PER_RUN="1"),
+        )
     finally:
         release.set()
     assert done.returncode == 0 and "=== #lab ===" in done.stdout, done.stderr

@@ -142,8 +142,13 @@ def test_the_slack_fake_refuses_what_slack_refuses(slack):
         return errors
 
     assert asyncio.run(go()) == [
-        "file_not_found", "file_size_mismatch", "invalid_file_type", "ok", "file_not_found", "404",
-    ]  # fmt: skip
+        "file_not_found",
+        "file_size_mismatch",
+        "invalid_file_type",
+        "ok",
+        "file_not_found",
+        "404",
+    ]
 
 
 @pytest.fixture

@@ -13,9 +13,19 @@ from bot.adapters.discord.command_rules import MAX_CHOICES
 from bot.adapters.discord.interact import DiscordDeps, context
 from digest.models import SubscriptionKind
 
-COMMON_ZONES = ("UTC", "Europe/London", "Europe/Berlin", "Europe/Paris", "America/New_York",
-                "America/Chicago", "America/Los_Angeles", "Asia/Tokyo", "Asia/Shanghai",
-                "Asia/Kolkata", "Australia/Sydney")  # fmt: skip
+COMMON_ZONES = (
+    "UTC",
+    "Europe/London",
+    "Europe/Berlin",
+    "Europe/Paris",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "Asia/Tokyo",
+    "Asia/Shanghai",
+    "Asia/Kolkata",
+    "Australia/Sydney",
+)
 #: Seconds a paper search may take inside an autocomplete (Discord waits 3 s for the answer).
 SEARCH_BUDGET = 2.0
 #: Seconds the whole autocomplete answer may take, whatever is slow (the thread pool, the database).
@@ -41,8 +51,11 @@ async def subscription_choices(
 ) -> list[app_commands.Choice[str]]:
     """Subscriptions matching what was typed; the value is the number, so long topics still work."""
     names = await asyncio.to_thread(_subscription_names, deps, i, personal)
-    out = [_choice(f"{n}. {name}", str(n)) for n, name in enumerate(names, 1)
-           if current.lower() in f"{n}. {name}".lower()]  # fmt: skip
+    out = [
+        _choice(f"{n}. {name}", str(n))
+        for n, name in enumerate(names, 1)
+        if current.lower() in f"{n}. {name}".lower()
+    ]
     if "all".startswith(current.lower().strip()):
         out.append(_choice("all (everything listed)", "all"))
     return out[:MAX_CHOICES]

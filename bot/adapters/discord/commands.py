@@ -67,8 +67,11 @@ class ChannelCommands(app_commands.Group):
         await self.invoke(i, "digest", Args.typed(mode))
 
     @app_commands.command(description="When digests arrive")
-    @app_commands.describe(time="HH:MM, 24-hour", timezone="IANA name, e.g. Europe/Berlin",
-                           days="daily, weekdays, weekends or e.g. mon,wed,fri")  # fmt: skip
+    @app_commands.describe(
+        time="HH:MM, 24-hour",
+        timezone="IANA name, e.g. Europe/Berlin",
+        days="daily, weekdays, weekends or e.g. mon,wed,fri",
+    )
     async def schedule(
         self,
         i: discord.Interaction,
@@ -167,8 +170,14 @@ class Papers(ChannelCommands):
     """The /papers group: the channel's digest, paper look-ups, and `me` for one's own digest."""
 
     def __init__(self, deps: DiscordDeps) -> None:
-        super().__init__(deps, False, name="papers", description="Research-paper digests",
-                         allowed_contexts=CONTEXTS, allowed_installs=INSTALLS)  # fmt: skip
+        super().__init__(
+            deps,
+            False,
+            name="papers",
+            description="Research-paper digests",
+            allowed_contexts=CONTEXTS,
+            allowed_installs=INSTALLS,
+        )
         me = ChannelCommands(deps, True, name="me", description="Your personal digest, sent by DM")
         self.add_command(me)
         deps.syntax = partial(localise, self)
@@ -179,11 +188,22 @@ class Papers(ChannelCommands):
         await answer(i, help_reply(self))
 
     @app_commands.command(description="Search every stored paper")
-    @app_commands.describe(query="Words to search for", venue="Venue contains", year="Publication year",
-                           author="Author name contains", public="Show the results to the channel")  # fmt: skip
-    async def search(self, i: discord.Interaction, query: str, venue: str | None = None,
-                     year: app_commands.Range[int, 1900, 2100] | None = None, author: str | None = None,
-                     public: bool = False) -> None:  # fmt: skip
+    @app_commands.describe(
+        query="Words to search for",
+        venue="Venue contains",
+        year="Publication year",
+        author="Author name contains",
+        public="Show the results to the channel",
+    )
+    async def search(
+        self,
+        i: discord.Interaction,
+        query: str,
+        venue: str | None = None,
+        year: app_commands.Range[int, 1900, 2100] | None = None,
+        author: str | None = None,
+        public: bool = False,
+    ) -> None:
         spec = {"query": query, "venue": venue, "year": year, "author": author}
         await run(self.deps, i, "search", search_args(spec, 1), public=public, search=spec)
 

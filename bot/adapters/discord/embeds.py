@@ -149,8 +149,11 @@ def numbered(label: str, n: int | None) -> str:
 def card_row(c: Card) -> list[ButtonSpec]:
     """👍 / 👎 / More like this, then up to two link buttons, each labelled with the card's rank."""
     n = c.rank
-    row = [ButtonSpec(numbered(a.label, n), custom_id=cid) for a in c.actions
-           if a.kind in ("up", "down", "more") and (cid := _button_id(a))]  # fmt: skip
+    row = [
+        ButtonSpec(numbered(a.label, n), custom_id=cid)
+        for a in c.actions
+        if a.kind in ("up", "down", "more") and (cid := _button_id(a))
+    ]
     links = [
         ButtonSpec(numbered(a.label, n), url=u)
         for a in c.actions
@@ -314,8 +317,11 @@ def render_one(reply: Reply, description: str | None = None) -> DiscordMessage:
     if description is not None:
         head.description = description or None
     cards = ranked(reply.cards[: MAX_EMBEDS - 1])
-    pager = [ButtonSpec(a.label, custom_id=cid) for a in reply.actions
-             if a.kind == "page" and (cid := custom_id("p", a.value))]  # fmt: skip
+    pager = [
+        ButtonSpec(a.label, custom_id=cid)
+        for a in reply.actions
+        if a.kind == "page" and (cid := custom_id("p", a.value))
+    ]
     rows = [r for r in (card_row(c) for c in cards) if r][: 5 - bool(pager)]
     msg = DiscordMessage(
         embeds=[head, *(card_embed(c) for c in cards)], rows=rows + [pager][: bool(pager)]

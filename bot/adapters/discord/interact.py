@@ -75,8 +75,15 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     place = str(getattr(here, "name", None) or "") if owner == i.channel_id else ""
     guild = getattr(i, "guild", None)
     owning = here if owner == i.channel_id else channel_in(guild, owner)
-    return Context(ref=ref, user=user, is_admin=admin, dm=personal, name=name, place=place,
-                   public=everyone_sees(owning, guild))  # fmt: skip
+    return Context(
+        ref=ref,
+        user=user,
+        is_admin=admin,
+        dm=personal,
+        name=name,
+        place=place,
+        public=everyone_sees(owning, guild),
+    )
 
 
 def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
@@ -134,13 +141,18 @@ def checked(msg: DiscordMessage) -> DiscordMessage:
     (a follow-up Discord refuses with 50035 fails the same way on every retry)."""
     if not (problems := message_problems(payload(msg))):
         return msg
-    log.warning("a reply breaks Discord's limits (%s); sending it degraded", problems[0],
-                extra={"platform": PLATFORM})  # fmt: skip
+    log.warning(
+        "a reply breaks Discord's limits (%s); sending it degraded",
+        problems[0],
+        extra={"platform": PLATFORM},
+    )
     small = degraded(msg)
     if not message_problems(payload(small)):
         return small
-    log.error("a reply breaks Discord's limits even degraded; sending its text only",
-              extra={"platform": PLATFORM})  # fmt: skip
+    log.error(
+        "a reply breaks Discord's limits even degraded; sending its text only",
+        extra={"platform": PLATFORM},
+    )
     text = cut(msg.content or (msg.embeds[0].description if msg.embeds else "") or "", 2000)
     return DiscordMessage(text or "(empty answer)", [], [], msg.paper_ids)
 
@@ -161,8 +173,11 @@ async def too_late(i: discord.Interaction, reply: Reply, public: bool) -> None:
     """The interaction's token expired: a public answer goes to the channel, a private one to
     the person's DMs (as the bot, which needs no token); a failure here is logged, not raised."""
     where = "the channel" if public else "a direct message"
-    log.warning("answered after the interaction's 15 minutes; sending it to %s", where,
-                extra={"platform": PLATFORM})  # fmt: skip
+    log.warning(
+        "answered after the interaction's 15 minutes; sending it to %s",
+        where,
+        extra={"platform": PLATFORM},
+    )
     try:
         target = i.channel if public and i.channel is not None else await i.user.create_dm()
         for kwargs in _sends(reply):
@@ -256,8 +271,15 @@ def cannot_post(i: discord.Interaction) -> str | None:
         return None
     thread = isinstance(getattr(i, "channel", None), discord.Thread)
     send = perms.send_messages_in_threads if thread else perms.send_messages
-    missing = [n for n, ok in (("View Channel", perms.view_channel), ("Send Messages", send),
-                               ("Embed Links", perms.embed_links)) if not ok]  # fmt: skip
+    missing = [
+        n
+        for n, ok in (
+            ("View Channel", perms.view_channel),
+            ("Send Messages", send),
+            ("Embed Links", perms.embed_links),
+        )
+        if not ok
+    ]
     if not missing:
         return None
     return (
@@ -364,8 +386,9 @@ async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str)
     await answer(i, reply)
 
 
-async def vote_in(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str,
-                  channel_id: int) -> None:  # fmt: skip
+async def vote_in(
+    deps: DiscordDeps, i: discord.Interaction, name: str, paper: str, channel_id: int
+) -> None:
     """A 👍/👎 button naming its digest (sent in a DM after a reaction): the vote lands there."""
     await i.response.defer(ephemeral=True, thinking=True)
     ch = await asyncio.to_thread(deps.channels.by_id, channel_id)
@@ -376,8 +399,9 @@ async def vote_in(deps: DiscordDeps, i: discord.Interaction, name: str, paper: s
     await answer(i, reply)
 
 
-async def ask_privately(client: discord.Client, deps: DiscordDeps, user_id: int,
-                        reply: Reply) -> None:  # fmt: skip
+async def ask_privately(
+    client: discord.Client, deps: DiscordDeps, user_id: int, reply: Reply
+) -> None:
     """Send ``reply`` to one person by direct message (no interaction to answer privately: a
     reaction); closed DMs and other refusals are logged, never raised."""
     try:
@@ -385,5 +409,10 @@ async def ask_privately(client: discord.Client, deps: DiscordDeps, user_id: int,
         for kwargs in _sends(replace(reply, text=deps.syntax(reply.text))):
             await dm.send(**kwargs)
     except discord.HTTPException as exc:
-        log.warning("could not ask %s by DM: %s (code %s)", user_id, exc.status, exc.code,
-                    extra={"platform": PLATFORM})  # fmt: skip
+        log.warning(
+            "could not ask %s by DM: %s (code %s)",
+            user_id,
+            exc.status,
+            exc.code,
+            extra={"platform": PLATFORM},
+        )

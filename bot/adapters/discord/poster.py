@@ -50,8 +50,11 @@ def view_for(msg: DiscordMessage) -> discord.ui.View | None:
 def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
     """The JSON body discord.py sends for ``msg`` (what Discord validates)."""
     view = view_for(msg)
-    body = {"content": msg.content, "embeds": [e.to_dict() for e in msg.embeds],
-            "components": view.to_components() if view else []}  # fmt: skip
+    body = {
+        "content": msg.content,
+        "embeds": [e.to_dict() for e in msg.embeds],
+        "components": view.to_components() if view else [],
+    }
     return body | ({"nonce": nonce} if nonce else {})
 
 
@@ -156,8 +159,15 @@ class DiscordPoster:
     def _messages(self, reply: Reply) -> list[DiscordMessage]:
         return render(reply, per_message=1, merge=False) if reply.threaded else render(reply)
 
-    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+    async def post_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        degrade: bool = False,
+    ) -> str:
         """One planned message, its key at the end of its last footer (and as nonce); validated.
 
         In a threaded digest the papers go in the header's thread, started once; where the bot
@@ -194,8 +204,15 @@ class DiscordPoster:
             return None
         return self.client.get_partial_messageable(int(message_id))
 
-    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
+    async def find_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        since: str | datetime | None = None,
+    ) -> str | None:
         """Our message whose last footer ends with ``key``: in the header's thread or the channel.
 
         Reads newest first back to ``since`` (a message Discord stored before this one: its
@@ -231,8 +248,11 @@ class DiscordPoster:
             if m.author.id == self.client.user.id and (footer or "").endswith(key):
                 return f"{m.channel.id}:{m.id}"
         if seen >= MAX_SCAN:
-            raise PostError(f"could not read history: over {MAX_SCAN} messages since the digest "
-                            "was claimed; not re-posting while unsure", TRANSIENT)  # fmt: skip
+            raise PostError(
+                f"could not read history: over {MAX_SCAN} messages since the digest "
+                "was claimed; not re-posting while unsure",
+                TRANSIENT,
+            )
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
@@ -247,8 +267,9 @@ class DiscordPoster:
         except TRANSPORT as exc:
             raise PostError(f"no answer from Discord ({type(exc).__name__})", TRANSIENT) from exc
 
-    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
-                           filename: str = "weekly.png") -> str:  # fmt: skip
+    async def upload_image(
+        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
+    ) -> str:
         """A message with the PNG attached (multipart: ``files[0]`` and ``payload_json`` whose
         ``attachments`` give its id, name and alt text as description); "channel:message"."""
         if len(png) > MAX_ATTACHMENT:
@@ -256,8 +277,9 @@ class DiscordPoster:
         file = discord.File(io.BytesIO(png), filename=filename, description=alt[:MAX_ALT])
         with posting_errors():
             where = await self._target(ref)
-            sent = await where.send(content=cut(title, 2000), file=file,
-                                    allowed_mentions=NO_MENTIONS)  # fmt: skip
+            sent = await where.send(
+                content=cut(title, 2000), file=file, allowed_mentions=NO_MENTIONS
+            )
         return f"{sent.channel.id}:{sent.id}"
 
 

@@ -58,8 +58,11 @@ def check(tree: app_commands.CommandTree, guild: discord.abc.Snowflake | None = 
     payload = [c.to_dict(tree) for c in tree.get_commands(guild=guild)]
     if problems := command_problems(payload):
         where = f"server {guild.id}" if guild else "globally"
-        log.error("Discord commands not synced %s; Discord would refuse them: %s", where,
-                  "; ".join(problems[:3]))  # fmt: skip
+        log.error(
+            "Discord commands not synced %s; Discord would refuse them: %s",
+            where,
+            "; ".join(problems[:3]),
+        )
         raise DigestError(f"commands not synced, Discord would refuse them: {problems[0]}")
 
 

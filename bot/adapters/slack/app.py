@@ -30,7 +30,23 @@ from bot.adapters.slack.stores import InstallationStore, StateStore
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
-BOT_SCOPES = ["commands", "chat:write", "chat:write.public", "im:write", "reactions:read", "users:read", "channels:history", "groups:history", "im:history", "mpim:history", "mpim:read", "files:write", "files:read", "channels:read", "groups:read"]  # fmt: skip
+BOT_SCOPES = [
+    "commands",
+    "chat:write",
+    "chat:write.public",
+    "im:write",
+    "reactions:read",
+    "users:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "mpim:history",
+    "mpim:read",
+    "files:write",
+    "files:read",
+    "channels:read",
+    "groups:read",
+]
 
 
 @dataclass

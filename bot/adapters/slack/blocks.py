@@ -166,7 +166,7 @@ def render(reply: Reply) -> list[SlackMessage]:
                 "elements": [
                     {**_button(a, ""), "action_id": f"page_{i}"} for i, a in enumerate(pages)
                 ],
-            }  # fmt: skip
+            }
         )
     if reply.footer:
         tail.append(

@@ -41,8 +41,18 @@ from digest.models import Channel, ChannelRef
 log = logging.getLogger(__name__)
 #: A pause nobody chose: say how to end it once the app is back (a reinstall resumes nothing).
 RESUME = "once it is reinstalled, `/papers resume` here (or Resume in the app's Home) restarts it"
-FALLBACK_HOME = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn",
-                 "text": "This page could not be shown. `/papers list` lists your digests."}}]}  # fmt: skip
+FALLBACK_HOME = {
+    "type": "home",
+    "blocks": [
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": "This page could not be shown. `/papers list` lists your digests.",
+            },
+        }
+    ],
+}
 
 
 def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
@@ -88,8 +98,11 @@ async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
     visible = await manageable(client, deps.channels, team, user)
     view = await asyncio.to_thread(home_view, deps.channels, visible)
     if problems := view_problems(view):  # never send what Slack refuses: say why, show a stub
-        log.error("Home tab of %s not published as built; Slack would refuse it: %s", user,
-                  "; ".join(problems[:3]))  # fmt: skip
+        log.error(
+            "Home tab of %s not published as built; Slack would refuse it: %s",
+            user,
+            "; ".join(problems[:3]),
+        )
         view = FALLBACK_HOME
     await client.views_publish(user_id=user, view=view)
 

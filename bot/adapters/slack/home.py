@@ -31,9 +31,19 @@ def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
     ]
     toggle = ("home_resume", "Resume") if ch.paused else ("home_pause", "Pause")
     buttons = [
-        {"type": "button", "action_id": toggle[0], "text": {"type": "plain_text", "text": toggle[1]}, "value": str(ch.id)},
-        {"type": "button", "action_id": "home_preview", "text": {"type": "plain_text", "text": "Preview"}, "value": str(ch.id)},
-    ]  # fmt: skip
+        {
+            "type": "button",
+            "action_id": toggle[0],
+            "text": {"type": "plain_text", "text": toggle[1]},
+            "value": str(ch.id),
+        },
+        {
+            "type": "button",
+            "action_id": "home_preview",
+            "text": {"type": "plain_text", "text": "Preview"},
+            "value": str(ch.id),
+        },
+    ]
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": cut("\n".join(lines), MAX_SECTION)}},
         {"type": "actions", "block_id": f"home:{ch.id}", "elements": buttons},
@@ -47,7 +57,7 @@ def home_view(channels: ChannelService, visible: list[Channel]) -> dict:
         {"type": "header", "text": {"type": "plain_text", "text": "digestbot"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": markup(INTRO)}},
         {"type": "divider"},
-    ]  # fmt: skip
+    ]
     for ch in visible:
         if len(blocks) + 3 > MAX_HOME_BLOCKS - 1:
             blocks.append(

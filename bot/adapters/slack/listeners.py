@@ -38,8 +38,13 @@ from digest.papers.headline import shorten
 log = logging.getLogger(__name__)
 UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
 #: chat.update answers for a message the bot may not (or can no longer) edit.
-UNEDITABLE = {"message_not_found", "cant_update_message", "edit_window_closed",
-              "channel_not_found", "is_archived"}  # fmt: skip
+UNEDITABLE = {
+    "message_not_found",
+    "cant_update_message",
+    "edit_window_closed",
+    "channel_not_found",
+    "is_archived",
+}
 PAGER_KEY, PAGED = "slack.pages.", "stored:"  # a long search behind a page button
 PAGER_HOURS = 24  # its Prev/Next buttons work this long; older stored searches are deleted
 OLD_PAGER_KEY = "slack.pager."  # searches stored before they expired: deleted on the next store
@@ -243,8 +248,16 @@ def _with_counts(blocks: list[dict], paper_id: str, up: int, down: int) -> list[
                 "vote_up": f"👍 {up}" if up else "👍",
                 "vote_down": f"👎 {down}" if down else "👎",
             }
-            elems = [{**e, "text": {**e["text"], "text": labels.get(e.get("action_id"), e["text"]["text"])}}
-                     for e in b["elements"]]  # fmt: skip
+            elems = [
+                {
+                    **e,
+                    "text": {
+                        **e["text"],
+                        "text": labels.get(e.get("action_id"), e["text"]["text"]),
+                    },
+                }
+                for e in b["elements"]
+            ]
             b = {**b, "elements": elems}
         out.append(b)
     return out

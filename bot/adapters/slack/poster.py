@@ -173,8 +173,15 @@ class SlackPoster:
             return [parent, *items]
         return render(reply)
 
-    async def post_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, degrade: bool = False) -> str:  # fmt: skip
+    async def post_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        degrade: bool = False,
+    ) -> str:
         """One planned message, tagged with its key in Slack message metadata; validated first."""
         msg = self._messages(reply)[position]
         msg = degraded(msg) if degrade else msg
@@ -190,8 +197,15 @@ class SlackPoster:
             ts = await self._post(client, channel, msg, **extra)
         return f"{channel}:{ts}"
 
-    async def find_part(self, ref: ChannelRef, reply: Reply, position: int, key: str,
-                        parent: str | None, since: str | datetime | None = None) -> str | None:  # fmt: skip
+    async def find_part(
+        self,
+        ref: ChannelRef,
+        reply: Reply,
+        position: int,
+        key: str,
+        parent: str | None,
+        since: str | datetime | None = None,
+    ) -> str | None:
         """The message carrying ``key`` in its metadata: in the channel, or in the header's thread.
 
         Pages back, newest first, to ``since`` (a message Slack stored before this one: its ts
@@ -203,11 +217,22 @@ class SlackPoster:
         with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
-            pages = [lambda cursor: client.conversations_history(
-                channel=channel, limit=PAGE, cursor=cursor, oldest=oldest, include_all_metadata=True)]  # fmt: skip
+            pages = [
+                lambda cursor: client.conversations_history(
+                    channel=channel,
+                    limit=PAGE,
+                    cursor=cursor,
+                    oldest=oldest,
+                    include_all_metadata=True,
+                )
+            ]
             if parent and position > 0:  # in the thread, or in the channel when sent degraded
-                pages.insert(0, lambda cursor: _replies(
-                    client, channel, parent.split(":", 1)[1], cursor, oldest))  # fmt: skip
+                pages.insert(
+                    0,
+                    lambda cursor: _replies(
+                        client, channel, parent.split(":", 1)[1], cursor, oldest
+                    ),
+                )
             try:
                 for read in pages:
                     if (ts := await _scan(read, key)) is not None:
@@ -231,8 +256,9 @@ class SlackPoster:
             for msg in render(reply):
                 await self._post(client, channel, msg)
 
-    async def upload_image(self, ref: ChannelRef, png: bytes, alt: str, title: str,
-                           filename: str = "weekly.png") -> str:  # fmt: skip
+    async def upload_image(
+        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
+    ) -> str:
         """Share a PNG in the channel: files.getUploadURLExternal (with its alt text), the bytes
         POSTed to the upload URL, then files.completeUploadExternal into the channel with the
         title as its comment (needs the files:write scope). Its reference: "channel:file id".
@@ -316,12 +342,19 @@ def _oldest(since: str | datetime | None) -> str | None:
     return since.split(":", 1)[1] if since else None
 
 
-async def _replies(client: AsyncWebClient, channel: str, ts: str, cursor: str | None,
-                   oldest: str | None) -> dict:  # fmt: skip
+async def _replies(
+    client: AsyncWebClient, channel: str, ts: str, cursor: str | None, oldest: str | None
+) -> dict:
     """One page of a thread; a deleted header has no thread, so nothing was posted in it."""
     try:
-        return await client.conversations_replies(channel=channel, ts=ts, limit=PAGE,
-                    cursor=cursor, oldest=oldest, include_all_metadata=True)  # fmt: skip
+        return await client.conversations_replies(
+            channel=channel,
+            ts=ts,
+            limit=PAGE,
+            cursor=cursor,
+            oldest=oldest,
+            include_all_metadata=True,
+        )
     except SlackApiError as exc:
         if exc.response.get("error") != "thread_not_found":
             raise
@@ -345,8 +378,11 @@ async def _scan(read: Callable[[str | None], Awaitable], key: str) -> str | None
         cursor = (page.get("response_metadata") or {}).get("next_cursor")
         if not page.get("has_more") or not cursor:
             return None
-    raise PostError(f"could not read history: over {MAX_PAGES * PAGE} messages since the "
-                    "digest was claimed; not re-posting while unsure", TRANSIENT)  # fmt: skip
+    raise PostError(
+        f"could not read history: over {MAX_PAGES * PAGE} messages since the "
+        "digest was claimed; not re-posting while unsure",
+        TRANSIENT,
+    )
 
 
 @contextmanager
@@ -385,8 +421,12 @@ def degraded(msg: SlackMessage) -> SlackMessage:
     for block in copy.deepcopy(msg.blocks[:MAX_MESSAGE_BLOCKS]):
         if block.get("type") == "actions":
             seen: set[str] = set()
-            block["elements"] = [e for e in block.get("elements", []) if "url" not in e
-                                 and not (e.get("action_id") in seen or seen.add(e.get("action_id")))]  # fmt: skip
+            block["elements"] = [
+                e
+                for e in block.get("elements", [])
+                if "url" not in e
+                and not (e.get("action_id") in seen or seen.add(e.get("action_id")))
+            ]
             if not block["elements"]:
                 continue
         if block.get("type") == "section" and "text" in block:

@@ -15,8 +15,18 @@ def write_jsonl(path, records):
     with path.open("w", encoding="utf-8") as f:
         for r in records:
             row = dataclasses.asdict(r)
-            f.write(json.dumps({"id": row["id"], "title": row["title"], "abstract": row["abstract"],
-                                "authors": row["authors"], "venue": row["venue"]}) + "\n")  # fmt: skip
+            f.write(
+                json.dumps(
+                    {
+                        "id": row["id"],
+                        "title": row["title"],
+                        "abstract": row["abstract"],
+                        "authors": row["authors"],
+                        "venue": row["venue"],
+                    }
+                )
+                + "\n"
+            )
 
 
 def run(capsys, *args):
@@ -136,9 +146,15 @@ def test_sigterm_stops_the_console_bot_cleanly(tmp_path):
     from tests.support.cli_proc import ENTRY, clean_env, digestbot
 
     cmd = [str(ENTRY)] if ENTRY.exists() else [sys.executable, "-m", "bot"]
-    proc = subprocess.Popen([*cmd, "run"], cwd=tmp_path, env=clean_env(tmp_path),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*cmd, "run"],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         end = time.monotonic() + 120
         seen = ""

@@ -256,12 +256,23 @@ def test_ten_maximal_papers_still_fit_one_message():
     from tests.fakes.discord_limits import body as payload
 
     cards = tuple(
-        Card(paper_id=f"p{n}", title="T" * 1000, url=None, authors="A" * 300, venue="V",
-             snippet="s" * 20_000, why="w" * 2000)
+        Card(
+            paper_id=f"p{n}",
+            title="T" * 1000,
+            url=None,
+            authors="A" * 300,
+            venue="V",
+            snippet="s" * 20_000,
+            why="w" * 2000,
+        )
         for n in range(9)
-    )  # fmt: skip
-    reply = Reply(text="x" * 5000, title="t" * 500, cards=cards,
-                  actions=(Action("page", "Next ▶", "0123456789abcdef:2", page=2),))  # fmt: skip
+    )
+    reply = Reply(
+        text="x" * 5000,
+        title="t" * 500,
+        cards=cards,
+        actions=(Action("page", "Next ▶", "0123456789abcdef:2", page=2),),
+    )
     assert message_problems(payload(render_one(reply))) == []
 
 
@@ -270,12 +281,15 @@ async def test_hostile_paper_text_arrives_neutralised(bot):
     from digest.ingest.parse import make_record
 
     hostile = make_record(
-        source="jsonl", id="evil-1", venue="SynthConf 2025", year=2025,
+        source="jsonl",
+        id="evil-1",
+        venue="SynthConf 2025",
+        year=2025,
         title="Diffusion models \u202eexe.gnp <@123456789012345678> **@everyone**",
         abstract="Diffusion models. See <#123456789012345678> and </papers:1234567890> at "
-                 "<t:1700000000:R>; diffu\u200bsion \u2066models\u2069 [x](https://evil.example).",
+        "<t:1700000000:R>; diffu\u200bsion \u2066models\u2069 [x](https://evil.example).",
         authors=["Mallory\u200b", "Eve \u202e"],
-    )  # fmt: skip
+    )
     bot.app.store.papers.upsert([hostile])
     bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})

@@ -146,17 +146,63 @@ async def test_digest_now_asks_the_runner(app, group):
 
 
 def component_interaction(client, custom_id: str) -> discord.Interaction:
-    message = {"id": "7001", "channel_id": "111", "author": BOT, "content": "", "timestamp": "2026-12-01T09:00:00+00:00",
-               "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
-               "attachments": [], "embeds": [], "pinned": False, "type": 0, "flags": 0,
-               "components": [{"type": 1, "components": [{"type": 2, "style": 2, "label": "👍", "custom_id": custom_id}]}]}  # fmt: skip
-    payload = {"id": issue(3), "application_id": "2000", "type": 3, "token": "tok", "version": 1, "channel_id": "111",
-               "guild_id": "77", "member": {"user": user("42"), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
-               "deaf": False, "mute": False, "permissions": "16", "flags": 0}, "data": {"custom_id": custom_id, "component_type": 2},
-               "message": message, "locale": "en-US", "app_permissions": "0", "entitlements": [],
-               "attachment_size_limit": 10_000_000,
-               "channel": {"id": "111", "type": 0, "guild_id": "77", "name": "lab", "position": 0,
-                           "permission_overwrites": [], "nsfw": False, "parent_id": None}}  # fmt: skip
+    message = {
+        "id": "7001",
+        "channel_id": "111",
+        "author": BOT,
+        "content": "",
+        "timestamp": "2026-12-01T09:00:00+00:00",
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "pinned": False,
+        "type": 0,
+        "flags": 0,
+        "components": [
+            {
+                "type": 1,
+                "components": [{"type": 2, "style": 2, "label": "👍", "custom_id": custom_id}],
+            }
+        ],
+    }
+    payload = {
+        "id": issue(3),
+        "application_id": "2000",
+        "type": 3,
+        "token": "tok",
+        "version": 1,
+        "channel_id": "111",
+        "guild_id": "77",
+        "member": {
+            "user": user("42"),
+            "roles": [],
+            "joined_at": "2026-01-01T00:00:00+00:00",
+            "deaf": False,
+            "mute": False,
+            "permissions": "16",
+            "flags": 0,
+        },
+        "data": {"custom_id": custom_id, "component_type": 2},
+        "message": message,
+        "locale": "en-US",
+        "app_permissions": "0",
+        "entitlements": [],
+        "attachment_size_limit": 10_000_000,
+        "channel": {
+            "id": "111",
+            "type": 0,
+            "guild_id": "77",
+            "name": "lab",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+        },
+    }
     return discord.Interaction(data=payload, state=client._connection)
 
 
@@ -307,9 +353,15 @@ def test_readme_invite_permissions_are_exactly_what_the_bot_needs():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[3] / "docs" / "discord.md").read_text()
-    needed = discord.Permissions(view_channel=True, send_messages=True, send_messages_in_threads=True,
-                                 create_public_threads=True, embed_links=True, attach_files=True,
-                                 read_message_history=True)  # fmt: skip
+    needed = discord.Permissions(
+        view_channel=True,
+        send_messages=True,
+        send_messages_in_threads=True,
+        create_public_threads=True,
+        embed_links=True,
+        attach_files=True,
+        read_message_history=True,
+    )
     assert f"permissions={needed.value}" in readme and "scope=bot%20applications.commands" in readme
 
 

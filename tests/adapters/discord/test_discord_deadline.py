@@ -60,8 +60,11 @@ async def test_a_slow_paper_search_still_answers_autocomplete_in_time(bot, monke
 
 def _callback(fake: FakeDiscord, iid: str, token: str, kind: int) -> tuple[int, int | None]:
     body = json.dumps({"type": kind, "data": {"content": "hi"}}).encode()
-    req = urllib.request.Request(f"{fake.base}/interactions/{iid}/{token}/callback", body,
-                                 {"Content-Type": "application/json"})  # fmt: skip
+    req = urllib.request.Request(
+        f"{fake.base}/interactions/{iid}/{token}/callback",
+        body,
+        {"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req) as r:
             return r.status, None

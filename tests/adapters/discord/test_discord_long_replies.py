@@ -62,8 +62,10 @@ def test_a_long_search_header_is_split_and_its_papers_and_pager_stay_together(sn
     last, on the message with the papers and the pager, which a page turn edits)."""
     note = [f"No paper mentions 'w{n}' *or* 'x{n}' " + "y" * 150 for n in range(60)]
     text = "\n".join([*note, "12 papers match; page 1 of 3."])
-    cards = tuple(Card(f"p{n}", f"Title {n}", None, "A. Author", "V", "s" * snippet, why="w" * 300)
-                  for n in range(4))  # fmt: skip
+    cards = tuple(
+        Card(f"p{n}", f"Title {n}", None, "A. Author", "V", "s" * snippet, why="w" * 300)
+        for n in range(4)
+    )
     pager = (Action("page", "Next ▶", "0123456789abcdef:2", page=2),)
     messages = render_paged(Reply(text=text, title="🔎 words", cards=cards, actions=pager))
     assert len(messages) > 1

@@ -63,8 +63,9 @@ def test_each_digest_row_names_the_paper_its_embed_numbers(app, fake):
     assert fake.rejected == []
     seen = []
     for message in fake.posts("111"):
-        titles = [int(m.group(1)) for e in message["embeds"]
-                  if (m := NUMBER.match(e.get("title") or ""))]  # fmt: skip
+        titles = [
+            int(m.group(1)) for e in message["embeds"] if (m := NUMBER.match(e.get("title") or ""))
+        ]
         rows = shown_rows(message)
         assert [n for n, _, _ in rows] == titles  # row i is embed i's paper
         for n, buttons, paper in rows:
@@ -75,8 +76,14 @@ def test_each_digest_row_names_the_paper_its_embed_numbers(app, fake):
 
 
 def _card(n: int, rank: int | None, links: bool = True) -> Card:
-    acts = (Action("link", "PDF", url=f"https://arxiv.org/pdf/{n}"),
-            Action("link", "arXiv", url=f"https://arxiv.org/abs/{n}")) if links else ()  # fmt: skip
+    acts = (
+        (
+            Action("link", "PDF", url=f"https://arxiv.org/pdf/{n}"),
+            Action("link", "arXiv", url=f"https://arxiv.org/abs/{n}"),
+        )
+        if links
+        else ()
+    )
     return Card(f"p{n}", f"Paper {n}", None, "A. Author", "V", "s", rank=rank, actions=acts)
 
 

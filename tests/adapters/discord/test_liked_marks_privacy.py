@@ -30,8 +30,13 @@ from tests.adapters.slack.test_slack_http import Harness, eventually
 from tests.fakes.slack import FakeSlack
 from tests.support.discord_app import discord_bot, dispatch, slash
 
-NAMES = {"C1": "ml-reading", "C2": "secret-lab", "C3": "journal-club", "C4": "never-said",
-         "C5": "reader"}  # fmt: skip
+NAMES = {
+    "C1": "ml-reading",
+    "C2": "secret-lab",
+    "C3": "journal-club",
+    "C4": "never-said",
+    "C5": "reader",
+}
 
 
 @pytest.fixture
@@ -84,8 +89,13 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         assert "journal-club" not in _marks(app, refs["C5"])
         # made public again: a 👍 reaction there asks Slack too
         slack.private.discard("C3")
-        reacted = {"type": "reaction_added", "user": "U2", "reaction": "+1", "event_ts": "9",
-                   "item": {"type": "message", "channel": "C3", "ts": "1.000001"}}  # fmt: skip
+        reacted = {
+            "type": "reaction_added",
+            "user": "U2",
+            "reaction": "+1",
+            "event_ts": "9",
+            "item": {"type": "message", "channel": "C3", "ts": "1.000001"},
+        }
         assert (await h.event(reacted, event_id="Ev2")).status_code == 200
         await eventually(lambda: app.channels.existing(refs["C3"]).public is True)
     marks = _marks(app, refs["C5"])
@@ -117,33 +127,70 @@ def text_channel(cid: str, name: str, hidden: bool = False) -> dict:
     """A text channel of server 77 as Discord describes it; ``hidden``: an overwrite denies
     @everyone View Channel."""
     over = [{"id": "77", "type": 0, "allow": "0", "deny": str(1 << 10)}] if hidden else []
-    return {"id": cid, "type": 0, "guild_id": "77", "name": name, "position": 0,
-            "permission_overwrites": over, "nsfw": False, "parent_id": None}  # fmt: skip
+    return {
+        "id": cid,
+        "type": 0,
+        "guild_id": "77",
+        "name": name,
+        "position": 0,
+        "permission_overwrites": over,
+        "nsfw": False,
+        "parent_id": None,
+    }
 
 
 def add_guild(client: discord.Client) -> None:
     """Server 77 as the gateway's GUILD_CREATE gives it: @everyone may view channels, but an
     overwrite hides room 222 from @everyone."""
-    everyone = {"id": "77", "name": "@everyone", "permissions": str(1 << 10), "position": 0,
-                "color": 0, "hoist": False, "managed": False, "mentionable": False}  # fmt: skip
-    client._connection._add_guild_from_data({
-        "id": "77", "name": "Lab", "owner_id": "1", "roles": [everyone], "emojis": [],
-        "features": [], "member_count": 2, "members": [], "voice_states": [], "presences": [],
-        "threads": [], "stickers": [], "verification_level": 0,
-        "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0,
-        "system_channel_flags": 0, "premium_tier": 0, "nsfw_level": 0,
-        "preferred_locale": "en-US", "afk_timeout": 300,
-        "channels": [text_channel("111", "lab"), text_channel("222", "secret", hidden=True),
-                     text_channel("333", "club")],
-    })  # fmt: skip
+    everyone = {
+        "id": "77",
+        "name": "@everyone",
+        "permissions": str(1 << 10),
+        "position": 0,
+        "color": 0,
+        "hoist": False,
+        "managed": False,
+        "mentionable": False,
+    }
+    client._connection._add_guild_from_data(
+        {
+            "id": "77",
+            "name": "Lab",
+            "owner_id": "1",
+            "roles": [everyone],
+            "emojis": [],
+            "features": [],
+            "member_count": 2,
+            "members": [],
+            "voice_states": [],
+            "presences": [],
+            "threads": [],
+            "stickers": [],
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "mfa_level": 0,
+            "system_channel_flags": 0,
+            "premium_tier": 0,
+            "nsfw_level": 0,
+            "preferred_locale": "en-US",
+            "afk_timeout": 300,
+            "channels": [
+                text_channel("111", "lab"),
+                text_channel("222", "secret", hidden=True),
+                text_channel("333", "club"),
+            ],
+        }
+    )
 
 
 async def three_digest_channels(bot) -> dict[str, ChannelRef]:
     """Server 77 (see add_guild) with a digest in each of lab, secret and club, by id."""
     add_guild(bot.client)
     for cid in ("111", "222", "333"):
-        await dispatch(bot.client, slash("subscribe", f"tok-{cid}", channel=cid,
-                                         text="diffusion models"))  # fmt: skip
+        await dispatch(
+            bot.client, slash("subscribe", f"tok-{cid}", channel=cid, text="diffusion models")
+        )
     return {c: ChannelRef("discord", c, "77") for c in ("111", "222", "333")}
 
 
@@ -190,17 +237,37 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
         assert (await runner.run_channel(ch.id, datetime.now(UTC).date())).startswith("posted")
         thread = next(c for c in bot.fake.messages if c not in ("111", "222", "333"))
         bot.client.get_guild(77)._add_thread(
-            discord.Thread(guild=bot.client.get_guild(77), state=bot.client._connection, data={
-                "id": thread, "type": 11, "guild_id": "77", "name": "Digest", "parent_id": "333",
-                "owner_id": "1000", "message_count": 1, "member_count": 1,
-                "thread_metadata": {"archived": False, "locked": False,
-                                    "auto_archive_duration": 1440,
-                                    "archive_timestamp": "2026-12-01T09:00:00+00:00"}}))  # fmt: skip
+            discord.Thread(
+                guild=bot.client.get_guild(77),
+                state=bot.client._connection,
+                data={
+                    "id": thread,
+                    "type": 11,
+                    "guild_id": "77",
+                    "name": "Digest",
+                    "parent_id": "333",
+                    "owner_id": "1000",
+                    "message_count": 1,
+                    "member_count": 1,
+                    "thread_metadata": {
+                        "archived": False,
+                        "locked": False,
+                        "auto_archive_duration": 1440,
+                        "archive_timestamp": "2026-12-01T09:00:00+00:00",
+                    },
+                },
+            )
+        )
         hidden = text_channel("333", "club", hidden=True)  # changed while the bot was away
         bot.client.get_guild(77).get_channel(333)._update(bot.client.get_guild(77), hidden)
         item = bot.fake.messages[thread][0]
-        raw = {"user_id": "42", "channel_id": thread, "message_id": item["id"], "guild_id": "77",
-               "type": 0}  # fmt: skip
+        raw = {
+            "user_id": "42",
+            "channel_id": thread,
+            "message_id": item["id"],
+            "guild_id": "77",
+            "type": 0,
+        }
         event = discord.RawReactionActionEvent(raw, discord.PartialEmoji(name="👍"), "REACTION_ADD")
         await bot.client.on_raw_reaction_add(event)
         assert [v.value for v in app.store.channels.feedback(ch.id)] == [1]
@@ -209,9 +276,16 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
 
 def everyone_role(view: bool) -> dict:
     """Server 77's @everyone role, allowed to view channels or not."""
-    return {"id": "77", "name": "@everyone", "permissions": str(1 << 10 if view else 0),
-            "position": 0, "color": 0, "hoist": False, "managed": False,
-            "mentionable": False}  # fmt: skip
+    return {
+        "id": "77",
+        "name": "@everyone",
+        "permissions": str(1 << 10 if view else 0),
+        "position": 0,
+        "color": 0,
+        "hoist": False,
+        "managed": False,
+        "mentionable": False,
+    }
 
 
 @pytest.mark.asyncio

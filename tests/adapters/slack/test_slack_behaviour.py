@@ -29,8 +29,13 @@ def slack():
 
 def button(response: dict, label: str) -> dict:
     """The page button with ``label`` in a response's blocks."""
-    return next(e for b in response["blocks"] if b.get("block_id") == "pages"
-                for e in b["elements"] if label in e["text"]["text"])  # fmt: skip
+    return next(
+        e
+        for b in response["blocks"]
+        if b.get("block_id") == "pages"
+        for e in b["elements"]
+        if label in e["text"]["text"]
+    )
 
 
 async def test_search_pages_forward_and_back_beyond_page_two(app, slack):
@@ -59,15 +64,22 @@ async def test_listener_errors_are_answered_not_raised(app, slack):
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         before = len(slack.responses())
-        r = await h.action({"action_id": "vote_up", "value": "no-such-paper", "type": "button",
-                            "block_id": "act:no-such-paper"})  # fmt: skip
+        r = await h.action(
+            {
+                "action_id": "vote_up",
+                "value": "no-such-paper",
+                "type": "button",
+                "block_id": "act:no-such-paper",
+            }
+        )
         assert r.status_code == 200
         answer = (await h.responses(before + 1))[-1]
         assert answer["response_type"] == "ephemeral" and "no-such-paper" in json.dumps(answer)
         r = await home_action(h, "home_pause", "abc")
         assert r.status_code == 200
-        await eventually(lambda: any(m == "chat.postMessage" and a["channel"] == "U1"
-                                     for m, a in slack.calls))  # fmt: skip
+        await eventually(
+            lambda: any(m == "chat.postMessage" and a["channel"] == "U1" for m, a in slack.calls)
+        )
     told = [a["text"] for m, a in slack.calls if m == "chat.postMessage" and a["channel"] == "U1"]
     assert "no longer exists" in told[0]
     assert not app.store.channels.get(ChannelRef("slack", "C1", "T1")).paused
@@ -77,11 +89,24 @@ async def home_action(h: Harness, action_id: str, value: str, user: str = "U1", 
     """A button press in the App Home: no channel and no response URL, as Slack sends it."""
     h.n += 1
     person = {"id": user} if name is None else {"id": user, "username": name, "name": name}
-    payload = {"type": "block_actions", "team": {"id": "T1"}, "user": person,
-               "actions": [{"action_id": action_id, "value": value, "type": "button",
-                            "block_id": "home:x", "action_ts": f"{time.time():.6f}"}],
-               "trigger_id": f"trig-home-{h.n}", "container": {"type": "view", "view_id": "V1"},
-               "view": {"id": "V1", "type": "home"}, "api_app_id": "A1"}  # fmt: skip
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T1"},
+        "user": person,
+        "actions": [
+            {
+                "action_id": action_id,
+                "value": value,
+                "type": "button",
+                "block_id": "home:x",
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
+        "trigger_id": f"trig-home-{h.n}",
+        "container": {"type": "view", "view_id": "V1"},
+        "view": {"id": "V1", "type": "home"},
+        "api_app_id": "A1",
+    }
     body = urlencode({"payload": json.dumps(payload)})
     return await h.post(body, "application/x-www-form-urlencoded")
 
@@ -92,18 +117,35 @@ def signed_raw(h: Harness, body: str, content_type: str, ts: str):
     from tests.adapters.slack.test_slack_http import SECRET
 
     sig = SignatureVerifier(SECRET).generate_signature(timestamp=ts, body=body)
-    headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig,
-               "Content-Type": content_type}  # fmt: skip
+    headers = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": sig,
+        "Content-Type": content_type,
+    }
     return h.http.post("/slack/events", content=body, headers=headers)
 
 
 async def test_malformed_signed_requests_get_400_and_change_nothing(app, slack):
     """Item 6. Break tried: without the inbound guard middleware each case answers 500 (red)."""
     now = str(int(time.time()))
-    form = urlencode({"command": "/papers", "text": "subscribe x", "team_id": "T1",
-                      "channel_id": "C9", "user_id": "U1", "response_url": f"{slack.url}resp-1"})  # fmt: skip
-    event = json.dumps({"type": "event_callback", "team_id": "T1", "event_id": "EvX",
-                        "event": {"type": "app_uninstalled"}})  # fmt: skip
+    form = urlencode(
+        {
+            "command": "/papers",
+            "text": "subscribe x",
+            "team_id": "T1",
+            "channel_id": "C9",
+            "user_id": "U1",
+            "response_url": f"{slack.url}resp-1",
+        }
+    )
+    event = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T1",
+            "event_id": "EvX",
+            "event": {"type": "app_uninstalled"},
+        }
+    )
     cases = [
         (form, "application/x-www-form-urlencoded", "12ab"),  # non-numeric timestamp
         (form, "application/json", now),  # a form body sent as JSON
@@ -153,9 +195,17 @@ async def test_replayed_button_press_does_not_withdraw_the_vote(app, slack):
 async def test_a_replayed_command_is_handled_once(app, slack):
     """Item 8 (commands). Break tried: request_key() returning None for commands -> two
     answers, the second 'already following' (red)."""
-    form = urlencode({"command": "/papers", "text": "subscribe diffusion models", "team_id": "T1",
-                      "channel_id": "C1", "user_id": "U1", "trigger_id": "trig-once",
-                      "response_url": f"{slack.url}resp-once"})  # fmt: skip
+    form = urlencode(
+        {
+            "command": "/papers",
+            "text": "subscribe diffusion models",
+            "team_id": "T1",
+            "channel_id": "C1",
+            "user_id": "U1",
+            "trigger_id": "trig-once",
+            "response_url": f"{slack.url}resp-once",
+        }
+    )
     async with Harness(app, slack) as h:
         for _ in range(2):
             assert (await h.post(form, "application/x-www-form-urlencoded")).status_code == 200
@@ -165,8 +215,10 @@ async def test_a_replayed_command_is_handled_once(app, slack):
 
 async def home_of(h: Harness, slack: FakeSlack, user: str) -> str:
     before = sum(m == "views.publish" for m, _ in slack.calls)
-    await h.event({"type": "app_home_opened", "user": user, "tab": "home", "event_ts": "1"},
-                  event_id=f"Ev-home-{user}-{before}")  # fmt: skip
+    await h.event(
+        {"type": "app_home_opened", "user": user, "tab": "home", "event_ts": "1"},
+        event_id=f"Ev-home-{user}-{before}",
+    )
     await eventually(lambda: sum(m == "views.publish" for m, _ in slack.calls) > before)
     return json.dumps([a for m, a in slack.calls if m == "views.publish"][-1], ensure_ascii=False)
 
@@ -192,13 +244,18 @@ async def test_home_shows_and_controls_only_the_users_channels(app, slack):
             for action in ("home_pause", "home_preview"):
                 await home_action(h, action, str(target.id))
         await asyncio.sleep(0.5)
-        await eventually(lambda: len([1 for m, a in slack.calls
-                                      if m == "chat.postMessage" and a["channel"] == "U1"]) == 6)  # fmt: skip
+        await eventually(
+            lambda: (
+                len([1 for m, a in slack.calls if m == "chat.postMessage" and a["channel"] == "U1"])
+                == 6
+            )
+        )
         own = app.store.channels.get(ChannelRef("slack", "C1", "T1"))
         await home_action(h, "home_pause", str(own.id))
         await eventually(lambda: app.store.channels.get(own.ref).paused)
-    assert not any(app.store.channels.get(ChannelRef("slack", c, "T1")).paused
-                   for c in ("G2", "C3", "@U2"))  # fmt: skip
+    assert not any(
+        app.store.channels.get(ChannelRef("slack", c, "T1")).paused for c in ("G2", "C3", "@U2")
+    )
     dms = [a for m, a in slack.calls if m == "chat.postMessage" and a["channel"] == "U1"]
     assert all("only manage" in a["text"] and "blocks" not in a for a in dms)
     assert slack.rejected == []
@@ -206,9 +263,17 @@ async def test_home_shows_and_controls_only_the_users_channels(app, slack):
 
 def nasty_paper() -> PaperRecord:
     title = "Attention @ scale ``` <!channel> <@U042> <https://evil.example|click>"
-    return PaperRecord(id="nasty-1", source="jsonl", title=title, abstract_raw="", abstract="x @ y",
-                 authors=("Ada Lovelace",), venue="NeurIPS 2026", year=2026,
-                 links=Links(abs="https://arxiv.org/abs/2612.00001"))  # fmt: skip
+    return PaperRecord(
+        id="nasty-1",
+        source="jsonl",
+        title=title,
+        abstract_raw="",
+        abstract="x @ y",
+        authors=("Ada Lovelace",),
+        venue="NeurIPS 2026",
+        year=2026,
+        links=Links(abs="https://arxiv.org/abs/2612.00001"),
+    )
 
 
 async def test_bibtex_export_is_uploaded_as_a_file_with_the_right_count(app, slack):

@@ -25,14 +25,25 @@ async def dm(h: Harness, text: str, user: str = "U1", **extra) -> None:
     """``user`` writes ``text`` to the app (so their IM with it exists, as in Slack)."""
     h.n += 1
     h.slack.open_im(user)
-    event = {"type": "message", "channel_type": "im", "channel": f"D{user}", "user": user,
-             "text": text, "ts": f"{h.n}.0001", "event_ts": f"{h.n}.0001", **extra}  # fmt: skip
+    event = {
+        "type": "message",
+        "channel_type": "im",
+        "channel": f"D{user}",
+        "user": user,
+        "text": text,
+        "ts": f"{h.n}.0001",
+        "event_ts": f"{h.n}.0001",
+        **extra,
+    }
     assert (await h.event(event, event_id=f"Ev-dm-{h.n}")).status_code == 200
 
 
 def said(slack: FakeSlack, channel: str) -> list[str]:
-    return [json.dumps(a, ensure_ascii=False) for m, a in slack.calls
-            if m == "chat.postMessage" and a["channel"] == channel]  # fmt: skip
+    return [
+        json.dumps(a, ensure_ascii=False)
+        for m, a in slack.calls
+        if m == "chat.postMessage" and a["channel"] == channel
+    ]
 
 
 async def threaded_personal_digest(app, slack: FakeSlack, h: Harness, me: ChannelRef) -> list:
@@ -74,12 +85,25 @@ async def test_votes_in_a_personal_digest_count_for_it(app, slack):
         items = await threaded_personal_digest(app, slack, h, me)
         first = next(b for b in items[0]["blocks"] if b["type"] == "actions")
         paper = first["block_id"].removeprefix("act:")
-        await h.action({"action_id": "vote_up", "value": paper, "type": "button",
-                        "block_id": first["block_id"]}, message=items[0], channel="DU1")  # fmt: skip
+        await h.action(
+            {
+                "action_id": "vote_up",
+                "value": paper,
+                "type": "button",
+                "block_id": first["block_id"],
+            },
+            message=items[0],
+            channel="DU1",
+        )
         await eventually(lambda: app.channels.vote_counts(me, paper) == (1, 0))
         second = next(b for b in items[1]["blocks"] if b["type"] == "actions")
-        reaction = {"type": "reaction_added", "user": "U1", "reaction": "-1", "event_ts": "9",
-                    "item": {"type": "message", "channel": "DU1", "ts": items[1]["ts"]}}  # fmt: skip
+        reaction = {
+            "type": "reaction_added",
+            "user": "U1",
+            "reaction": "-1",
+            "event_ts": "9",
+            "item": {"type": "message", "channel": "DU1", "ts": items[1]["ts"]},
+        }
         await h.event(reaction, event_id="Ev-react-dm")
         other = second["block_id"].removeprefix("act:")
         await eventually(lambda: app.channels.vote_counts(me, other) == (0, 1))
@@ -111,8 +135,13 @@ async def test_reactions_reach_a_personal_digest_recorded_under_the_user_key(app
             session.commit()
 
         async def react(channel: str, user: str, name: str, event_id: str) -> None:
-            event = {"type": "reaction_added", "user": user, "reaction": name, "event_ts": "9",
-                     "item": {"type": "message", "channel": channel, "ts": item["ts"]}}  # fmt: skip
+            event = {
+                "type": "reaction_added",
+                "user": user,
+                "reaction": name,
+                "event_ts": "9",
+                "item": {"type": "message", "channel": channel, "ts": item["ts"]},
+            }
             assert (await h.event(event, event_id=event_id)).status_code == 200
 
         await react("C9", "U1", "-1", "Ev-c9")  # the same ts in a channel: not this digest

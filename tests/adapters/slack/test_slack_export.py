@@ -24,9 +24,17 @@ def oauth_deployment(tmp_path):
     app = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
     app.channels.add(ChannelRef("slack", "C1", "T7"), SubscriptionKind.TOPIC, "diffusion models")
     store = InstallationStore("111.222", app.store.engine)
-    install = Installation(app_id="A1", team_id="T7", team_name="Lab", user_id="U1",
-                           bot_token="xoxb-installed-T7", bot_id="B1", bot_user_id="UBOT",
-                           bot_scopes="commands,chat:write", installed_at=datetime.now(UTC).timestamp())  # fmt: skip
+    install = Installation(
+        app_id="A1",
+        team_id="T7",
+        team_name="Lab",
+        user_id="U1",
+        bot_token="xoxb-installed-T7",
+        bot_id="B1",
+        bot_user_id="UBOT",
+        bot_scopes="commands,chat:write",
+        installed_at=datetime.now(UTC).timestamp(),
+    )
     store.sync.save(install)
     return app
 

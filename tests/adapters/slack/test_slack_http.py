@@ -47,8 +47,13 @@ class Harness:
 
     def __init__(self, app, slack, oauth=False, poke=lambda: None):
         self.app, self.slack = app, slack
-        cfg = SlackConfig(bot_token=None if oauth else "xoxb-test", signing_secret=SECRET, api_url=slack.url,
-                          client_id="111.222" if oauth else None, client_secret="shh" if oauth else None)  # fmt: skip
+        cfg = SlackConfig(
+            bot_token=None if oauth else "xoxb-test",
+            signing_secret=SECRET,
+            api_url=slack.url,
+            client_id="111.222" if oauth else None,
+            client_secret="shh" if oauth else None,
+        )
         # as the composition root does: the executor reaches the runner only when a reply asks
         deliver = lambda ref, day: self.digests.run_now(ref, day)  # noqa: E731
         effects = EffectExecutor(app.channels, deliver, poke)
@@ -89,8 +94,15 @@ class Harness:
 
     async def command(self, text: str, user="U1", channel="C1", team="T1", user_name=None, **kw):
         self.n += 1
-        form = {"command": "/papers", "text": text, "team_id": team, "channel_id": channel, "user_id": user,
-                "response_url": f"{self.slack.url}resp-{self.n}", "trigger_id": f"trig-{self.n}"}  # fmt: skip
+        form = {
+            "command": "/papers",
+            "text": text,
+            "team_id": team,
+            "channel_id": channel,
+            "user_id": user,
+            "response_url": f"{self.slack.url}resp-{self.n}",
+            "trigger_id": f"trig-{self.n}",
+        }
         if user_name is not None:  # Slack sends the caller's handle too
             form["user_name"] = user_name
         return await self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
@@ -106,9 +118,17 @@ class Harness:
     ):
         self.n += 1
         action = {"action_ts": f"{time.time():.6f}", **action}
-        payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "channel": {"id": channel},
-                   "actions": [action], "response_url": f"{self.slack.url}resp-act", "trigger_id": trigger or f"trig-{self.n}",
-                   "container": {"type": "message", "is_ephemeral": message is None}, "api_app_id": "A1"}  # fmt: skip
+        payload = {
+            "type": "block_actions",
+            "team": {"id": "T1"},
+            "user": {"id": user},
+            "channel": {"id": channel},
+            "actions": [action],
+            "response_url": f"{self.slack.url}resp-act",
+            "trigger_id": trigger or f"trig-{self.n}",
+            "container": {"type": "message", "is_ephemeral": message is None},
+            "api_app_id": "A1",
+        }
         if message:
             payload["message"] = message
         return await self.post(
@@ -116,8 +136,16 @@ class Harness:
         )
 
     async def event(self, event: dict, headers=None, event_id="Ev1"):
-        body = json.dumps({"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": event,
-                           "event_id": event_id, "event_time": int(time.time())})  # fmt: skip
+        body = json.dumps(
+            {
+                "type": "event_callback",
+                "team_id": "T1",
+                "api_app_id": "A1",
+                "event": event,
+                "event_id": event_id,
+                "event_time": int(time.time()),
+            }
+        )
         return await self.post(body, "application/json", headers=headers)
 
     async def responses(self, n: int, timeout: float = 15.0) -> list[dict]:
@@ -214,8 +242,13 @@ async def test_event_retries_are_dropped_even_after_a_later_event_and_in_another
             return result
 
         app.channels.react = counted
-        reaction = {"type": "reaction_added", "user": "U2", "reaction": "+1",
-                    "item": {"type": "message", "channel": "C1", "ts": item["ts"]}, "event_ts": "1"}  # fmt: skip
+        reaction = {
+            "type": "reaction_added",
+            "user": "U2",
+            "reaction": "+1",
+            "item": {"type": "message", "channel": "C1", "ts": item["ts"]},
+            "event_ts": "1",
+        }
         retry = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
         assert (await h.event(reaction)).status_code == 200
         assert (await h.event(reaction, headers=retry)).status_code == 200
@@ -294,8 +327,10 @@ async def test_oauth_callback_stores_the_installation_used_for_posting(app, slac
         from bot.adapters.slack.stores import StateStore
 
         state = await StateStore(app.store.engine).async_issue()
-        resp = await h.http.get(f"/slack/oauth_redirect?code=abc&state={state}",
-                                headers={"Cookie": f"slack-app-oauth-state={state}"})  # fmt: skip
+        resp = await h.http.get(
+            f"/slack/oauth_redirect?code=abc&state={state}",
+            headers={"Cookie": f"slack-app-oauth-state={state}"},
+        )
         assert resp.status_code == 200
         assert await h.runtime.poster.tokens("T7") == "xoxb-installed"
         assert await h.runtime.poster.tokens("T404") is None

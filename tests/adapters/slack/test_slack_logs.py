@@ -46,16 +46,41 @@ def send(port: int, body: str, ctype: str, secret: str = "run-secret", ts: str |
 
 def requests(slack: FakeSlack) -> list[tuple[str, str, dict]]:
     form = "application/x-www-form-urlencoded"
-    command = urlencode({"command": "/papers", "text": f"search {TYPED} diffusion", "team_id": "T1",
-                         "channel_id": "C5", "user_id": "U1", "trigger_id": "t1",
-                         "response_url": f"{slack.url}resp-run"})  # fmt: skip
-    payload = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1"},
-               "channel": {"id": "C5"}, "trigger_id": "t2", "response_url": f"{slack.url}resp-b",
-               "actions": [{"action_id": "page_0", "value": f"search {TYPED} page:2",
-                            "action_ts": "1.2"}]}  # fmt: skip
-    dm = json.dumps({"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
-                     "event": {"type": "message", "channel_type": "im", "channel": "DU1",
-                               "user": "U1", "text": f"subscribe {TYPED}", "ts": "1.1"}})  # fmt: skip
+    command = urlencode(
+        {
+            "command": "/papers",
+            "text": f"search {TYPED} diffusion",
+            "team_id": "T1",
+            "channel_id": "C5",
+            "user_id": "U1",
+            "trigger_id": "t1",
+            "response_url": f"{slack.url}resp-run",
+        }
+    )
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T1"},
+        "user": {"id": "U1"},
+        "channel": {"id": "C5"},
+        "trigger_id": "t2",
+        "response_url": f"{slack.url}resp-b",
+        "actions": [{"action_id": "page_0", "value": f"search {TYPED} page:2", "action_ts": "1.2"}],
+    }
+    dm = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T1",
+            "event_id": "Ev1",
+            "event": {
+                "type": "message",
+                "channel_type": "im",
+                "channel": "DU1",
+                "user": "U1",
+                "text": f"subscribe {TYPED}",
+                "ts": "1.1",
+            },
+        }
+    )
     stale = str(int(time.time()) - 900)
     return [
         (command, form, {}),
@@ -72,10 +97,21 @@ def test_a_full_run_at_debug_never_logs_what_users_typed(tmp_path):
     port = free_port()
     # stderr to a file: a full pipe would block the bot
     with FakeSlack() as slack, open(tmp_path / "stderr.log", "w") as log:
-        env = env_for(tmp_path, slack, port, DIGESTBOT_SLACK_SIGNING_SECRET="run-secret",
-                      DIGESTBOT_LOG_LEVEL="DEBUG")  # fmt: skip
-        proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=log, text=True)  # fmt: skip
+        env = env_for(
+            tmp_path,
+            slack,
+            port,
+            DIGESTBOT_SLACK_SIGNING_SECRET="run-secret",
+            DIGESTBOT_LOG_LEVEL="DEBUG",
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
         try:
             for _ in range(150):
                 try:
@@ -107,8 +143,14 @@ def test_a_full_run_at_debug_never_logs_what_users_typed(tmp_path):
 def test_a_bot_token_alone_refuses_to_start(tmp_path):
     with FakeSlack() as slack:
         env = env_for(tmp_path, slack, free_port())
-        proc = subprocess.run([sys.executable, "-m", "bot", "run"], env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", "run"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")

@@ -275,10 +275,16 @@ def test_the_fake_refuses_what_slack_refuses():
         opened = httpx.post(f"{fake.url}conversations.open", json={"users": "U404"}).json()
         refusals = list(fake.refusals)
     assert {ch: a.get("error", "ok") for ch, a in answers.items()} == {
-        "CIN": "ok", "COUT": "not_in_channel", "CNONE": "channel_not_found", "D123": "channel_not_found",
-        "DU2": "channel_not_found", "U42": "ok", "W7": "ok", "U404": "channel_not_found",
+        "CIN": "ok",
+        "COUT": "not_in_channel",
+        "CNONE": "channel_not_found",
+        "D123": "channel_not_found",
+        "DU2": "channel_not_found",
+        "U42": "ok",
+        "W7": "ok",
+        "U404": "channel_not_found",
         "W404": "channel_not_found",
-    }  # fmt: skip
+    }
     assert opened == {"ok": False, "error": "user_not_found"}
     assert ("chat.postMessage", "U404", "channel_not_found") in refusals
     assert ("conversations.open", "U404", "user_not_found") in refusals

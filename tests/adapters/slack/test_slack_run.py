@@ -33,17 +33,34 @@ def test_run_starts_slack_from_the_environment_and_stops_on_sigterm(tmp_path):
             "DIGESTBOT_SLACK_HOST": "127.0.0.1",
             "DIGESTBOT_SLACK_PORT": str(port),
         }
-        proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
-            body = urlencode({"command": "/papers", "text": "search sparse autoencoders", "team_id": "T1",
-                              "channel_id": "C5", "user_id": "U1", "response_url": f"{slack.url}resp-run"})  # fmt: skip
+            body = urlencode(
+                {
+                    "command": "/papers",
+                    "text": "search sparse autoencoders",
+                    "team_id": "T1",
+                    "channel_id": "C5",
+                    "user_id": "U1",
+                    "response_url": f"{slack.url}resp-run",
+                }
+            )
             status = None
             for _ in range(100):  # wait for the server to come up
                 ts = str(int(time.time()))
                 sig = SignatureVerifier("run-secret").generate_signature(timestamp=ts, body=body)
-                headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig,
-                           "Content-Type": "application/x-www-form-urlencoded"}  # fmt: skip
+                headers = {
+                    "X-Slack-Request-Timestamp": ts,
+                    "X-Slack-Signature": sig,
+                    "Content-Type": "application/x-www-form-urlencoded",
+                }
                 try:
                     status = httpx.post(
                         f"http://127.0.0.1:{port}/slack/events", content=body, headers=headers

@@ -30,15 +30,28 @@ def slack():
 
 
 def command(**fields) -> str:
-    base = {"command": "/papers", "text": "subscribe graphs", "team_id": "T1", "channel_id": "C1",
-            "user_id": "U1", "response_url": "http://127.0.0.1:9/resp", "trigger_id": "t1"}  # fmt: skip
+    base = {
+        "command": "/papers",
+        "text": "subscribe graphs",
+        "team_id": "T1",
+        "channel_id": "C1",
+        "user_id": "U1",
+        "response_url": "http://127.0.0.1:9/resp",
+        "trigger_id": "t1",
+    }
     return urlencode({k: v for k, v in {**base, **fields}.items() if v is not None})
 
 
 def action(**fields) -> str:
-    base = {"type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1"},
-            "channel": {"id": "C1"}, "trigger_id": "t2", "api_app_id": "A1",
-            "actions": [{"action_id": "vote_up", "value": "p1", "action_ts": "1.5"}]}  # fmt: skip
+    base = {
+        "type": "block_actions",
+        "team": {"id": "T1"},
+        "user": {"id": "U1"},
+        "channel": {"id": "C1"},
+        "trigger_id": "t2",
+        "api_app_id": "A1",
+        "actions": [{"action_id": "vote_up", "value": "p1", "action_ts": "1.5"}],
+    }
     return urlencode(
         {"payload": json.dumps({k: v for k, v in {**base, **fields}.items() if v is not None})}
     )
@@ -63,13 +76,27 @@ CASES = [
     (command(user_id=None), FORM),
     (command(text=None), FORM),
     (command(response_url=None), FORM),
-    (event({"type": "reaction_added", "reaction": "+1", "item": {"type": "message"}, "user": "U1"}), "application/json"),
-    (event({"type": "reaction_added", "reaction": "+1", "item": {"type": "message", "channel": "C1", "ts": "1.2"}}), "application/json"),
+    (
+        event(
+            {"type": "reaction_added", "reaction": "+1", "item": {"type": "message"}, "user": "U1"}
+        ),
+        "application/json",
+    ),
+    (
+        event(
+            {
+                "type": "reaction_added",
+                "reaction": "+1",
+                "item": {"type": "message", "channel": "C1", "ts": "1.2"},
+            }
+        ),
+        "application/json",
+    ),
     (event({"type": "app_home_opened"}), "application/json"),
     (event({"type": "message", "channel_type": "im", "text": "help"}), "application/json"),
     (event({"user": "U1"}), "application/json"),
     (event({"type": "app_home_opened", "user": "U1"}, team_id=""), "application/json"),
-]  # fmt: skip
+]
 
 
 async def test_requests_missing_what_slack_always_sends_get_400_and_change_nothing(
@@ -90,10 +117,26 @@ async def test_real_shapes_still_pass(app, slack):
     """A reaction on a file (no channel), a bot's message and a Home press without a channel
     are what Slack really sends: answered 200, not refused (Slack would retry a 400 event)."""
     ok = [
-        (event({"type": "reaction_added", "user": "U1", "reaction": "+1", "item": {"type": "file", "file": "F1"}}), "application/json"),
-        (event({"type": "message", "subtype": "bot_message", "bot_id": "B1", "channel": "D1"}, event_id="Ev9"), "application/json"),
+        (
+            event(
+                {
+                    "type": "reaction_added",
+                    "user": "U1",
+                    "reaction": "+1",
+                    "item": {"type": "file", "file": "F1"},
+                }
+            ),
+            "application/json",
+        ),
+        (
+            event(
+                {"type": "message", "subtype": "bot_message", "bot_id": "B1", "channel": "D1"},
+                event_id="Ev9",
+            ),
+            "application/json",
+        ),
         (action(channel=None, trigger_id="t9"), FORM),
-    ]  # fmt: skip
+    ]
     async with Harness(app, slack) as h:
         for body, ctype in ok:
             r = await signed_raw(h, body, ctype, str(int(time.time())))

@@ -101,8 +101,13 @@ def test_stored_searches_expire_after_a_day_so_they_stay_bounded(app):
 
 @pytest.mark.asyncio
 async def test_a_view_submission_without_a_view_type_is_400(app, slack):
-    payload = {"type": "view_submission", "team": {"id": "T1"}, "user": {"id": "U1"},
-               "api_app_id": "A1", "view": {"id": "V1"}}  # fmt: skip
+    payload = {
+        "type": "view_submission",
+        "team": {"id": "T1"},
+        "user": {"id": "U1"},
+        "api_app_id": "A1",
+        "view": {"id": "V1"},
+    }
     body = urlencode({"payload": json.dumps(payload)})
     async with Harness(app, slack) as h:
         r = await signed_raw(h, body, "application/x-www-form-urlencoded", str(int(time.time())))
