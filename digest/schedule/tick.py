@@ -25,7 +25,8 @@ from digest.store.ledger import PLANNED, SENDING, PlannedMessage
 
 if TYPE_CHECKING:
     from digest.delivery.compose import Digest
-    from digest.rank.engine import Picks, Ranker
+    from digest.rank.ranker import Ranker
+    from digest.rank.results import Picks
     from digest.rank.profile import Profile
     from digest.store import Store
     from digest.store.channels import Shards
