@@ -137,7 +137,7 @@ class App:
     def _observe(self, platform: str, seconds: float) -> None:
         """Count a command's time once this process keeps metrics (a running bot builds them
         with its runner); a one-shot CLI command has no one to scrape them and must not load
-        Prometheus for it (issue 21, item 4)."""
+        Prometheus for it."""
         if "metrics" in self.__dict__:
             self.metrics.command(platform, seconds)
 

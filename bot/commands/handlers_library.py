@@ -9,7 +9,7 @@ from bot.commands.replies import Reply, error
 from digest.text.characters import has_visible
 
 # digest.library.entries (its BibTeX, RIS and CSV parsers) loads with an import: every command registers
-# this module, and `/papers list` must not pay for the parsers (issue 21, item 4).
+# this module, and `/papers list` must not pay for the parsers.
 
 
 def how_to() -> str:

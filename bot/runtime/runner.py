@@ -239,7 +239,7 @@ class DigestRunner:
 
     async def _tell_owner(self, channel: Channel, adapter: Adapter, reason: str) -> None:
         """A channel the platform refused is paused: its owner (who set it up) hears so by
-        direct message, with how to restart it, instead of finding out days later (issue 23)."""
+        direct message, with how to restart it, instead of finding out days later."""
         owner = channel.owner_user
         if not owner or channel.ref.channel_id.startswith("@"):  # a DM digest: no one to tell
             return

@@ -74,7 +74,7 @@ class ChannelService:
         self.create_missing = True
 
     # The parts are made on first use: `digestbot channels` lists channels and needs none of
-    # them (the library import alone loads the BibTeX, RIS and CSV parsers; issue 21, item 4).
+    # them (the library import alone loads the BibTeX, RIS and CSV parsers).
 
     @cached_property
     def follows(self) -> Subscriptions:

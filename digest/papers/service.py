@@ -63,7 +63,7 @@ class PaperService:
     @cached_property
     def indexes(self) -> IndexStore:
         """The index and embedding store, made on first use: a command that ranks nothing (a
-        listing, a setting) must not load the embedding model (issue 21)."""
+        listing, a setting) must not load the embedding model."""
         from digest.index.lifecycle import IndexStore
 
         index_dir, model, strict = self._index_args

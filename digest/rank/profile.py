@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 # NumPy, the index (SciPy) and the analyzer (the stemmer, its word lists) load with ranking, not
 # with every profile read: `list` and `channels` build a Profile to say whether a channel follows
-# anything (issue 21, item 4).
+# anything.
 if TYPE_CHECKING:
     import numpy as np
 
