@@ -76,7 +76,7 @@ def print_run(
 
 
 def digest_exit_code(outcome: Outcome) -> int:
-    """The exit code of `digestbot digest` for a run's outcome (README, `digest`): 0 settled;
+    """The exit code of `digestbot digest` for a run's outcome (docs/commands.md, `digest`): 0 settled;
     3 another process holds it (not an error, not settled by us); 1 our own post failed
     (retried later or given up); 2 not sent (paused, follows nothing...)."""
     from bot.runtime.outcome import (

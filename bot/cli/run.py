@@ -38,7 +38,7 @@ def _first_run(application: App) -> None:
     if application.papers.paper_count() == 0 and not (s.arxiv_queries or s.openreview_venues):
         _load_bundled(application)
     if application.slack is not None or application.discord is not None:
-        return  # a real deployment: no console demo channel (README, `run`)
+        return  # a real deployment: no console demo channel (docs/commands.md, `run`)
     if not application.channels.all_channels():
         _create_demo(application)
 

@@ -24,7 +24,7 @@ BROKEN_TEXT = (
     "That command holds a broken character (half of an emoji or symbol); please retype it."
 )
 #: Commands that read (or empty) a channel's digest: on a shared channel or personal digest
-#: nobody set up they answer without creating it, so a look at `list` never starts a digest (README).
+#: nobody set up they answer without creating it, so a look at `list` never starts a digest (docs/commands.md, `list`).
 READS_CHANNEL = frozenset({"list", "stats", "why", "digest", "export", "unsubscribe"})
 #: Commands whose text is a pasted file: its line breaks are kept (every other text is one line).
 KEEPS_LINES = frozenset({"import"})
