@@ -40,6 +40,7 @@ from bench.common import (
 from bench.quality import fmt_ci
 from digest.channels.service import ChannelService
 from digest.delivery.compose import diversity_for
+from digest.delivery.digests import Digests
 from digest.index.lifecycle import doc_input
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
@@ -163,7 +164,7 @@ def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
     svc.add(ref, SubscriptionKind.TOPIC, q["query"])
     svc.set_size(ref, str(size))
     svc.set_threshold(ref, "0")
-    shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
+    shown = [i.paper.id for i in Digests(svc).preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
@@ -174,7 +175,7 @@ def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
 def day2(svc: ChannelService, ref: ChannelRef) -> tuple[list[str], float]:
     """(the channel's next digest, CPU ms to compose it) as the channel service delivers it."""
     t = time.process_time()
-    ids = [i.paper.id for i in svc.preview(ref, DAY2).items]
+    ids = [i.paper.id for i in Digests(svc).preview(ref, DAY2).items]
     return ids, (time.process_time() - t) * 1000
 
 

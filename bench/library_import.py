@@ -18,7 +18,7 @@ from pathlib import Path
 from bot.commands import Context
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
-from digest.library.entries import parse_library
+from digest.library.formats import parse_library
 from digest.models import ChannelRef
 from tests.conftest import make_app
 from tests.support.corpus import TOPICS, synthetic_records

@@ -82,8 +82,8 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
     from bot.cli.channels import DEMO_TOPICS
     from bot.config import Settings
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.models import ChannelRef, SubscriptionKind
-    from digest.schedule.times import local_day
     from tests.fakes.discord import FakeDiscord
     from tests.fakes.slack import FakeSlack
 

@@ -8,13 +8,13 @@ from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.clock.times import local_day, parse_weekdays
+from digest.clock.zones import parse_timezone
+from digest.delivery.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, Subscription, SubscriptionKind
-from digest.papers.headline import shorten
-from digest.schedule.due import overdue_note
-from digest.schedule.times import local_day, parse_weekdays
-from digest.schedule.zones import parse_timezone
 from digest.text.characters import has_visible
+from digest.text.headline import shorten
 from digest.text.numbers import plural
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
@@ -78,13 +78,13 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines = [f"{i}. {_followed(cmds, s)}" for i, s in enumerate(subs, 1)] or [
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
-    due = cmds.channels.next_digest(channel, ctx.now)
+    due = cmds.digests.next_digest(channel, ctx.now)
     state = f"⏸ {channel.pause_state}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
         _next_line(cmds, channel, due, ctx),
-        f"Today's digest: {cmds.channels.today_state(channel, ctx.now)}",
+        f"Today's digest: {cmds.digests.today_state(channel, ctx.now)}",
         _settings_line(channel, ctx.personal),
     ]
     who = (
@@ -148,9 +148,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
                 f"`/papers {me}resume` first, then `/papers {me}digest now`."
             )
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
-    day, note = cmds.channels.preview_target(channel, ctx.now)
+    day, note = cmds.digests.preview_target(channel, ctx.now)
     upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
-    reply = digest_reply(cmds.channels.preview(ctx.ref, day), upcoming)
+    reply = digest_reply(cmds.digests.preview(ctx.ref, day), upcoming)
     return replace(reply, text=f"{note}\n{reply.text}") if note else reply
 
 
@@ -303,7 +303,7 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     s = cmds.channels.stats(ctx.ref)
-    picture = cmds.channels.weekly_picture(ctx.ref, ctx.now) if s.papers or s.up or s.down else None
+    picture = cmds.digests.weekly_picture(ctx.ref, ctx.now) if s.papers or s.up or s.down else None
     lines = [
         f"{plural(s.digests, 'digest')}, {plural(s.papers, 'paper')} posted, {s.up} 👍, {s.down} 👎."
     ]

@@ -121,7 +121,7 @@ class DigestRunner:
         """Why ``channel`` gets no digest on ``day`` before anything is claimed (paused, no
         connection, follows nothing), or None. The one place these are checked: every run goes
         through it, and the scheduler's tick asks the same rules (``held``; following nothing
-        is left out by the bulk claim, digest/schedule/tick.py), so a channel that is never sent is not
+        is left out by the bulk claim, digest/delivery/tick.py), so a channel that is never sent is not
         run, logged and counted every minute."""
         if (held := self.held(channel)) is not None:
             return held
@@ -163,7 +163,7 @@ class DigestRunner:
 
     def render(self, digest: Digest) -> tuple[list[tuple[str, ...]], str, Reply]:
         """A digest as its channel's platform posts it: the messages' papers, the rendering
-        stored with the plan, and the reply (for a claim taken in bulk, digest/schedule/tick.py)."""
+        stored with the plan, and the reply (for a claim taken in bulk, digest/delivery/tick.py)."""
         reply = digest_reply(digest)
         parts = self.adapters[digest.channel.ref.platform].plan(reply)
         return parts, stored_reply.dumps(reply), reply
@@ -241,7 +241,7 @@ class DigestRunner:
         """A channel the platform refused is paused: its owner (who set it up) hears so by
         direct message, with how to restart it, instead of finding out days later (issue 23)."""
         owner = channel.owner_user
-        if not owner or channel.ref.channel_id.startswith("@"):  # a DM digest: no one to tell
+        if not owner or channel.ref.personal:  # a DM digest: no one to tell
             return
         name = f"#{channel.name}" if channel.name else f"channel {channel.ref.channel_id}"
         note = Reply(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from digest.clock.times import parse_time, parse_weekdays
+from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
-from digest.schedule.times import parse_time, parse_weekdays
-from digest.schedule.zones import parse_timezone
 from digest.text.numbers import numeric_text, typed_value, whole_number
 
 if TYPE_CHECKING:
@@ -76,12 +76,12 @@ class ChannelSettings:
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
-        if name == "admin-only" and ref.channel_id.startswith("@"):  # a DM digest has no admins
+        if name == "admin-only" and ref.personal:  # a DM digest has no admins
             raise DigestError(
                 "admin-only is for shared channels: your personal digest is already yours alone "
                 "to change."
             )
-        if name == "share-votes" and ref.channel_id.startswith("@"):
+        if name == "share-votes" and ref.personal:
             raise DigestError(
                 "share-votes is for shared channels: your personal 👍 are never shared."
             )

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.models import Channel, LikedIn, Paper, Subscription, SubscriptionKind
-from digest.rank.profile import Profile
-from digest.schedule.due import overdue_note, upcoming
+from digest.delivery.due import overdue_note, upcoming
+from digest.models import Channel, LikedIn, Paper
+from digest.rank.profile import Profile, profile_of
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
@@ -43,18 +43,6 @@ class Reads:
         return self.delivered | self.voted | frozenset(self.profile.likes)
 
 
-def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
-    """A channel's profile from its subscriptions and net votes (``ChannelService.profile`` too)."""
-    by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
-    return Profile(
-        topics=by[SubscriptionKind.TOPIC],
-        authors=by[SubscriptionKind.AUTHOR],
-        excludes=by[SubscriptionKind.EXCLUDE],
-        likes=by[SubscriptionKind.LIKE],
-        votes=tuple((pid, 1 if v > 0 else -1) for pid, v in totals.items() if v),
-    )
-
-
 def reads(service: ChannelService, channel: Channel) -> Reads:
     """The channel's profile, papers sent and papers voted on: one query each."""
     subs = service.store.channels.subscriptions(channel.id)
@@ -65,7 +53,7 @@ def reads(service: ChannelService, channel: Channel) -> Reads:
 
 class Source:
     """Where composing reads its rows: the store, a few queries per channel. A scheduler tick
-    uses one that answers many channels from rows read in bulk (digest/schedule/tick.py)."""
+    uses one that answers many channels from rows read in bulk (digest/delivery/tick.py)."""
 
     def __init__(self, service: ChannelService) -> None:
         self.service = service
@@ -206,7 +194,7 @@ def with_marks(digest: Digest, liked: Iterable[LikedIn]) -> Digest:
     """``digest`` with its picks' 👍 in other shared channels of the same workspace; a personal
     digest gets none (what a person reads alone is not shown to a team, and vice versa)."""
     channel = digest.channel
-    if channel.ref.channel_id.startswith("@") or not digest.items:
+    if channel.ref.personal or not digest.items:
         return digest
     picked = {i.paper.id for i in digest.items}
     where = (channel.ref.platform, channel.ref.workspace or "")

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from digest.channels.service import ChannelService
+from digest.clock.times import local_day
 from digest.delivery.backlog import compose_digest
+from digest.delivery.due import GRACE, upcoming
 from digest.models import Channel, DeliveryState
-from digest.schedule.due import GRACE, upcoming
-from digest.schedule.times import local_day
 from digest.store import Store
 from digest.store.deliveries import Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage, Step
@@ -50,7 +50,7 @@ class Claim:
     delivery: Delivery
     digest: Digest
     lease: Lease
-    #: A claim this process just took in a tick (digest/schedule/tick.py): when (``time.monotonic``),
+    #: A claim this process just took in a tick (digest/delivery/tick.py): when (``time.monotonic``),
     #: its stored plan, and the reply it was rendered from; nothing of it was posted yet.
     fresh: float | None = None
     plan: tuple[PlannedMessage, ...] | None = None
@@ -233,7 +233,7 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
 def next_digest(
     store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
 ) -> datetime | None:
-    """When the next digest will really go out (digest/schedule/due.py: a missed one still in grace first)."""
+    """When the next digest will really go out (digest/delivery/due.py: a missed one still in grace first)."""
     dues = upcoming(store, channel, now, grace)
     return dues[0] if dues else None
 

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock
-from digest.models import FeedbackVote, LikedIn
+from digest.models import PERSONAL_MARK, FeedbackVote, LikedIn
 from digest.store.deliveries import _aware
 from digest.store.schema import ChannelRow, FeedbackRow
 
@@ -164,7 +164,7 @@ class FeedbackQueries:
                 # a mark names its channel to everyone reading the digest: only a channel its
                 # platform said everyone there can see (unknown counts as private)
                 ChannelRow.public.is_(True),
-                ~ChannelRow.channel_id.startswith("@", autoescape=True),
+                ~ChannelRow.channel_id.startswith(PERSONAL_MARK, autoescape=True),
                 FeedbackRow.value > 0,
                 FeedbackRow.paper_id.in_(ids),
             )

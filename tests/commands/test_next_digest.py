@@ -3,7 +3,7 @@
 Repro: a channel scheduled 09:00, set up at 12:20 with nothing delivered today, inside the
 catch-up grace: `run` delivers today's at once, but all three said tomorrow. Breaks tried on
 purpose (each turned a test red):
-- `digest.schedule.due.upcoming` starting from `next_due` only (the catch-up ignored: the old bug);
+- `digest.delivery.due.upcoming` starting from `next_due` only (the catch-up ignored: the old bug);
 - `DigestScheduler.tick` applying another grace than the one `next_digest` is given;
 - `upcoming` not skipping a day that already has a digest.
 """

@@ -49,7 +49,7 @@ def test_merging_keeps_papers_sent_as_sent_so_nothing_is_repeated(app):
     assert app.channels.personal_ref("console", "7") == OLDER
     kept = app.store.channels.get(OLDER)
     assert sent_before <= app.store.deliveries.delivered_paper_ids(kept.id)
-    preview = app.channels.preview(OLDER, DAY + timedelta(days=1))
+    preview = app.digests.preview(OLDER, DAY + timedelta(days=1))
     assert not {i.paper.id for i in preview.items} & sent_before
     # a 👍 reaction on a message of the merged digest now votes on the kept one
     message = next(key for ref, key, ids in adapter.messages if len(ids) == 1)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from bot.commands import Context
 from bot.runtime.runner import DigestRunner
+from digest.clock.times import local_day
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import local_day
 from tests.fakes.recording import RecordingAdapter
 
 LAB = ChannelRef("console", "lab")

@@ -87,15 +87,15 @@ def test_a_digest_pick_liked_elsewhere_says_where(app):
 
     _setup(app, (LAB, READING, SECRET))
     day = datetime.now(UTC).date()
-    pick = app.channels.preview(LAB, day).items[0].paper.id
+    pick = app.digests.preview(LAB, day).items[0].paper.id
     app.channels.vote(READING, "bob", pick, 1)
     app.channels.vote(SECRET, "carl", pick, 1)
     app.channels.set_option(SECRET, "share-votes", False)
-    whys = {c.paper_id: c.why for c in digest_reply(app.channels.preview(LAB, day)).cards}
+    whys = {c.paper_id: c.why for c in digest_reply(app.digests.preview(LAB, day)).cards}
     assert whys[pick].endswith(" · 👍 in #reading"), whys[pick]
     assert sum("👍 in" in w for w in whys.values()) == 1
     app.channels.set_option(READING, "share-votes", False)
-    whys = [c.why for c in digest_reply(app.channels.preview(LAB, day)).cards]
+    whys = [c.why for c in digest_reply(app.digests.preview(LAB, day)).cards]
     assert not any("👍 in" in w for w in whys)
 
 
@@ -140,7 +140,8 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
     carries (View Channel), never the store: a channel Discord does not know is not counted."""
     from types import SimpleNamespace
 
-    from bot.adapters.discord.interact import DiscordDeps, invoke
+    from bot.adapters.deps import Deps
+    from bot.adapters.discord.interact import invoke
     from bot.commands.core import Args
 
     may_view = {"111": True, "222": False, "333": True}  # 444: a channel the server no longer has
@@ -165,7 +166,7 @@ def test_discord_counts_only_the_channels_the_member_may_view(app):
     member = SimpleNamespace(id=42, display_name="ann", roles=[])
     guild = SimpleNamespace(get_channel_or_thread=channel)
     i = SimpleNamespace(user=member, guild=guild, guild_id=77, channel_id=111, channel=None)
-    deps = DiscordDeps(app.commands, app.channels)
+    deps = Deps(app.commands, app.channels)
     reply = invoke(deps, i, "top", Args.typed("week"))
     assert sorted(x.paper_id for x in reply.cards) == sorted([a, c])
     assert "room-222" not in str(reply) and "room-444" not in str(reply)

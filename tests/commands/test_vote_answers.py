@@ -36,7 +36,7 @@ def texts(slack: FakeSlack, start: int) -> list[str]:
 async def test_votes_on_an_ephemeral_card_are_answered(app, slack):
     """`/papers paper` shows a card only the caller sees: each press says recorded / withdrawn."""
     app.channels.add(C1, SubscriptionKind.TOPIC, "diffusion models")
-    paper = app.channels.preview(C1, date(2026, 12, 1)).items[0].paper
+    paper = app.digests.preview(C1, date(2026, 12, 1)).items[0].paper
     async with Harness(app, slack) as h:
         await h.done(f"paper {paper.id}")
         start = len(slack.responses())

@@ -35,7 +35,7 @@ def _post(app, runner, adapter, ref, day):
 
 def test_backlog_fills_later_digests_new_papers_first_never_twice(app):
     ref, adapter, runner = _setup(app)
-    waiting = app.channels.preview(ref, DAY).more
+    waiting = app.digests.preview(ref, DAY).more
     assert waiting > 5  # the synthetic corpus has more diffusion papers than one digest holds
     day1, first = _post(app, runner, adapter, ref, DAY)
     assert day1.text == f"5 new papers for you; {waiting} more waiting."
@@ -79,7 +79,7 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     now = datetime(
         2026, 11, 30, 22, 0, tzinfo=UTC
     )  # Monday, past the 12 h catch-up: next Tue 09:00
-    preview = app.channels.preview(ref, DAY)
+    preview = app.digests.preview(ref, DAY)
     top = preview.items[0].paper.id
     assert "next digest, Tue 01 Dec 09:00 (UTC)" in _why(app, ref, top, now).text
     queue = [

@@ -221,7 +221,7 @@ def test_a_paper_committed_during_a_claim_is_delivered_next(db_url, tmp_path):
 
 def test_a_digest_due_in_a_dst_gap_fires_right_after_it_and_next_due_agrees():
     # The scheduler stores next_due's answer as the channel's next due time (bot/runtime/scheduler.py).
-    from digest.schedule.times import next_due
+    from digest.clock.times import next_due
 
     days = "mon,tue,wed,thu,fri,sat,sun"
     before = datetime(2026, 3, 8, 4, 0, tzinfo=UTC)  # 23:00 on the 7th in Havana

@@ -177,8 +177,8 @@ def test_cli_digest_exits_3_while_another_process_holds_the_digest(env_isolated,
     from bot.app import build
     from bot.cli.main import main
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.delivery.steps import Deliveries
-    from digest.schedule.times import local_day
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
@@ -203,8 +203,8 @@ def test_cli_digest_exits_3_when_every_message_is_confirmed_but_not_finished(env
     from bot.app import build
     from bot.cli.main import main
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.delivery.steps import Deliveries
-    from digest.schedule.times import local_day
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0

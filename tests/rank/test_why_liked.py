@@ -61,7 +61,7 @@ def test_a_channel_names_its_own_closest_liked_paper(app):
     row = index.pos
     up, down, other = [row[p] for p in A_UP], row[A_DOWN], row[B_UP]
     named = tested_down = tested_other = 0
-    for item in app.channels.preview(A, date(2026, 12, 1)).items:
+    for item in app.digests.preview(A, date(2026, 12, 1)).items:
         r = row[item.paper.id]
         best, sim = _closest(index, r, up)
         # Picks where a wrong paper is closer and close enough to be named: the check bites there.
@@ -71,7 +71,7 @@ def test_a_channel_names_its_own_closest_liked_paper(app):
             assert f"*{m.group(1)}*" == title_ref(index.titles[best]), item.why
             named += 1
     assert named >= 3 and tested_down >= 1 and tested_other >= 1
-    b_lines = [i.why for i in app.channels.preview(B, date(2026, 12, 1)).items]
+    b_lines = [i.why for i in app.digests.preview(B, date(2026, 12, 1)).items]
     assert any(title_ref(index.titles[other]) in w for w in b_lines)
     assert not any(title_ref(index.titles[u]) in w for w in b_lines for u in up)
 

@@ -78,7 +78,7 @@ async def test_stale_ingest_is_unhealthy_only_when_sources_are_configured(app):
 
 
 async def test_ingest_age_is_read_on_the_services_clock(app):
-    """The age /healthz reports comes from the one clock (digest/clock.py), not the host's.
+    """The age /healthz reports comes from the one clock (digest/clock/__init__.py), not the host's.
     Breaks that turn this red: PaperService.record_ingest or ingest_age_hours reading
     datetime.now() instead of self.clock (the clock here runs 30 hours ahead of the host)."""
     from datetime import UTC, datetime, timedelta

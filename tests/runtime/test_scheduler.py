@@ -9,9 +9,9 @@ import time_machine
 
 from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
+from digest.clock.times import last_due, next_due
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import last_due, next_due
 from tests.fakes.recording import RecordingAdapter
 
 BERLIN = ZoneInfo("Europe/Berlin")

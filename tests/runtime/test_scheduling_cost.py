@@ -13,9 +13,9 @@ from sqlalchemy import event, select
 from bot.commands import Context
 from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
+from digest.clock.times import next_due
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import next_due
 from digest.store.schema import ChannelRow
 from tests.fakes.recording import RecordingAdapter
 

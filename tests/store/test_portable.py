@@ -75,7 +75,7 @@ def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url)
     (issue: moving databases lost them). Breaks that turn it red: export only the papers of
     deliveries and votes (the old `referenced`); drop the LIBRARY_SOURCE clause (the
     not-followed library paper is missing)."""
-    from digest.library.entries import parse_library
+    from digest.library.formats import parse_library
     from digest.models import LIBRARY_SOURCE
 
     src = populated(tmp_path)
@@ -86,7 +86,7 @@ def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url)
 @article{m2, title = {Denoising score matching for image generation at scale},
   author = {Turing, Alan}, year = {2025}}
 """
-    report = src.channels.import_library(lab, parse_library(bib, "mine.bib"), "ann")
+    report = src.imports.import_library(lab, parse_library(bib, "mine.bib"), "ann")
     assert report.added == 2
     library_ids = {
         p["id"] for p in export_state(src.store)["papers"] if p["source"] == LIBRARY_SOURCE

@@ -9,9 +9,10 @@ import logging
 import discord
 from discord import app_commands
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord import sync
 from bot.adapters.discord.buttons import BUTTONS
-from bot.adapters.discord.commands import DiscordDeps, Papers
+from bot.adapters.discord.commands import Papers
 from bot.adapters.discord.interact import apologise, ask_privately
 from bot.adapters.discord.poster import DiscordPoster
 from bot.adapters.discord.visibility import everyone_sees
@@ -41,7 +42,7 @@ class DigestClient(discord.AutoShardedClient):
 
     def __init__(
         self,
-        deps: DiscordDeps,
+        deps: Deps,
         sync_on_change: bool = True,
         shard_ids: list[int] | None = None,
         shard_count: int | None = None,
@@ -76,12 +77,12 @@ class DigestClient(discord.AutoShardedClient):
         if not self.sync_on_change or await self.sync_if_changed():
             return  # a sync warns about server copies itself
         # `run` with an unchanged tree: still say so when servers see /papers twice
-        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels):
+        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels.notes):
             log.warning(warning, extra={"platform": "discord"})
 
     async def sync_if_changed(self) -> bool:
         """Global sync when the tree differs from the last one synced (hash kept in the store)."""
-        notes = self.deps.channels
+        notes = self.deps.channels.notes
         current = self.tree_hash()
         if await asyncio.to_thread(notes.recall, TREE_KEY) == current:
             return False

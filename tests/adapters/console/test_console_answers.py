@@ -28,7 +28,7 @@ def test_digest_now_while_paused_says_so_first(app) -> None:
 
 def test_why_on_a_downvoted_paper_names_the_vote(app) -> None:
     app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
-    paper = app.channels.preview(LAB, date(2026, 12, 1)).items[0].paper
+    paper = app.digests.preview(LAB, date(2026, 12, 1)).items[0].paper
     app.channels.vote(LAB, "ann", paper.id, -1)
     reply = app.commands.handle(f"why {paper.id}", Context(ref=LAB, user="ann"))
     assert "👎" in reply.text and "related to your interests" not in reply.text

@@ -238,17 +238,19 @@ async def test_a_thread_set_up_as_its_own_channel_keeps_its_commands(bot):
 
 
 def test_stored_searches_expire_after_a_day(app):
-    """Break seen red: with_pager without the range delete -> the day-old search stays stored."""
+    """Break seen red: SearchPages.keep without the range delete -> the day-old search stays
+    stored."""
     from datetime import UTC, datetime
     from types import SimpleNamespace
 
     import time_machine
 
     from bot.adapters.discord.buttons import Page
-    from bot.adapters.discord.interact import PAGER_KEY, with_pager
+    from bot.adapters.discord.interact import with_pager
     from bot.commands.replies import Action, Reply
+    from digest.papers.pages import PREFIX as PAGER_KEY
 
-    deps = SimpleNamespace(channels=app.channels)
+    deps = SimpleNamespace(pages=app.pages)
     reply = Reply(text="x", actions=(Action("page", "Next ▶", "search x page:2", page=2),))
 
     def store_at(when: datetime, query: str) -> str:

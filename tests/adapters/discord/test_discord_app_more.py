@@ -38,7 +38,7 @@ from tests.support.discord_app import (
 
 
 async def _synced(bot) -> list[dict]:
-    await sync.sync_global(bot.client.tree, bot.app.channels)
+    await sync.sync_global(bot.client.tree, bot.app.channels.notes)
     return bot.fake.synced[None]
 
 

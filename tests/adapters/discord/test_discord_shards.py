@@ -92,10 +92,10 @@ def test_the_client_is_auto_sharded_on_the_configured_shards(app):
     assert isinstance(client, discord.AutoShardedClient)
     assert (client.shard_ids, client.shard_count) == ([2, 5], 8)
 
+    from bot.adapters.deps import Deps
     from bot.adapters.discord.client import DigestClient
-    from bot.adapters.discord.commands import DiscordDeps
 
-    auto = DigestClient(DiscordDeps(app.commands, app.channels))
+    auto = DigestClient(Deps(app.commands, app.channels))
     assert auto.shard_ids is None and auto.shard_count is None  # discord.py asks Discord
 
 

@@ -51,7 +51,7 @@ def _marks(app, ref: ChannelRef) -> str:
     """Every why-line of the digest ``ref`` would get today."""
     day = datetime.now(UTC).date()
     return json.dumps(
-        [c.why for c in digest_reply(app.channels.preview(ref, day)).cards], ensure_ascii=False
+        [c.why for c in digest_reply(app.digests.preview(ref, day)).cards], ensure_ascii=False
     )
 
 
@@ -72,7 +72,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
             )
         )
         day = datetime.now(UTC).date()
-        pick = app.channels.preview(refs["C1"], day).items[0].paper.id
+        pick = app.digests.preview(refs["C1"], day).items[0].paper.id
         for c in ("C2", "C3", "C4"):
             app.channels.vote(refs[c], "U9", pick, 1)
         ch = app.channels.existing(refs["C1"])
@@ -199,7 +199,7 @@ async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
     async with discord_bot(app, monkeypatch) as bot:
         refs = await three_digest_channels(bot)
         assert [app.channels.existing(r).public for r in refs.values()] == [True, False, True]
-        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        pick = app.digests.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["222"], "5", pick, 1)
         app.channels.vote(refs["333"], "5", pick, 1)
         marks = _marks(app, refs["111"])
@@ -296,7 +296,7 @@ async def test_discord_everyone_role_losing_view_channel_makes_the_server_privat
     three stay as they were); its @everyone check inverted (`is_default()`: the same)."""
     async with discord_bot(app, monkeypatch) as bot:
         refs = await three_digest_channels(bot)
-        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        pick = app.digests.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["333"], "5", pick, 1)
         assert "#club" in _marks(app, refs["111"])
 

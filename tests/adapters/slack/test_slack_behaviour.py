@@ -181,7 +181,7 @@ async def test_replayed_button_press_does_not_withdraw_the_vote(app, slack):
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         ref = ChannelRef("slack", "C1", "T1")
-        paper = app.channels.preview(ref, date(2026, 12, 1)).items[0].paper.id
+        paper = app.digests.preview(ref, date(2026, 12, 1)).items[0].paper.id
         press = {"action_id": "vote_up", "value": paper, "type": "button", "action_ts": "17.1"}
         await h.action(press, trigger="trig-same")
         await eventually(lambda: app.channels.vote_counts(ref, paper) == (1, 0))
