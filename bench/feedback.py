@@ -161,14 +161,14 @@ def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
     """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
     size = day1_size()
     ref = ChannelRef("bench", f"c{n}")
-    svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, str(size))
-    svc.set_threshold(ref, "0")
+    svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.settings.set_size(ref, str(size))
+    svc.settings.set_threshold(ref, "0")
     shown = [i.paper.id for i in Digests(svc).preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
-    svc.set_size(ref, "10")
+    svc.settings.set_size(ref, "10")
     return ref, shown
 
 

@@ -76,9 +76,9 @@ def day2(svc, n: int, q: dict, votes_only: bool):
     from bench.feedback import DAY1, DAY2
 
     ref = ChannelRef("why", f"c{n}")
-    svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, "20")
-    svc.set_threshold(ref, "0")
+    svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.settings.set_size(ref, "20")
+    svc.settings.set_threshold(ref, "0")
     relevant = set(q["relevant"])
     liked = []
     for item in Digests(svc).preview(ref, DAY1).items:
@@ -86,8 +86,8 @@ def day2(svc, n: int, q: dict, votes_only: bool):
         svc.vote(ref, "ann", item.paper.id, 1 if up else -1)
         liked += [item.paper.id] if up else []
     if votes_only:
-        svc.unsubscribe(ref, "all")
-    svc.set_size(ref, "10")
+        svc.follows.unsubscribe(ref, "all")
+    svc.settings.set_size(ref, "10")
     return Digests(svc).preview(ref, DAY2).items, liked
 
 

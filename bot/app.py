@@ -263,13 +263,15 @@ class App:
 
         s = self.settings
         deliveries = Deliveries(
-            self.channels,
+            self.papers,
             self.worker,
             lease=timedelta(seconds=s.delivery_lease_seconds),
             grace=timedelta(hours=s.catchup_grace_hours),
             backoff=tuple(s.delivery_backoff_seconds),
         )
-        return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
+        return DigestRunner(
+            deliveries, adapters, on_outcome=self.metrics.digest, channels=self.channels
+        )
 
     @cached_property
     def scheduler(self) -> DigestScheduler:

@@ -79,9 +79,9 @@ def subscribe_cmd(channel: str, topic: str, db: DbOption = None) -> None:
         "exclude": SubscriptionKind.EXCLUDE,
     }
     if sep and kind.lower() in kinds:
-        print(application.channels.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
+        print(application.channels.follows.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
     else:
-        print(application.channels.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
+        print(application.channels.follows.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
 
 
 @app.command("feedback")

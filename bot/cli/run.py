@@ -65,7 +65,7 @@ def _create_demo(application: App) -> None:
     ours = [
         topic
         for topic in DEMO_TOPICS
-        if application.channels.add(
+        if application.channels.follows.add(
             DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot"
         ).startswith("Now following")
     ]

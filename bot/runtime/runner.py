@@ -19,6 +19,7 @@ from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from bot.runtime import stored_reply
 from bot.runtime.group_commit import GroupCommit
 from bot.runtime.outcome import Kind, Outcome, state_kind
+from digest.channels.service import ChannelService
 from digest.delivery.steps import Claim, Deliveries, PlannedMessage
 from digest.models import Channel, ChannelRef, DeliveryState, MessageState
 
@@ -71,10 +72,12 @@ class DigestRunner:
         adapters: dict[str, Adapter],
         on_outcome: Callable[[str, Outcome], None] | None = None,
         composing: int = 2,
+        channels: ChannelService | None = None,
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
-        self.channels = deliveries.channels
+        # Finding channels and pausing one the platform refused (the app's; a plain one in tests).
+        self.channels = channels or ChannelService(deliveries.papers)
         self.adapters = adapters
         # Composing is CPU work and each claim one short write: a few at a time keep the cores
         # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
@@ -125,7 +128,7 @@ class DigestRunner:
         run, logged and counted every minute."""
         if (held := self.held(channel)) is not None:
             return held
-        if await asyncio.to_thread(self.deliveries.channels.follows_nothing, channel, day):
+        if await asyncio.to_thread(self.channels.follows_nothing, channel, day):
             return Outcome(NOTHING_FOLLOWED, Kind.NOT_SENT)
         return None
 
@@ -371,7 +374,7 @@ class DigestRunner:
                 return Outcome(f"retrying at {when:%H:%M} UTC after {reason}", Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
-        self.channels.pause(channel, exc.reason)
+        self.channels.settings.set_paused(channel.ref, True, exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
         return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from digest.clock.times import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription, SubscriptionKind
+from digest.models import PERSONAL_MARK, Channel, ChannelRef, MessageState, Paper, Subscription
 
 if TYPE_CHECKING:
     from digest.channels.notes import Notes
@@ -90,44 +90,6 @@ class ChannelService:
 
         return ChannelSettings(self.store, self.channel)
 
-    # What a channel follows and its settings: the parts' use cases, under the service's names.
-
-    def add(
-        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
-    ) -> str:
-        """Follow a topic, author or liked paper, or exclude a term; returns a confirmation."""
-        return self.follows.add(ref, kind, text, user)
-
-    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
-        """Stop following by number, text, `all` or `exclusions` (see Subscriptions)."""
-        return self.follows.unsubscribe(ref, selector)
-
-    def set_schedule(
-        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
-    ) -> Channel:
-        """Change when digests arrive."""
-        return self.settings.set_schedule(ref, at, tz, days)
-
-    def set_size(self, ref: ChannelRef, text: str) -> Channel:
-        """Papers per digest, 1 to 25."""
-        return self.settings.set_size(ref, text)
-
-    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
-        """Minimum score for a paper to be posted, 0 to 1."""
-        return self.settings.set_threshold(ref, text)
-
-    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
-        """Pause or resume digests, saying why."""
-        return self.settings.set_paused(ref, paused, reason)
-
-    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
-        """Pause every channel of a workspace the app was removed from, in one write."""
-        return self.settings.pause_workspace(platform, workspace, reason)
-
-    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog."""
-        return self.settings.set_option(ref, name, on)
-
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
         """The channel for ``ref``, created on first use.
 
@@ -166,23 +128,14 @@ class ChannelService:
         return self.store.channels.update(channel.id, **fields) if fields else channel
 
     def personal_ref(self, platform: str, user: str) -> ChannelRef:
-        """A person's one personal digest on a platform, reachable from every server and the DM.
-
-        Older versions made one per server; the oldest is kept and takes over the others'
-        subscriptions, votes (the newer of two on a paper wins) and papers sent (never sent
-        again), and the others are paused, so nobody gets the same digest twice a day.
-        """
-        mine = self.store.channels.with_channel_id(platform, f"@{user}")
-        if not mine:
-            return ChannelRef(platform, f"@{user}", PERSONAL_WORKSPACE)
-        keep, *extra = mine
-        for ch in (c for c in extra if not c.paused):
-            for sub in self.store.channels.subscriptions(ch.id):
-                self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
-            self.store.channels.absorb_votes(keep.id, ch.id)
-            self.store.deliveries.absorb_items(keep.id, ch.id)
-            self.set_paused(ch.ref, True, "merged into your one personal digest")
-        return keep.ref
+        """A person's one personal digest on a platform, reachable from every server and the DM
+        (the oldest, where an older version made one per server: migration 0017 merged them)."""
+        mine = self.store.channels.with_channel_id(platform, f"{PERSONAL_MARK}{user}")
+        return (
+            mine[0].ref
+            if mine
+            else ChannelRef(platform, f"{PERSONAL_MARK}{user}", PERSONAL_WORKSPACE)
+        )
 
     def find(self, ref: ChannelRef) -> Channel:
         """An existing channel or a NotFoundError."""
@@ -190,12 +143,6 @@ class ChannelService:
         if channel is None:
             raise NotFoundError(no_channel(ref))
         return channel
-
-    def seen_as(self, ref: ChannelRef, public: bool) -> None:
-        """Record whether everyone in ``ref``'s workspace can see it, as its platform just said
-        (a 👍 there may be named in other channels' digests only while it is public); a channel
-        nobody set up is not created."""
-        self.claim(ref, None, public=public)
 
     def existing(self, ref: ChannelRef) -> Channel | None:
         """The channel for ``ref`` if someone set it up; never creates one."""
@@ -216,14 +163,6 @@ class ChannelService:
     def all_channels(self) -> list[Channel]:
         """Every channel set up on any platform."""
         return self.store.channels.all()
-
-    def set_owner(self, channel: Channel, user: str) -> Channel:
-        """Record ``user`` as the channel's owner (who may manage it when settings are limited)."""
-        return self.store.channels.update(channel.id, owner_user=user)
-
-    def pause(self, channel: Channel, reason: str) -> Channel:
-        """Pause an existing channel (the platform refused it for good), saying why."""
-        return self.store.channels.update(channel.id, paused=True, paused_reason=reason)
 
     def subscriptions_of(self, channel: Channel) -> list[Subscription]:
         """An existing channel's profile lines in order, read without touching the channel."""

@@ -64,8 +64,10 @@ class ChannelSettings:
         channels it has), saying why; their data stays. Returns how many were paused."""
         return self.store.channels.pause_workspace(platform, workspace, reason)
 
-    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes."""
+    def set_option(self, ref: ChannelRef, name: str, on: bool, user: str | None = None) -> Channel:
+        """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes.
+        Whoever turns admin-only on (``user``) becomes the owner: they must be able to unlock it,
+        admin or not."""
         fields = {
             "quiet": "quiet_when_empty",
             "admin-only": "admin_only",
@@ -85,4 +87,5 @@ class ChannelSettings:
             raise DigestError(
                 "share-votes is for shared channels: your personal 👍 are never shared."
             )
-        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
+        owner = {"owner_user": user} if name == "admin-only" and on and user else {}
+        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on}, **owner)

@@ -23,8 +23,8 @@ NOW = datetime(2026, 11, 30, 12, 20, tzinfo=UTC)  # a Monday
 @pytest.fixture
 def lab(app):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_schedule(ref, "23:00", "UTC", "mon,tue,wed,thu,fri,sun")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_schedule(ref, "23:00", "UTC", "mon,tue,wed,thu,fri,sun")
     channel = app.store.channels.get(ref)
     assert channel.created_at is not None and channel.created_at.tzinfo is not None
     return replace(channel, created_at=datetime(2026, 11, 1, 8, 0, tzinfo=UTC))

@@ -23,7 +23,7 @@ def test_footer_and_unsubscribe_name_a_followed_paper_by_its_title(app):
     bib = f"@article{{m1, title = {{{LONG}}}, author = {{Lovelace, Ada}}, year = {{2025}}}}"
     report = app.imports.import_library(LAB, parse_library(bib.encode(), "mine.bib"), "ann")
     (pid,) = report.liked
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "graph neural networks", "ann")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "graph neural networks", "ann")
     digest = app.digests.preview(LAB, date(2026, 12, 1))
     footer = digest_reply(digest).footer
     assert f"like: {shorten(LONG, 60)}" in footer, footer

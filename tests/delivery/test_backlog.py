@@ -20,10 +20,10 @@ DAY = date(2026, 12, 1)
 
 def _setup(app, threshold="0.3"):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_threshold(ref, threshold)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_threshold(ref, threshold)
     adapter = RecordingAdapter()
-    return ref, adapter, DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    return ref, adapter, DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
 
 
 def _post(app, runner, adapter, ref, day):
@@ -103,7 +103,7 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
         "below this channel's threshold 0.30: it will not be sent"
         in _why(app, ref, below, now).text
     )
-    app.channels.set_option(ref, "backlog", False)
+    app.channels.settings.set_option(ref, "backlog", False)
     assert "backlog is off, so it will not be sent" in _why(app, ref, later, now).text
 
 

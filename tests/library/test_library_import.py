@@ -97,7 +97,9 @@ def test_library_papers_are_never_news_elsewhere(app, tmp_path):
     reply = handle_console(app.commands, "import " + three_papers(gnn_title(app)), ctx())
     assert "added 3" in reply.text
     other = ChannelRef("console", "other")
-    app.channels.add(other, SubscriptionKind.TOPIC, "denoising score matching image generation")
+    app.channels.follows.add(
+        other, SubscriptionKind.TOPIC, "denoising score matching image generation"
+    )
     ids = {item.paper.id for item in app.digests.preview(other, DAY).items}
     assert ids and "2501.04321" not in ids
     channel = app.channels.channel(other)

@@ -71,7 +71,7 @@ def test_a_like_keeps_the_topics_clear_matches_above_the_threshold(svc, topic):
 def test_the_testers_repro_still_gets_a_digest(svc):
     """👍 on one SAE paper: the other SAE paper is still sent in the next digest."""
     ref = ChannelRef("console", "g")
-    svc.add(ref, SubscriptionKind.TOPIC, "sparse autoencoders")
+    svc.follows.add(ref, SubscriptionKind.TOPIC, "sparse autoencoders")
     svc.vote(ref, "ann", "neurips-928c3ba0ef8b", 1)
     digest = Digests(svc).preview(ref, date(2026, 12, 1))
     assert "neurips-9705088820d6" in [i.paper.id for i in digest.items], digest.summary()

@@ -40,9 +40,9 @@ A_UP, A_DOWN, B_UP = ("syn-gnnhet-1", "syn-gnnhet-2"), "syn-gnnhet-3", "syn-gnnm
 
 
 def _channel(app, ref, ups, downs=()):
-    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.set_size(ref, "25")
-    app.channels.set_threshold(ref, "0")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.settings.set_size(ref, "25")
+    app.channels.settings.set_threshold(ref, "0")
     for pid in ups:
         app.channels.vote(ref, "u1", pid, 1)
     for pid in downs:

@@ -115,7 +115,7 @@ def test_a_commands_now_comes_from_the_apps_clock(app, monkeypatch):
     ahead = datetime(2030, 6, 3, 7, 0, tzinfo=UTC)  # a Monday, before the 09:00 digest
     monkeypatch.setattr(app.channels, "clock", lambda: ahead)
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     text = app.commands.handle("list", Context(ref, "u1")).text
     assert "Next digest: Mon 03 Jun 09:00 UTC" in text, text
     later = ahead + timedelta(days=1)

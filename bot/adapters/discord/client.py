@@ -119,7 +119,7 @@ class DigestClient(discord.AutoShardedClient):
         if where is None or (public := everyone_sees(where, guild)) is None:
             return
         ref = ChannelRef("discord", str(where.id), str(guild_id))
-        await asyncio.to_thread(self.deps.channels.seen_as, ref, public)
+        await asyncio.to_thread(self.deps.channels.claim, ref, None, public=public)
 
     async def on_guild_channel_update(
         self, before: discord.abc.GuildChannel, after: discord.abc.GuildChannel
@@ -147,7 +147,9 @@ class DigestClient(discord.AutoShardedClient):
                 changed.append((c.ref, public))
         if changed:
             await asyncio.to_thread(
-                lambda: [self.deps.channels.seen_as(ref, public) for ref, public in changed]
+                lambda: [
+                    self.deps.channels.claim(ref, None, public=public) for ref, public in changed
+                ]
             )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
@@ -163,7 +165,9 @@ class DigestClient(discord.AutoShardedClient):
         def pause_server() -> None:  # this server's channels only: one indexed query, not all
             for ch in channels.workspace_channels("discord", str(guild.id), personal=True):
                 if not ch.paused:
-                    channels.set_paused(ch.ref, True, "the bot was removed from this server")
+                    channels.settings.set_paused(
+                        ch.ref, True, "the bot was removed from this server"
+                    )
 
         await asyncio.to_thread(pause_server)
         self.deps.effects.schedule_changed()

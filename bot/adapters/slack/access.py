@@ -99,7 +99,7 @@ async def note_public(client: AsyncWebClient, channels: ChannelService, ref: Cha
     if ref.personal or await asyncio.to_thread(channels.existing, ref) is None:
         return  # a personal digest, or no digest here: nothing to record, Slack not asked
     if (public := await is_public(client, ref.channel_id)) is not None:
-        await asyncio.to_thread(channels.seen_as, ref, public)
+        await asyncio.to_thread(channels.claim, ref, None, public=public)
 
 
 async def can_see(client: AsyncWebClient, channel_id: str, user: str) -> bool:

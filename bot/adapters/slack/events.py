@@ -135,7 +135,7 @@ def register_home(app: AsyncApp, deps: Deps) -> None:
         name = person.get("username") or person.get("name") or await user_name(client, person["id"])
         name = name or person["id"]
         reason = f"paused by {name}" if paused else None
-        await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
+        await asyncio.to_thread(deps.channels.settings.set_paused, channel.ref, paused, reason)
         deps.effects.schedule_changed()
         await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
@@ -206,7 +206,7 @@ def register_lifecycle(app: AsyncApp, deps: Deps) -> None:
     async def disable(team: str, reason: str) -> None:
         # One statement over the team's channels: a workspace with thousands of channels is
         # paused at once, not read whole and written one channel at a time.
-        await asyncio.to_thread(deps.channels.pause_workspace, "slack", team, reason)
+        await asyncio.to_thread(deps.channels.settings.pause_workspace, "slack", team, reason)
         deps.effects.schedule_changed()
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)

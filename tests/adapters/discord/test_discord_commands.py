@@ -228,7 +228,7 @@ async def test_buttons_on_old_digests_still_work_after_a_restart(app, monkeypatc
     from digest.models import SubscriptionKind
     from tests.support.corpus import synthetic_records
 
-    app.channels.add(ch.ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ch.ref, SubscriptionKind.TOPIC, "diffusion models")
     app.store.papers.upsert(
         [r for r in synthetic_records(per_topic=33) if r.id.startswith("syn-diffusion-3")]
     )
@@ -285,10 +285,10 @@ async def test_reactions_on_digest_items_are_votes_and_guild_removal_pauses(app,
         client = DigestClient(Deps(app.commands, app.channels), sync_on_change=False)
         await client.login("token")
         ref = ChannelRef("discord", "111", "77")
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-        app.channels.set_option(ref, "threads", True)
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.settings.set_option(ref, "threads", True)
         ch = app.store.channels.get(ref)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"discord": client.poster})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"discord": client.poster})
         assert await runner.run_channel(ch.id, date(2026, 12, 1)) == "posted 5 papers"
         thread_id = next(c for c in fake.messages if c != "111")
         item = fake.messages[thread_id][0]
@@ -306,9 +306,9 @@ async def test_reactions_on_digest_items_are_votes_and_guild_removal_pauses(app,
         await client.on_raw_reaction_remove(event)
         assert app.store.channels.feedback(ch.id) == []
         other = ChannelRef("discord", "111", "78")  # the same channel id in another server
-        app.channels.add(other, SubscriptionKind.TOPIC, "graphs")
+        app.channels.follows.add(other, SubscriptionKind.TOPIC, "graphs")
         mine = ChannelRef("discord", "@42", "77")  # a member's personal digest of server 77
-        app.channels.add(mine, SubscriptionKind.TOPIC, "graphs")
+        app.channels.follows.add(mine, SubscriptionKind.TOPIC, "graphs")
         await client.on_guild_remove(SimpleNamespace(id=77))
         await client.close()
     ch = app.store.channels.get(ref)

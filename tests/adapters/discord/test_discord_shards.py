@@ -155,13 +155,13 @@ def test_each_replica_posts_only_its_shards_and_dms_go_to_shard_0(app):
     dm = app.channels.personal_ref("discord", "7")
     with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
         for ref in (guild0, guild1, dm):
-            app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-            app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+            app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
 
     def replica(ids: set[int], name: str) -> tuple[DigestScheduler, RecordingAdapter]:
         adapter = RecordingAdapter("discord")
-        runner = DigestRunner(Deliveries(app.channels, name), {"discord": adapter})
+        runner = DigestRunner(Deliveries(app.papers, name), {"discord": adapter})
         shards = Shards(frozenset(ids), 2)
         return DigestScheduler(runner, clock=lambda: nine, shards=shards), adapter
 

@@ -61,7 +61,9 @@ async def test_slack_marks_name_public_channels_only(app, slack):
     async with Harness(app, slack) as h:
         for c in ("C1", "C2", "C3", "C5"):  # typed in each channel: the adapter asks Slack
             await h.done("subscribe diffusion models", channel=c, user="U2")
-        app.channels.add(refs["C4"], SubscriptionKind.TOPIC, "diffusion models")  # never typed in
+        app.channels.follows.add(
+            refs["C4"], SubscriptionKind.TOPIC, "diffusion models"
+        )  # never typed in
         for c, name in NAMES.items():
             app.channels.claim(refs[c], None, name)
         # asked after each answer went out, so looked for until it is there
@@ -230,10 +232,10 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
         await dispatch(
             bot.client, slash("subscribe", "tok-s", channel="333", text="diffusion models")
         )
-        app.channels.set_option(club, "threads", True)
+        app.channels.settings.set_option(club, "threads", True)
         assert app.channels.existing(club).public is True
         ch = app.channels.existing(club)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"discord": bot.client.poster})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"discord": bot.client.poster})
         assert (await runner.run_channel(ch.id, datetime.now(UTC).date())).startswith("posted")
         thread = next(c for c in bot.fake.messages if c not in ("111", "222", "333"))
         bot.client.get_guild(77)._add_thread(

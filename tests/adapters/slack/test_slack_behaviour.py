@@ -228,9 +228,11 @@ async def test_home_shows_and_controls_only_the_users_channels(app, slack):
     pause it: red); the action handlers skipping may_act() (pause of C2 goes through: red)."""
     topics = {"C1": "shared topic", "G2": "secret project", "C3": "admins only", "@U2": "theirs"}
     for ch, topic in topics.items():
-        app.channels.add(ChannelRef("slack", ch, "T1"), SubscriptionKind.TOPIC, topic)
-    app.channels.add(ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "my own research")
-    app.channels.set_option(ChannelRef("slack", "C3", "T1"), "admin-only", True)
+        app.channels.follows.add(ChannelRef("slack", ch, "T1"), SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(
+        ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "my own research"
+    )
+    app.channels.settings.set_option(ChannelRef("slack", "C3", "T1"), "admin-only", True)
     slack.members.update({"C1": {"U1", "U2"}, "G2": {"U2"}, "C3": {"U1", "U2"}})
     slack.admins.add("UADMIN")
     async with Harness(app, slack) as h:

@@ -60,7 +60,7 @@ class Harness:
         self.deps = Deps(app.commands, app.channels, effects)
         self.runtime = build_slack(cfg, app.store.engine, self.deps)
         self.runtime.poster.min_interval = 0
-        self.digests = DigestRunner(Deliveries(app.channels, "w1"), {"slack": self.runtime.poster})
+        self.digests = DigestRunner(Deliveries(app.papers, "w1"), {"slack": self.runtime.poster})
         self.n = 0
 
     async def __aenter__(self):
@@ -299,7 +299,7 @@ async def test_uninstall_pauses_a_large_workspace_in_one_statement(app, slack):
     refs = [ChannelRef("slack", f"C{i}", "T1") for i in range(40)]
     for ref in refs:
         app.channels.channel(ref)
-    app.channels.set_paused(refs[0], True, "paused by a member")
+    app.channels.settings.set_paused(refs[0], True, "paused by a member")
     other = app.channels.channel(ChannelRef("slack", "C1", "T2")).ref
     updates: list[str] = []
 

@@ -124,7 +124,9 @@ def test_reordering_and_invisible_characters_never_reach_slack():
 
 
 def test_the_home_shows_how_to_resume_with_a_copyable_command(app):
-    app.channels.add(C1, SubscriptionKind.TOPIC, "graphs")
-    app.channels.set_paused(C1, True, "the app was uninstalled; `/papers resume` restarts it")
+    app.channels.follows.add(C1, SubscriptionKind.TOPIC, "graphs")
+    app.channels.settings.set_paused(
+        C1, True, "the app was uninstalled; `/papers resume` restarts it"
+    )
     view = json.dumps(home_view(app.channels, [app.store.channels.get(C1)]), ensure_ascii=False)
     assert "`/papers resume`" in view
