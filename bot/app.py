@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from bot.runtime.weekly import WeeklySender
     from digest.channels.service import ChannelService
     from digest.delivery.digests import Digests
-    from digest.library.seed import LibraryImports
     from digest.models import ChannelRef
     from digest.papers.pages import SearchPages
     from digest.papers.service import PaperService
@@ -124,11 +123,6 @@ class App:
         from digest.delivery.digests import Digests
 
         return Digests(self.channels, draw=self.drawer)
-
-    @property
-    def imports(self) -> LibraryImports:
-        """Library imports (`import`), as the command core makes them."""
-        return self.commands.imports
 
     @cached_property
     def drawer(self) -> ProcessDrawer | None:

@@ -21,7 +21,9 @@ def test_footer_and_unsubscribe_name_a_followed_paper_by_its_title(app):
     'like:library-…'); `compose_digest` reading only the picked papers (no title to show);
     unsubscribe's reply back to the subscription's text ('library-…')."""
     bib = f"@article{{m1, title = {{{LONG}}}, author = {{Lovelace, Ada}}, year = {{2025}}}}"
-    report = app.imports.import_library(LAB, parse_library(bib.encode(), "mine.bib"), "ann")
+    report = app.commands.imports.import_library(
+        LAB, parse_library(bib.encode(), "mine.bib"), "ann"
+    )
     (pid,) = report.liked
     app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "graph neural networks", "ann")
     digest = app.digests.preview(LAB, date(2026, 12, 1))

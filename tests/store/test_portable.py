@@ -86,7 +86,7 @@ def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url)
 @article{m2, title = {Denoising score matching for image generation at scale},
   author = {Turing, Alan}, year = {2025}}
 """
-    report = src.imports.import_library(lab, parse_library(bib, "mine.bib"), "ann")
+    report = src.commands.imports.import_library(lab, parse_library(bib, "mine.bib"), "ann")
     assert report.added == 2
     library_ids = {
         p["id"] for p in export_state(src.store)["papers"] if p["source"] == LIBRARY_SOURCE
