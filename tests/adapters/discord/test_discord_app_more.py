@@ -118,7 +118,7 @@ async def test_digest_now_follows_the_admin_only_rule(bot):
 
 
 async def test_sync_records_server_copies_and_warns_until_removed(bot, caplog):
-    kv, tree = bot.app.channels, bot.client.tree
+    kv, tree = bot.app.channels.notes, bot.client.tree
     await sync.sync_guild(tree, kv, 77, remove=False)
     assert bot.fake.synced["77"][0]["name"] == "papers"
     with caplog.at_level(logging.WARNING):

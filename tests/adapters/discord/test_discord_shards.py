@@ -136,7 +136,7 @@ def test_the_store_returns_only_this_replicas_shards_on_both_engines(store):
                 if ref.platform == "slack":  # not sharded: every replica's
                     assert ref in mine
                     continue
-                dm = ref.channel_id.startswith("@")
+                dm = ref.personal
                 on = 0 if dm else (int(ref.workspace) >> 22) % count
                 assert (ref in mine) == (on == shard), (ref, count)
     assert store.channels.next_due_time({"discord"}, Shards(frozenset({2}), 4)) is None
