@@ -44,6 +44,19 @@ def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
+#: The curve of the liked papers' interest (`like:` papers, a library import; votes alone use
+#: the same learner), fitted on library tasks: one scale with typed topics.
+LIKE = "like"
+
+
+def read(scores: np.ndarray, kind: str) -> np.ndarray:
+    """``scores`` read through ``kind``'s curve (as they are when no curve is shipped)."""
+    curve = curves().get(kind)
+    if curve is None:
+        return np.asarray(scores, dtype=np.float32)
+    return np.interp(scores, *curve).astype(np.float32)
+
+
 def highest(kind: str) -> float | None:
     """The highest score a topic of ``kind`` is ever shown (its curve's top), None without one."""
     curve = curves().get(kind)

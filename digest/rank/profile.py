@@ -104,6 +104,25 @@ def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarra
     return sims
 
 
+def closest_like(
+    index: PaperIndex, rows: np.ndarray, likes: tuple[str, ...]
+) -> list[tuple[str, np.ndarray]]:
+    """Per liked paper in the index, the mask of ``rows`` it is the closest liked paper to (by
+    ``paper_space``: sentence embeddings when every paper has one, else LSA); a pick of the
+    liked papers' interest is credited to that one."""
+    import numpy as np
+
+    from digest.rank.index import paper_space
+
+    known = [(pid, index.pos[pid]) for pid in dict.fromkeys(likes) if pid in index.pos]
+    if not known:
+        return []
+    space = paper_space(index)
+    sims = space[rows] @ space[[r for _, r in known]].T
+    nearest = np.argmax(sims, axis=1)
+    return [(pid, nearest == i) for i, (pid, _) in enumerate(known)]
+
+
 def vote_rows(index: PaperIndex, votes: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
     """Rows of 👍 and 👎 papers that are in the index."""
     pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]

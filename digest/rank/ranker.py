@@ -36,6 +36,14 @@ __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are r
 NEAR_MISS = 0.6
 
 
+def interest_groups(labels: list[str]) -> np.ndarray:
+    """Per interest label, its share group in a digest, then a last -1 (for rows no interest
+    scored): every `like:` paper is one group, each other interest its own."""
+    ids: dict[str, int] = {}
+    out = [ids.setdefault("like:" if lb.startswith("like:") else lb, len(ids)) for lb in labels]
+    return np.array([*out, -1], dtype=np.int64)
+
+
 class Ranker:
     """Scores papers of one fitted index for queries and channel profiles."""
 
@@ -228,15 +236,21 @@ class Ranker:
         labels: list[str] = []
 
         def take(
-            scores: np.ndarray, label: str, factor: float = 1.0, words: int = 0, fused: bool = False
+            scores: np.ndarray,
+            label: str,
+            factor: float = 1.0,
+            words: int = 0,
+            fused: bool = False,
+            shown: np.ndarray | None = None,
         ) -> None:
             better = scores > best
             best[better] = scores[better]
             source[better] = len(labels)
             labels.append(label)
-            shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
-            if words > 0:  # a topic's score as how often such papers were relevant
-                shown = calibrate.relevance(shown, words, fused)
+            if shown is None:
+                shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
+                if words > 0:  # a topic's score as how often such papers were relevant
+                    shown = calibrate.relevance(shown, words, fused)
             np.maximum(level, shown, out=level)
 
         for topic in p.topics:
@@ -254,8 +268,15 @@ class Ranker:
             st = self.refined(None, p.votes)
             if st is not None:
                 take(score(self.index, st, rows, self.params)[1], "votes:")
-        for pid in p.likes:
-            take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
+        if p.likes:  # the liked papers together: one interest, each pick credited to the closest
+            st = self.refined(None, tuple((pid, 1) for pid in p.likes))
+            if st is not None:
+                scores = score(self.index, st, rows, self.params)[1]
+                liked = [self.index.pos[i] for i in p.likes if i in self.index.pos]
+                scores[np.isin(rows, liked)] = 0.0  # a liked paper itself is not news
+                shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+                for pid, mask in prof.closest_like(self.index, rows, p.likes):
+                    take(np.where(mask, scores, 0.0), f"like:{pid}", shown=np.where(mask, shown, 0))
         if p.authors:
             names = prof.author_matches(self.index, rows, p.authors)
             scores = prof.author_scores(self.index, rows, names, level.copy())
@@ -284,8 +305,13 @@ class Ranker:
             level = np.where(excluded, -1.0, level)
         # The threshold and the scores shown are on the calibrated scale; the order is the learner's.
         eligible = np.flatnonzero(level >= threshold)
-        # Each interest gets its share of the places; shown best first (the backlog too).
-        chosen = fair_share(self.index.latent, rows, final, eligible, source, size, diversity)
+        # Each interest gets its share of the places; shown best first (the backlog too). The
+        # liked papers are one interest (each pick names the closest of them): 20 imported
+        # papers take one turn, as one typed topic does.
+        groups = interest_groups(labels)[source]  # source -1 reads the trailing -1
+        chosen = fair_share(
+            self.index.latent, rows, final, eligible, groups, size, diversity, sub=source
+        )
         chosen.sort(key=lambda i: (-float(level[i]), -float(final[i])))
         near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
         used: set[str] = set()  # picks of one list are told apart by different words
