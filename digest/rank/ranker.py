@@ -66,6 +66,17 @@ class Ranker:
         self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
         self._blocked: dict[str, bool] = {}
+        self._related: dict[str, float] = {}
+
+    def related(self) -> float:
+        """``profile.related_cosine`` of the space likeness is read in (computed once each)."""
+        from digest.rank.index import paper_space
+
+        space = paper_space(self.index)
+        key = "dense" if space is self.index.dense else "latent"
+        if key not in self._related:
+            self._related[key] = prof.related_cosine(space)
+        return self._related[key]
 
     def suggested_topics(self, k: int = 8) -> list:
         """Topics mined from the corpus (computed once per index)."""
@@ -242,6 +253,7 @@ class Ranker:
             words: int = 0,
             fused: bool = False,
             shown: np.ndarray | None = None,
+            coverage: float | None = None,
         ) -> None:
             better = scores > best
             best[better] = scores[better]
@@ -250,7 +262,7 @@ class Ranker:
             if shown is None:
                 shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
                 if words > 0:  # a topic's score as how often such papers were relevant
-                    shown = calibrate.relevance(shown, words, fused)
+                    shown = calibrate.relevance(shown, words, fused, coverage)
             np.maximum(level, shown, out=level)
 
         for topic in p.topics:
@@ -262,21 +274,28 @@ class Ranker:
                 factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
                 words = base.query.words if base is not None else 0  # 0: votes alone, as is
                 fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
+                cover = base.coverage if base is not None else None  # the curve's band
                 take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words,
-                     fused)  # fmt: skip
-        if p.votes and not p.topics:  # taste learned from votes alone
+                     fused, coverage=cover)  # fmt: skip
+        if p.votes and not p.topics:  # taste learned from votes alone: liked papers' curve
             st = self.refined(None, p.votes)
             if st is not None:
-                take(score(self.index, st, rows, self.params)[1], "votes:")
-        if p.likes:  # the liked papers together: one interest, each pick credited to the closest
-            st = self.refined(None, tuple((pid, 1) for pid in p.likes))
-            if st is not None:
                 scores = score(self.index, st, rows, self.params)[1]
-                liked = [self.index.pos[i] for i in p.likes if i in self.index.pos]
-                scores[np.isin(rows, liked)] = 0.0  # a liked paper itself is not news
-                shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
-                for pid, mask in prof.closest_like(self.index, rows, p.likes):
-                    take(np.where(mask, scores, 0.0), f"like:{pid}", shown=np.where(mask, shown, 0))
+                take(
+                    scores, "votes:", shown=calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+                )
+        # The liked papers: one interest, split into tastes (``like_parts``); each taste scored
+        # by the vote learner on its papers together, each pick credited to the closest of them.
+        liked = [self.index.pos[i] for i in p.likes if i in self.index.pos]
+        for part in prof.like_parts(self.index, p.likes, self.related()) if p.likes else ():
+            st = self.refined(None, tuple((pid, 1) for pid in part))
+            if st is None:
+                continue
+            scores = score(self.index, st, rows, self.params)[1]
+            scores[np.isin(rows, liked)] = 0.0  # a liked paper itself is not news
+            shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+            for pid, mask in prof.closest_like(self.index, rows, part):
+                take(np.where(mask, scores, 0.0), f"like:{pid}", shown=np.where(mask, shown, 0))
         if p.authors:
             names = prof.author_matches(self.index, rows, p.authors)
             scores = prof.author_scores(self.index, rows, names, level.copy())
