@@ -109,6 +109,20 @@ def library_ranker(ranker: Ranker | None = None, space: np.ndarray | None = None
     return rank
 
 
+def with_percentile(pct: float, rank):
+    """``rank`` with ``profile.RELATED_PERCENTILE`` at ``pct`` (a fresh Ranker reads it once)."""
+    from digest.rank import profile
+
+    def run(q: dict) -> list[str]:
+        kept, profile.RELATED_PERCENTILE = profile.RELATED_PERCENTILE, pct
+        try:
+            return rank(q)
+        finally:
+            profile.RELATED_PERCENTILE = kept
+
+    return run
+
+
 def centroid_ranker(ids: list[str], matrix, pos: dict[str, int]):
     """Reference: cosine to the mean of the liked papers' rows (dense or TF-IDF)."""
     from sklearn.preprocessing import normalize
@@ -194,6 +208,8 @@ def free_parameters() -> list[tuple[str, int, str]]:
         ("SemanticParams in use (coverage rule)", 3, "prf_docs, prf_beta, coverage_gain"),
         ("FeedbackParams (votes)", len(fitted_fb), ", ".join(fitted_fb)),
         ("profile.py authors", 3, "AUTHOR_BASE, AUTHOR_LEAD, AUTHOR_TOPIC"),
+        ("profile.py liked papers", 1, "RELATED_PERCENTILE"),
+        ("calibrate.py", 2, "KEYWORD_WORDS, LOOSE"),
         ("diversity / why thresholds", 3, "NEAR_DUPLICATE, why.LIKED, SemanticParams.close"),
         ("calibration.txt curve points", curve_points, ", ".join(sorted(calibrate.curves()))),
     ]
@@ -267,6 +283,13 @@ def main() -> None:
                 "library": library_ranker(sem_ranker),
             }
             for w in (0.1, 0.3, 0.5, 0.7, 0.9)
+        }
+        families["semantic, liked papers' parts percentile fitted {0 (one part),70,80,90}"] = {
+            f"percentile {pct:g}": {
+                "typed": typed_ranker(sem, encoder, SemanticParams()),
+                "library": with_percentile(pct, library_ranker(Ranker(sem, encoder=encoder))),
+            }
+            for pct in (80.0, 0.0, 70.0, 90.0)
         }
         families["dense only (MiniLM; library: dense centroid)"] = {
             "-": {

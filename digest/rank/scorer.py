@@ -204,6 +204,9 @@ class TopicState:
     direction: np.ndarray
     dense: DenseState | None = None  # meaning, when the semantic extra embedded the papers
     candidates: np.ndarray | None = None  # the best lexical matches, as ``score`` takes them
+    # The mean share of the typed words' weight its ten best matches hold (``typed_coverage``):
+    # meaning's share follows it, and so does the curve its scores are read through.
+    coverage: float | None = None
 
 
 def topic_state(
@@ -222,22 +225,20 @@ def topic_state(
     pick = lex + np.float32(1e-3) * before[0] if before else lex
     cands = _candidates(pick, p.candidates)  # once: the PRF's best few are among them
     direction = latent_direction(index, q, lex, p, cands)
+    # The word-and-LSA score of the candidates: its best papers show what the query means here
+    # (they move the query vector) and how much of the typed words they hold.
+    hybrid = np.zeros(len(lex), dtype=np.float32)
+    if len(cands):
+        sim = np.clip(index.latent[cands] @ direction, 0.0, 1.0)
+        hybrid[cands] = (1 - p.latent_weight) * lex[cands] + p.latent_weight * sim
+    sp = sp or SemanticParams()
+    cov = typed_coverage(index, q, top_rows(hybrid, sp.prf_docs))
     dense = None
     if qvec is not None and index.dense is not None and index.has_dense is not None:
-        sp = sp or SemanticParams()
         spec = specific_reach(index, q) if sp.weight_by in ("specific", "either") else None
-        # The word-and-LSA score of the candidates: its best papers show what the query means
-        # here (they move the query vector) and how much of the typed words they hold.
-        hybrid = np.zeros(len(lex), dtype=np.float32)
-        if len(cands):
-            sim = np.clip(index.latent[cands] @ direction, 0.0, 1.0)
-            hybrid[cands] = (1 - p.latent_weight) * lex[cands] + p.latent_weight * sim
-        cov = None
-        if sp.weight_by == "coverage":
-            cov = typed_coverage(index, q, top_rows(hybrid, sp.prf_docs))
         prf = hybrid if sp.prf_from == "hybrid" else lex
         dense = dense_state(index.dense, index.has_dense, qvec, prf, q.words, sp, spec, cov)
-    return TopicState(q, lex, direction, dense, cands)
+    return TopicState(q, lex, direction, dense, cands, cov)
 
 
 def typed_coverage(index: PaperIndex, q: Query, rows: np.ndarray) -> float:

@@ -27,7 +27,7 @@ class SemanticParams:
     # (how level its best lexical scores are: the top 10's mean over the best); "either" (the
     # larger of "words" and "specific"). bench/fusion.py measures them on both files.
     # "coverage" (issue 34, shipped): meaning gets the share of the typed words' weight that the
-    # query's ten best matches miss (``coverage_share``): a keyword that its matches all hold
+    # query's ten best matches miss (``scorer.typed_coverage``): a keyword its matches all hold
     # stays with words; a sentence whose words papers do not use leans on meaning.
     weight_by: str = "coverage"
     coverage_gain: float = 1.0  # share = min(max_weight, gain x (1 - coverage)); 1.0: not fitted
