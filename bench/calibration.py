@@ -17,7 +17,7 @@ relevant| weighted by its papers) per file and on typed topics of more than thre
 fitted (in-sample) and as cross-validated. Both rankers: the default install (lexical) and the
 semantic extra (MiniLM vectors cached by bench.common). `--write` stores the curves fitted on all
 queries, on a 0.02 grid, as `digest/rank/calibration.txt`:
-    python -m bench.calibration [--write] [--lexical]
+    python -m bench.calibration [--write] [--lexical] [--by words]
 """
 
 from __future__ import annotations
@@ -37,8 +37,11 @@ from digest.rank.ranker import Ranker
 
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
 GRID = np.round(np.arange(0.0, 1.0001, 0.02), 2)
-SHRINK = 100  # papers near a score that weigh as much as the pooled curve
+SHRINK = 20  # papers near a score that weigh as much as the pooled curve
 NEAR = 0.05  # "near": within this much of the score
+#: What a topic's curve is chosen by: "coverage" (``calibrate.kind_of``'s bands, shipped) or
+#: "words" (typed word count, before issue 34): `--by words`
+BY = sys.argv[sys.argv.index("--by") + 1] if "--by" in sys.argv else "coverage"
 CAP_BELOW = 200  # fewer papers than this at or above a score: the curve is capped there
 
 
@@ -60,8 +63,9 @@ def pairs(ranker: Ranker, files: dict[str, list[dict]]) -> list[dict]:
             else:
                 compiled = ranker.compile(q["query"])
                 words = compiled.words if compiled is not None else KEYWORD_WORDS
-                curve = kind_of(words)
                 state = ranker.state(q["query"])
+                cover = state.coverage if state is not None and BY == "coverage" else None
+                curve = kind_of(words, cover)
                 if state is not None and state.dense is not None and state.dense.weight > 0:
                     curve += FUSED
                 res = ranker.search(q["query"], per_page=100, min_score=0.0, explain=False)
