@@ -175,6 +175,27 @@ def like_parts(index: PaperIndex, likes: tuple[str, ...], related: float) -> lis
     return [tuple(v) for v in out.values()]
 
 
+def votes_by_part(
+    index: PaperIndex, parts: list[tuple[str, ...]], votes: tuple[tuple[str, int], ...]
+) -> list[tuple[tuple[str, int], ...]]:
+    """Each vote given to the taste (``like_parts``) whose liked papers are closest to the voted
+    paper (``paper_space``), so a 👍 on a diffusion paper teaches the diffusion taste only."""
+    import numpy as np
+
+    from digest.rank.index import paper_space
+
+    out: list[list[tuple[str, int]]] = [[] for _ in parts]
+    known = [(pid, v) for pid, v in votes if pid in index.pos]
+    if not parts or not known:
+        return [tuple(v) for v in out]
+    space = paper_space(index)
+    for pid, v in known:
+        vec = space[index.pos[pid]]
+        near = [float((space[[index.pos[i] for i in part]] @ vec).max()) for part in parts]
+        out[int(np.argmax(near))].append((pid, v))
+    return [tuple(v) for v in out]
+
+
 def vote_rows(index: PaperIndex, votes: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
     """Rows of 👍 and 👎 papers that are in the index."""
     pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]

@@ -34,6 +34,10 @@ __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are r
 
 # A paper scoring at least this share of the threshold (but below it) is a near miss.
 NEAR_MISS = 0.6
+#: A topic refined by votes scores only the papers its own words match (a word score above 0):
+#: votes re-rank the topic's own candidates, they do not pull in papers of other topics through
+#: the words they borrow (issue 34; bench/feedback.py).
+RERANK_WITHIN = True
 
 
 def interest_groups(labels: list[str]) -> np.ndarray:
@@ -270,14 +274,18 @@ class Ranker:
                 continue
             base = self.state(topic)
             st = self.refined(topic, p.votes) if p.votes else base
-            if st is not None:
-                factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
-                words = base.query.words if base is not None else 0  # 0: votes alone, as is
-                fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
-                cover = base.coverage if base is not None else None  # the curve's band
-                take(score(self.index, st, rows, self.params)[1], f"topic:{topic}", factor, words,
-                     fused, coverage=cover)  # fmt: skip
-        if p.votes and not p.topics:  # taste learned from votes alone: liked papers' curve
+            if st is None:
+                continue
+            factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
+            words = base.query.words if base is not None else 0  # 0: votes alone, as is
+            fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
+            scores = score(self.index, st, rows, self.params)[1]
+            if st is not base and base is not None and RERANK_WITHIN:
+                # Votes re-rank the topic's own matches; they do not bring in other topics'.
+                scores = np.where(base.lex[rows] > 0, scores, 0.0).astype(np.float32)
+            cover = base.coverage if base is not None else None  # the curve's band
+            take(scores, f"topic:{topic}", factor, words, fused, coverage=cover)
+        if p.votes and not p.topics and not p.likes:  # taste from votes alone: the likes' curve
             st = self.refined(None, p.votes)
             if st is not None:
                 scores = score(self.index, st, rows, self.params)[1]
@@ -285,10 +293,12 @@ class Ranker:
                     scores, "votes:", shown=calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
                 )
         # The liked papers: one interest, split into tastes (``like_parts``); each taste scored
-        # by the vote learner on its papers together, each pick credited to the closest of them.
+        # by the vote learner on its papers (and the votes closest to them) together, each pick
+        # credited to the closest of its liked papers.
         liked = [self.index.pos[i] for i in p.likes if i in self.index.pos]
-        for part in prof.like_parts(self.index, p.likes, self.related()) if p.likes else ():
-            st = self.refined(None, tuple((pid, 1) for pid in part))
+        parts = prof.like_parts(self.index, p.likes, self.related()) if p.likes else []
+        for part, votes in zip(parts, prof.votes_by_part(self.index, parts, p.votes), strict=True):
+            st = self.refined(None, tuple((pid, 1) for pid in part) + votes)
             if st is None:
                 continue
             scores = score(self.index, st, rows, self.params)[1]
