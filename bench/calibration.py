@@ -59,7 +59,7 @@ def pairs(ranker: Ranker, files: dict[str, list[dict]]) -> list[dict]:
                 best = ranker.score_profile(Profile(likes=tuple(q["liked"])), rows)[0]
                 top = np.argsort(-best, kind="stable")[:100]
                 hits = [(index.ids[rows[i]], float(best[i])) for i in top]
-                curve, words = LIKE, 0
+                curve, words, cover = LIKE, 0, None
             else:
                 compiled = ranker.compile(q["query"])
                 words = compiled.words if compiled is not None else KEYWORD_WORDS
@@ -72,9 +72,17 @@ def pairs(ranker: Ranker, files: dict[str, list[dict]]) -> list[dict]:
                 hits = [(h.paper_id, h.score) for h in res.hits]
             for pid, s in hits:
                 out.append(
-                    {"file": name, "q": qi, "fold": int(fold[qi]), "curve": curve,
-                     "words": words, "score": min(max(s, 0.0), 1.0), "rel": int(pid in relevant)}
-                )  # fmt: skip
+                    {
+                        "file": name,
+                        "q": qi,
+                        "fold": int(fold[qi]),
+                        "curve": curve,
+                        "words": words,
+                        "score": min(max(s, 0.0), 1.0),
+                        "rel": int(pid in relevant),
+                        "coverage": cover,
+                    }
+                )
     return out
 
 
@@ -138,8 +146,9 @@ def reliability(shown: np.ndarray, rel: np.ndarray) -> list[list]:
     for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
         m = (shown >= lo) & ((shown < hi) if hi < 1 else (shown <= hi))
         if m.any():
-            rows.append([f"{lo:.1f}-{hi:.1f}", int(m.sum()), float(shown[m].mean()),
-                         float(rel[m].mean())])  # fmt: skip
+            rows.append(
+                [f"{lo:.1f}-{hi:.1f}", int(m.sum()), float(shown[m].mean()), float(rel[m].mean())]
+            )
     return rows
 
 
@@ -153,25 +162,42 @@ def report(label: str, records: list[dict], write: bool) -> dict[str, np.ndarray
     fitted = read(full, records)
     rel = np.array([x["rel"] for x in records])
     rows = []
-    groups = {n: [i for i, x in enumerate(records) if x["file"] == n] for n in
-              dict.fromkeys(x["file"] for x in records)}  # fmt: skip
+    groups = {
+        n: [i for i, x in enumerate(records) if x["file"] == n]
+        for n in dict.fromkeys(x["file"] for x in records)
+    }
     groups["typed topics of more than 3 words"] = [
         i for i, x in enumerate(records) if x["file"] != "library" and x["words"] > KEYWORD_WORDS
     ]
     for n, idx in groups.items():
         rows.append([n, len(idx), ece(fitted[idx], rel[idx]), ece(cv[idx], rel[idx])])
-    print(table(f"Expected calibration error, {label} ({machine()}, load average "
-                f"{os.getloadavg()[0]:.1f})",
-                ["papers of", "papers (top 100 each)", "ECE as fitted", "ECE cross-validated"],
-                rows))  # fmt: skip
+    print(
+        table(
+            f"Expected calibration error, {label} ({machine()}, load average "
+            f"{os.getloadavg()[0]:.1f})",
+            ["papers of", "papers (top 100 each)", "ECE as fitted", "ECE cross-validated"],
+            rows,
+        )
+    )
     for n, idx in groups.items():
         a = reliability(fitted[idx], rel[idx])
         b = {r[0]: r for r in reliability(cv[idx], rel[idx])}
-        lines = [[r[0], r[1], r[2], r[3], *(b[r[0]][1:] if r[0] in b else ["", "", ""])]
-                 for r in a]  # fmt: skip
-        print(table(f"Reliability, {label}, {n}",
-                    ["shown bin", "fitted: papers", "mean shown", "share relevant",
-                     "cross-validated: papers", "mean shown", "share relevant"], lines))  # fmt: skip
+        lines = [[r[0], r[1], r[2], r[3], *(b[r[0]][1:] if r[0] in b else ["", "", ""])] for r in a]
+        print(
+            table(
+                f"Reliability, {label}, {n}",
+                [
+                    "shown bin",
+                    "fitted: papers",
+                    "mean shown",
+                    "share relevant",
+                    "cross-validated: papers",
+                    "mean shown",
+                    "share relevant",
+                ],
+                lines,
+            )
+        )
     return full
 
 
@@ -187,11 +213,14 @@ def main() -> None:
         if encoder is not None:
             index = build_index(docs)
             index.dense, index.has_dense = dense_vectors(docs, encoder), np.ones(len(docs), bool)
-            sem = report("semantic extra (MiniLM)", pairs(Ranker(index, encoder=encoder), files),
-                         False)  # fmt: skip
+            sem = report(
+                "semantic extra (MiniLM)", pairs(Ranker(index, encoder=encoder), files), False
+            )
             curves.update({k: v for k, v in sem.items() if k.endswith(FUSED)})
-    lines = ["# Share relevant at each shown score, four development files "
-             "(python -m bench.calibration --write)"]  # fmt: skip
+    lines = [
+        "# Share relevant at each shown score, four development files "
+        "(python -m bench.calibration --write)"
+    ]
     for kind, ys in curves.items():
         lines += [f"{kind} {g:.2f} {float(y):.4f}" for g, y in zip(GRID, ys, strict=True)]
     if "--write" in sys.argv:

@@ -325,8 +325,13 @@ def main() -> None:
         chosen = res["chosen"]
         row.append("—" if chosen == ["-", "-"] else f"{chosen[0]} / {chosen[1]}")
         rows.append(row)
-    print(table(f"nDCG@10, cross-validated; minus {TODAY} [paired bootstrap 95%]",
-                ["configuration", *names, "fitted on half A / half B"], rows))  # fmt: skip
+    print(
+        table(
+            f"nDCG@10, cross-validated; minus {TODAY} [paired bootstrap 95%]",
+            ["configuration", *names, "fitted on half A / half B"],
+            rows,
+        )
+    )
     # in-sample view of the fitted families: every setting on every whole file
     for name, res in results.items():
         if len(res["runs"]) <= 1:
@@ -335,9 +340,13 @@ def main() -> None:
             [label, *[f"{r[n].mean():.4f}" for n in names if n in r]]
             for label, r in res["runs"].items()
         ]
-        print(table(f"{name}: each setting on whole files (in-sample, for reference)",
-                    ["setting", *[n for n in names if n in next(iter(res["runs"].values()))]],
-                    lines))  # fmt: skip
+        print(
+            table(
+                f"{name}: each setting on whole files (in-sample, for reference)",
+                ["setting", *[n for n in names if n in next(iter(res["runs"].values()))]],
+                lines,
+            )
+        )
     print_params()
     print(f"({time.time() - t0:.0f} s, {load()})")
 
@@ -350,8 +359,13 @@ def _fixed(w: float) -> SemanticParams:
 def print_params() -> None:
     rows = [[w, n, what] for w, n, what in free_parameters()]
     total = sum(r[1] for r in rows[:-1])
-    print(table("Free parameters of the ranker (constants fitted on the development data)",
-                ["where", "count", "which"], rows))  # fmt: skip
+    print(
+        table(
+            "Free parameters of the ranker (constants fitted on the development data)",
+            ["where", "count", "which"],
+            rows,
+        )
+    )
     print(f"scalar constants: {total}; plus {rows[-1][1]} curve points in calibration.txt\n")
 
 
