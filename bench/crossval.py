@@ -15,8 +15,10 @@ without a free parameter is its own family of one (nothing is fitted).
 Every system ranks through the product's code (`Ranker.score_profile` for library tasks,
 `scorer.topic_state`/`score` for typed topics, `SemanticParams` / `ScoreParams` as shipped or
 varied); the references (TF-IDF, BM25, dense only, the centroids) are the benches' own.
-    python -m bench.crossval [--lexical] [--params]
-(``--lexical``: without the semantic extra; ``--params``: the free-parameter count only.)
+    python -m bench.crossval [--lexical] [--params] [--score-params]
+(``--lexical``: without the semantic extra; ``--params``: the free-parameter count only;
+``--score-params``: the word score's constants, each cross-validated against a lower and a
+higher value, minus lexical as shipped.)
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ FILES = (
 )
 SEED = 34  # the fixed split of each file's queries into two halves
 TODAY = "today lexical (2026-12-02)"
+SHIPPED = "lexical as shipped (this branch)"
 
 
 def load_files() -> dict[str, list[dict]]:
@@ -205,7 +208,11 @@ def free_parameters() -> list[tuple[str, int, str]]:
     return [
         ("IndexParams (BM25F, LSA size)", len(fitted_index), ", ".join(fitted_index)),
         ("ScoreParams (word score, LSA, PRF)", len(fitted_score), ", ".join(fitted_score)),
-        ("SemanticParams in use (coverage rule)", 3, "prf_docs, prf_beta, coverage_gain"),
+        (
+            "SemanticParams in use (coverage rule)",
+            4,
+            "prf_docs, prf_beta, max_weight (the cap), coverage_gain (1.0: not fitted)",
+        ),
         ("FeedbackParams (votes)", len(fitted_fb), ", ".join(fitted_fb)),
         ("profile.py authors", 3, "AUTHOR_BASE, AUTHOR_LEAD, AUTHOR_TOPIC"),
         ("profile.py liked papers", 1, "RELATED_PERCENTILE"),
@@ -231,6 +238,28 @@ def main() -> None:
         return
     lex_ranker = Ranker(lexical_index)
     families: dict[str, dict[str, dict]] = {}
+    if "--score-params" in sys.argv:  # the word score's constants, each against its neighbours
+        results = {}
+        for name, values in SCORE_GRID.items():
+            family = {}
+            for v in values:
+                sp = replace(ScoreParams(), **{name: v})
+                family[f"{name} {v:g}"] = {
+                    "typed": typed_ranker(lexical_index, None, None, sp),
+                    "library": library_ranker(Ranker(lexical_index, sp)),
+                }
+            results[f"lexical, ScoreParams.{name} fitted {values}"] = cross_validate(family, files)
+        results[SHIPPED] = cross_validate(
+            {
+                "-": {
+                    "typed": typed_ranker(lexical_index, None, None),
+                    "library": library_ranker(lex_ranker),
+                }
+            },
+            files,
+        )
+        print_results(results, list(files), SHIPPED)
+        return
     # today's lexical, as shipped on 2026-12-02: typed topics lexical, likes by LSA closeness
     families[TODAY] = {
         "-": {
@@ -308,8 +337,25 @@ def main() -> None:
     families["BM25 (bm25s)"] = {"-": {"typed": lambda q: bm25(q["query"])}}
 
     results = {name: cross_validate(fam, files) for name, fam in families.items()}
-    base = results[TODAY]["scores"]
-    names = list(files)
+    print_results(results, list(files), TODAY)
+    print_params()
+    print(f"({time.time() - t0:.0f} s, {load()})")
+
+
+#: The word score's constants (ScoreParams), the shipped value first, with a lower and a higher one.
+SCORE_GRID = {
+    "latent_weight": (0.5, 0.3, 0.7),
+    "prf_beta": (3.0, 1.5, 5.0),
+    "prf_docs": (5, 3, 10),
+    "family_weight": (0.5, 0.0, 1.0),
+    "phrase_weight": (1.0, 0.5, 2.0),
+    "expansion_weight": (0.6, 0.3, 1.0),
+}
+
+
+def print_results(results: dict, names: list[str], base_name: str) -> None:
+    """The cross-validated table (minus ``results[base_name]``) and each fitted family's settings."""
+    base = results[base_name]["scores"]
     rows = []
     for name, res in results.items():
         row = [name]
@@ -319,7 +365,7 @@ def main() -> None:
                 row.append("")
                 continue
             cell = f"{s.mean():.4f}"
-            if name != TODAY:
+            if name != base_name:
                 cell += " (" + fmt(*paired_bootstrap(s, base[n])) + ")"
             row.append(cell)
         chosen = res["chosen"]
@@ -327,7 +373,7 @@ def main() -> None:
         rows.append(row)
     print(
         table(
-            f"nDCG@10, cross-validated; minus {TODAY} [paired bootstrap 95%]",
+            f"nDCG@10, cross-validated; minus {base_name} [paired bootstrap 95%]",
             ["configuration", *names, "fitted on half A / half B"],
             rows,
         )
@@ -347,8 +393,6 @@ def main() -> None:
                 lines,
             )
         )
-    print_params()
-    print(f"({time.time() - t0:.0f} s, {load()})")
 
 
 def _fixed(w: float) -> SemanticParams:
