@@ -34,9 +34,9 @@ __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are r
 
 # A paper scoring at least this share of the threshold (but below it) is a near miss.
 NEAR_MISS = 0.6
-#: A topic refined by votes scores only the papers its own words match (a word score above 0):
-#: votes re-rank the topic's own candidates, they do not pull in papers of other topics through
-#: the words they borrow (issue 34; bench/feedback.py).
+#: A topic refined by votes scores only its own candidates, the papers search would rank for it
+#: (its best word matches, and those meaning brings when it has a share): votes re-rank them, they
+#: do not pull in papers of other topics through the words they borrow (issue 34).
 RERANK_WITHIN = True
 
 
@@ -71,6 +71,17 @@ class Ranker:
         self._topics: list | None = None
         self._blocked: dict[str, bool] = {}
         self._related: dict[str, float] = {}
+        self._own: dict[str, tuple[TopicState, np.ndarray]] = {}
+
+    def candidates(self, topic: str, base: TopicState) -> np.ndarray:
+        """The rows search would rank for ``topic`` (cached with its state)."""
+        key = topic.strip().lower()[:MAX_QUERY_CHARS]
+        cached = self._own.get(key)
+        if cached is None or cached[0] is not base:
+            cached = self._own[key] = (base, score(self.index, base, None, self.params)[0])
+            if len(self._own) > 256:
+                self._own.pop(next(iter(self._own)))
+        return cached[1]
 
     def related(self) -> float:
         """``profile.related_cosine`` of the space likeness is read in (computed once each)."""
@@ -281,8 +292,10 @@ class Ranker:
             fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
             scores = score(self.index, st, rows, self.params)[1]
             if st is not base and base is not None and RERANK_WITHIN:
-                # Votes re-rank the topic's own matches; they do not bring in other topics'.
-                scores = np.where(base.lex[rows] > 0, scores, 0.0).astype(np.float32)
+                # Votes re-rank the topic's own candidates (its word matches, and the papers
+                # meaning brings when it has a share); they do not bring in other topics'.
+                own = self.candidates(topic, base)
+                scores = np.where(np.isin(rows, own), scores, 0.0).astype(np.float32)
             cover = base.coverage if base is not None else None  # the curve's band
             take(scores, f"topic:{topic}", factor, words, fused, coverage=cover)
         if p.votes and not p.topics and not p.likes:  # taste from votes alone: the likes' curve
