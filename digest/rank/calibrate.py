@@ -58,9 +58,12 @@ def read(scores: np.ndarray, kind: str) -> np.ndarray:
 
 
 def highest(kind: str) -> float | None:
-    """The highest score a topic of ``kind`` is ever shown (its curve's top), None without one."""
+    """The highest score a topic of ``kind`` is ever shown (its curve's top, to the hundredth
+    below: a threshold at that value still lets its best papers through), None without one."""
     curve = curves().get(kind)
-    return float(curve[1].max()) if curve is not None and len(curve[1]) else None
+    if curve is None or not len(curve[1]):
+        return None
+    return float(np.floor(float(curve[1].max()) * 100 + 1e-9) / 100)
 
 
 #: A topic of more than ``KEYWORD_WORDS`` typed words whose ten best matches hold less than this
