@@ -4,7 +4,7 @@ On the synthetic corpus (tests/corpus.py: six topics, 30 papers each). Before, e
 was an interest of its own scored by raw closeness (0.70-0.85 on the issue's corpus) while a typed
 topic was read through its calibrated curve (at most 0.63): a channel that imported 20 papers and
 typed 3 topics gave the likes 20 turns of the digest against the topics' 3, and every like outranked
-every topic match. Now the liked papers are one interest (``Ranker.interest_groups``), split into
+every topic match. Now the liked papers are one interest (``ranker.interest_groups``), split into
 tastes (``profile.like_parts``), scored together by the vote learner and read through the liked
 papers' own curve (``calibrate.LIKE``).
 
