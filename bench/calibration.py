@@ -1,134 +1,228 @@
-"""Is a shown score a probability? The reliability curve of search scores on both files.
+"""Is a shown score a probability? Reliability curves on the four files, fitted and cross-validated.
 
-For every query of both development files, the 100 best papers by `Ranker.search` with their
-shown scores; relevance as labelled. Prints, per query kind (keyword: up to three typed content
-words, as `SemanticParams.ramp_from`; theme: more), the share relevant in each score bin, then
-an isotonic regression of relevance on score (scikit-learn) as a small table, and the lowest
-score whose fitted relevance reaches one in two, one in three; `--write` stores the fitted
-curves on a 0.02 grid as the package's `digest/rank/calibration.txt`. "shipped curve" is what
-the stored curve reads for the papers of a bin (the shown share). With the semantic extra, the
-queries where meaning has a share are ranked again with it fused in (MiniLM vectors cached by
-bench.common) and get their own curve, "<kind>+meaning": fused scores are not lexical ones
-(`--lexical` skips this):
-    python -m bench.calibration [--write] [--lexical]
+For every query of the four development files (keywords, themes, paraphrases, library tasks), the
+100 best papers with their raw scores: typed topics by `Ranker.search`, library tasks by
+`Ranker.score_profile` of a channel following the 5 liked papers (every paper but those). Each
+score belongs to a curve: the topic's kind (keyword: up to three typed content words, theme:
+more; `calibrate.kind_of`), "+meaning" when meaning has a share of its score, "like" for the
+liked papers' interest. Per curve an isotonic regression of relevance on score (scikit-learn),
+shrunk towards the curve of all scores pooled where the curve has few papers near a score
+(``SHRINK`` papers within 0.05 count as much as the pooled curve), and capped at its top where
+fewer than ``CAP_BELOW`` papers scored as high (``cap``).
+
+Cross-validation: the queries of each file are split in the two fixed halves of bench/crossval.py;
+curves fitted on one half of every file are read on the other half, and the reverse. Expected
+calibration error (ECE: 10 equal-width bins of the shown value, each bin's |mean shown - share
+relevant| weighted by its papers) per file and on typed topics of more than three words, as
+fitted (in-sample) and as cross-validated. Both rankers: the default install (lexical) and the
+semantic extra (MiniLM vectors cached by bench.common). `--write` stores the curves fitted on all
+queries, on a 0.02 grid, as `digest/rank/calibration.txt`:
+    python -m bench.calibration [--write] [--lexical] [--by words]
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from bench.common import dense_vectors, load_eval, load_query_files, machine, table
-from digest.rank.calibrate import CURVE_FILE, FUSED, KEYWORD_WORDS, curves, kind_of
+from bench.common import dense_vectors, load_eval, machine, table
+from bench.crossval import halves, load_files
+from digest.rank.calibrate import CURVE_FILE, FUSED, KEYWORD_WORDS, LIKE, kind_of
 from digest.rank.index import build_index
+from digest.rank.profile import Profile
 from digest.rank.ranker import Ranker
 
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)
 GRID = np.round(np.arange(0.0, 1.0001, 0.02), 2)
+SHRINK = 20  # papers near a score that weigh as much as the pooled curve
+NEAR = 0.05  # "near": within this much of the score
+#: What a topic's curve is chosen by: "coverage" (``calibrate.kind_of``'s bands, shipped) or
+#: "words" (typed word count, before issue 34): `--by words`
+BY = sys.argv[sys.argv.index("--by") + 1] if "--by" in sys.argv else "coverage"
+CAP_BELOW = 200  # fewer papers than this at or above a score: the curve is capped there
 
 
-def pairs(
-    ranker: Ranker, queries: list[dict], fused_only: bool = False
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per curve (query kind, "+meaning" when meaning has a share of the score): (shown scores,
-    relevant 0/1) of each query's top 100; ``fused_only``: only queries meaning has a share of."""
-    out: dict[str, tuple[list[float], list[int]]] = {}
-    for q in queries:
-        compiled = ranker.compile(q["query"])
-        kind = kind_of(compiled.words if compiled is not None else KEYWORD_WORDS)
-        state = ranker.state(q["query"])
-        if state is not None and state.dense is not None and state.dense.weight > 0:
-            kind += FUSED
-        elif fused_only:
-            continue
-        relevant = set(q["relevant"])
-        res = ranker.search(q["query"], per_page=100, min_score=0.0, explain=False)
-        scores, rel = out.setdefault(kind, ([], []))
-        for h in res.hits:
-            scores.append(h.score)
-            rel.append(int(h.paper_id in relevant))
-    return {k: (np.array(s), np.array(r)) for k, (s, r) in out.items() if s}
-
-
-def rankers(docs, lexical_only: bool) -> list[tuple[Ranker, bool]]:
-    """(ranker, fused only): lexical; and with meaning fused in, when the extra is installed."""
-    out = [(Ranker(build_index(docs)), False)]
-    if not lexical_only:
-        from digest.index.embeddings import load_encoder
-
-        encoder = load_encoder()
-        if encoder is not None:
-            index = build_index(docs)
-            index.dense, index.has_dense = dense_vectors(docs, encoder), np.ones(len(docs), bool)
-            out.append((Ranker(index, encoder=encoder), True))
+def pairs(ranker: Ranker, files: dict[str, list[dict]]) -> list[dict]:
+    """One record per (query, top-100 paper): file, query number, fold, curve, score, relevant."""
+    out = []
+    index = ranker.index
+    for name, queries in files.items():
+        fold = halves(len(queries))
+        for qi, q in enumerate(queries):
+            relevant = set(q["relevant"])
+            if name == "library":
+                liked = {index.pos[i] for i in q["liked"]}
+                rows = np.array([r for r in range(len(index)) if r not in liked], dtype=np.int64)
+                best = ranker.score_profile(Profile(likes=tuple(q["liked"])), rows)[0]
+                top = np.argsort(-best, kind="stable")[:100]
+                hits = [(index.ids[rows[i]], float(best[i])) for i in top]
+                curve, words, cover = LIKE, 0, None
+            else:
+                compiled = ranker.compile(q["query"])
+                words = compiled.words if compiled is not None else KEYWORD_WORDS
+                state = ranker.state(q["query"])
+                cover = state.coverage if state is not None and BY == "coverage" else None
+                curve = kind_of(words, cover)
+                if state is not None and state.dense is not None and state.dense.weight > 0:
+                    curve += FUSED
+                res = ranker.search(q["query"], per_page=100, min_score=0.0, explain=False)
+                hits = [(h.paper_id, h.score) for h in res.hits]
+            for pid, s in hits:
+                out.append(
+                    {
+                        "file": name,
+                        "q": qi,
+                        "fold": int(fold[qi]),
+                        "curve": curve,
+                        "words": words,
+                        "score": min(max(s, 0.0), 1.0),
+                        "rel": int(pid in relevant),
+                        "coverage": cover,
+                    }
+                )
     return out
 
 
-def curve(scores: np.ndarray, rel: np.ndarray, fitted: np.ndarray, kind: str) -> list[list]:
-    shipped = curves().get(kind) or curves().get(kind.removesuffix(FUSED))  # as relevance() reads
-    read = np.interp(scores, *shipped) if shipped is not None else np.full(len(scores), np.nan)
+def _iso(s: np.ndarray, r: np.ndarray) -> IsotonicRegression:
+    return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, r)
+
+
+def fit(records: list[dict]) -> dict[str, np.ndarray]:
+    """Per curve, its values on ``GRID``: isotonic, shrunk towards the pooled curve, capped."""
+    s_all = np.array([x["score"] for x in records])
+    r_all = np.array([x["rel"] for x in records])
+    pooled = _iso(s_all, r_all).predict(GRID)
+    out = {}
+    for curve in sorted({x["curve"] for x in records}):
+        s = np.array([x["score"] for x in records if x["curve"] == curve])
+        r = np.array([x["rel"] for x in records if x["curve"] == curve])
+        own = _iso(s, r).predict(GRID)
+        near = np.array([int((np.abs(s - g) <= NEAR).sum()) for g in GRID])
+        lam = near / (near + SHRINK)
+        shrunk = lam * own + (1 - lam) * pooled
+        out[curve] = np.maximum.accumulate(cap(shrunk, s, r))  # still a curve: never decreasing
+    return out
+
+
+def cap(curve: np.ndarray, s: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Where fewer than ``CAP_BELOW`` papers scored at least a score (the curve's uncertain top),
+    the curve is no higher than the share relevant among them: a few top scores do not claim
+    more than the papers above them showed."""
+    out = curve.copy()
+    for i, g in enumerate(GRID):
+        above = r[s >= g]
+        if len(above) < CAP_BELOW:
+            out[i] = min(out[i], float(above.mean()) if len(above) else out[i - 1] if i else 0.0)
+    return out
+
+
+def read(curves: dict[str, np.ndarray], records: list[dict]) -> np.ndarray:
+    """The shown value of each record through the curves (its own kind; lexical kind if none)."""
+    out = np.zeros(len(records))
+    for i, x in enumerate(records):
+        c = curves.get(x["curve"])
+        if c is None:
+            c = curves.get(x["curve"].removesuffix(FUSED))
+        out[i] = np.interp(x["score"], GRID, c) if c is not None else x["score"]
+    return out
+
+
+def ece(shown: np.ndarray, rel: np.ndarray) -> float:
+    """Expected calibration error over 10 equal-width bins of the shown value."""
+    if not len(shown):
+        return float("nan")
+    b = np.minimum((shown * 10).astype(int), 9)
+    return float(
+        sum(abs(shown[b == k].mean() - rel[b == k].mean()) * (b == k).sum() for k in np.unique(b))
+        / len(shown)
+    )
+
+
+def reliability(shown: np.ndarray, rel: np.ndarray) -> list[list]:
     rows = []
     for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
-        m = (scores >= lo) & ((scores < hi) if hi < 1 else (scores <= hi))
+        m = (shown >= lo) & ((shown < hi) if hi < 1 else (shown <= hi))
         if m.any():
             rows.append(
-                [
-                    f"{lo:.1f}-{hi:.1f}",
-                    int(m.sum()),
-                    float(scores[m].mean()),
-                    float(rel[m].mean()),
-                    float(fitted[m].mean()),
-                    float(read[m].mean()),
-                ]
+                [f"{lo:.1f}-{hi:.1f}", int(m.sum()), float(shown[m].mean()), float(rel[m].mean())]
             )
     return rows
 
 
-def main() -> None:
-    docs, _ = load_eval()
-    got: dict[str, tuple[list, list]] = {}
-    lines = [
-        "# Share relevant at each shown score, development files (python -m bench.calibration --write)"
+def report(label: str, records: list[dict], write: bool) -> dict[str, np.ndarray]:
+    full = fit(records)
+    cv = np.zeros(len(records))
+    for f in (0, 1):
+        curves_f = fit([x for x in records if x["fold"] != f])
+        idx = [i for i, x in enumerate(records) if x["fold"] == f]
+        cv[idx] = read(curves_f, [records[i] for i in idx])
+    fitted = read(full, records)
+    rel = np.array([x["rel"] for x in records])
+    rows = []
+    groups = {
+        n: [i for i, x in enumerate(records) if x["file"] == n]
+        for n in dict.fromkeys(x["file"] for x in records)
+    }
+    groups["typed topics of more than 3 words"] = [
+        i for i, x in enumerate(records) if x["file"] != "library" and x["words"] > KEYWORD_WORDS
     ]
-    for ranker, fused_only in rankers(docs, "--lexical" in sys.argv):
-        for queries in load_query_files().values():
-            for kind, (s, r) in pairs(ranker, queries, fused_only).items():
-                a, b = got.setdefault(kind, ([], []))
-                a.append(s)
-                b.append(r)
-    for kind, (s_parts, r_parts) in got.items():
-        s, r = np.concatenate(s_parts), np.concatenate(r_parts)
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, r)
-        fitted = iso.predict(s)
+    for n, idx in groups.items():
+        rows.append([n, len(idx), ece(fitted[idx], rel[idx]), ece(cv[idx], rel[idx])])
+    print(
+        table(
+            f"Expected calibration error, {label} ({machine()}, load average "
+            f"{os.getloadavg()[0]:.1f})",
+            ["papers of", "papers (top 100 each)", "ECE as fitted", "ECE cross-validated"],
+            rows,
+        )
+    )
+    for n, idx in groups.items():
+        a = reliability(fitted[idx], rel[idx])
+        b = {r[0]: r for r in reliability(cv[idx], rel[idx])}
+        lines = [[r[0], r[1], r[2], r[3], *(b[r[0]][1:] if r[0] in b else ["", "", ""])] for r in a]
         print(
             table(
-                f"Reliability of the shown score, {kind} queries, top 100 each ({machine()})",
+                f"Reliability, {label}, {n}",
                 [
-                    "score bin",
-                    "papers",
-                    "mean score",
+                    "shown bin",
+                    "fitted: papers",
+                    "mean shown",
                     "share relevant",
-                    "isotonic fit",
-                    "shipped curve",
+                    "cross-validated: papers",
+                    "mean shown",
+                    "share relevant",
                 ],
-                curve(s, r, fitted, kind),
+                lines,
             )
         )
-        grid = np.round(np.arange(0.0, 1.001, 0.1), 2)
-        print(
-            "isotonic table (score -> relevance): "
-            + ", ".join(f"{g:.1f}->{float(iso.predict([g])[0]):.2f}" for g in grid)
-        )
-        for target in (0.5, 1 / 3):
-            ok = grid[iso.predict(grid) >= target]
-            at = f"{ok.min():.1f}" if len(ok) else "none"
-            print(f"lowest score fitted at >= {target:.2f} relevant ({kind}): {at}")
-        print()
-        lines += [
-            f"{kind} {g:.2f} {float(y):.4f}" for g, y in zip(GRID, iso.predict(GRID), strict=True)
-        ]
+    return full
+
+
+def main() -> None:
+    docs, _ = load_eval()
+    files = load_files()
+    lexical = Ranker(build_index(docs))
+    curves = report("default install (lexical)", pairs(lexical, files), False)
+    if "--lexical" not in sys.argv:
+        from bench.models import bench_encoder
+
+        encoder = bench_encoder()
+        if encoder is not None:
+            index = build_index(docs)
+            index.dense, index.has_dense = dense_vectors(docs, encoder), np.ones(len(docs), bool)
+            sem = report(
+                "semantic extra (MiniLM)", pairs(Ranker(index, encoder=encoder), files), False
+            )
+            curves.update({k: v for k, v in sem.items() if k.endswith(FUSED)})
+    lines = [
+        "# Share relevant at each shown score, four development files "
+        "(python -m bench.calibration --write)"
+    ]
+    for kind, ys in curves.items():
+        lines += [f"{kind} {g:.2f} {float(y):.4f}" for g, y in zip(GRID, ys, strict=True)]
     if "--write" in sys.argv:
         CURVE_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"wrote {CURVE_FILE}")

@@ -7,7 +7,9 @@ seen, composed by `ChannelService.preview`, scored by nDCG@10 against the releva
 yet shown. arxiv-sanity-lite's SVM (its own TF-IDF and LinearSVC settings) learns from the same
 👍 papers. Both query files, paired-bootstrap intervals, lexical and (when the semantic extra is
 installed) with sentence embeddings stored through the real ingest path:
-python -m bench.feedback [--lexical | --semantic] [--votes N] [--svd-iter N]
+python -m bench.feedback [--lexical | --semantic] [--votes N] [--svd-iter N] [--files a,b]
+Library tasks (library.jsonl): the channel follows the 5 liked papers as `like:` (no typed text);
+the SVM learns from them and the day-1 👍 papers.
 The learning measure is the **lift**: day-2 nDCG@10 with votes minus the same channel's day-2
 ranking had it not voted (diversified as a channel without votes is), paired bootstrap.
 (``--svd-iter``: the index fitted with another number of LSA power iterations, to measure it.)
@@ -29,7 +31,6 @@ from sklearn.svm import LinearSVC
 from bench.common import (
     EVAL_DIR,
     load_eval,
-    load_query_files,
     machine,
     ndcg,
     paired_bootstrap,
@@ -157,14 +158,26 @@ class Run:
     cpu_ms: list[float] = field(default_factory=list)
 
 
+def profile_of(q: dict) -> Profile:
+    """What the channel of a query follows: its text, or (a library task) its 5 liked papers."""
+    if "liked" in q:
+        return Profile(likes=tuple(q["liked"]))
+    return Profile(topics=(q["query"],))
+
+
 def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
-    """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
+    """Channel ``n`` follows the query (or a library task's 5 liked papers as `like:`); its first
+    digest (20) is shown and every item voted on."""
     size = day1_size()
     ref = ChannelRef("bench", f"c{n}")
-    svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.settings.set_size(ref, str(size))
-    svc.settings.set_threshold(ref, "0")
-    shown = [i.paper.id for i in Digests(svc).preview(ref, DAY1).items]
+    if "liked" in q:
+        for pid in q["liked"]:
+            svc.add(ref, SubscriptionKind.LIKE, pid)
+    else:
+        svc.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.set_size(ref, str(size))
+    svc.set_threshold(ref, "0")
+    shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
@@ -179,9 +192,9 @@ def day2(svc: ChannelService, ref: ChannelRef) -> tuple[list[str], float]:
     return ids, (time.process_time() - t) * 1000
 
 
-def no_votes(svc: ChannelService, topic: str, unseen: list[str]) -> list[str]:
+def no_votes(svc: ChannelService, profile: Profile, unseen: list[str]) -> list[str]:
     """Reference: the same channel's day-2 picks among the same papers had it not voted."""
-    profile = Profile(topics=(topic,))  # diversified as a channel with no votes is
+    # diversified as a channel with no votes is
     picks = svc.papers.ranker().rank(profile, unseen, 10, 0.0, diversity_for(profile))
     return [h.paper_id for h in picks.hits]
 
@@ -197,10 +210,10 @@ def evaluate(svc: ChannelService, queries: list[dict], x, ids: list[str], start:
         target = relevant - set(shown)
         if not target:
             continue
-        unseen = [p for p in ids if p not in set(shown)]
+        unseen = [p for p in ids if p not in set(shown) | set(q.get("liked", ()))]
         out.ours.append(ndcg(picks, target))
-        out.plain.append(ndcg(no_votes(svc, q["query"], unseen), target))
-        liked = [p for p in shown if p in relevant]
+        out.plain.append(ndcg(no_votes(svc, profile_of(q), unseen), target))
+        liked = [p for p in shown if p in relevant] + list(q.get("liked", ()))
         out.svm.append(ndcg(svm_day2(x, ids, pos_of, liked, unseen), target))
         out.cpu_ms.append(took)
     return out
@@ -237,6 +250,21 @@ def report(name: str, variant: str, r: Run, n_docs: int) -> None:
     )
 
 
+def feedback_files() -> dict[str, list[dict]]:
+    """The query files measured: keywords and themes, and library tasks (5 liked papers followed
+    as `like:`); `--files queries,library` for some of them."""
+    import json
+
+    names = ("queries", "themes", "library")
+    if "--files" in sys.argv:
+        names = tuple(sys.argv[sys.argv.index("--files") + 1].split(","))
+    return {
+        n: [json.loads(line) for line in (EVAL_DIR / f"{n}.jsonl").open()]
+        for n in names
+        if (EVAL_DIR / f"{n}.jsonl").exists()
+    }
+
+
 def variants() -> list[str]:
     """Lexical always; with semantic ranking too when the extra is installed (or asked for alone)."""
     from digest.index.embeddings import semantic_available
@@ -254,7 +282,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             svc, store = open_service(Path(tmp), docs, semantic=variant == "semantic")
             start = 1
-            for name, queries in load_query_files(EVAL_DIR).items():
+            for name, queries in feedback_files().items():
                 report(name, variant, evaluate(svc, queries, x, ids, start), len(docs))
                 start += len(queries)
             store.close()

@@ -44,26 +44,56 @@ def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
-def highest(kind: str) -> float | None:
-    """The highest score a topic of ``kind`` is ever shown (its curve's top), None without one."""
+#: The curve of the liked papers' interest (`like:` papers, a library import; votes alone use
+#: the same learner), fitted on library tasks: one scale with typed topics.
+LIKE = "like"
+
+
+def read(scores: np.ndarray, kind: str) -> np.ndarray:
+    """``scores`` read through ``kind``'s curve (as they are when no curve is shipped)."""
     curve = curves().get(kind)
-    return float(curve[1].max()) if curve is not None and len(curve[1]) else None
-
-
-def kind_of(words: int) -> str:
-    """'keyword' for a topic of up to ``KEYWORD_WORDS`` typed content words, else 'theme'."""
-    return "keyword" if words <= KEYWORD_WORDS else "theme"
-
-
-def relevance(scores: np.ndarray, words: int, fused: bool = False) -> np.ndarray:
-    """How often papers shown at ``scores`` were relevant on the development files, for a topic
-    of ``words`` typed words, ``fused`` when meaning has a share of its score (the kind's lexical
-    curve when no fused one is shipped; the scores themselves when no curve is)."""
-    kind = kind_of(words)
-    curve = (curves().get(kind + FUSED) if fused else None) or curves().get(kind)
     if curve is None:
         return np.asarray(scores, dtype=np.float32)
-    return np.interp(scores, *curve).astype(np.float32)  # isotonic: linear between, flat outside
+    return np.interp(scores, *curve).astype(np.float32)
+
+
+def highest(kind: str) -> float | None:
+    """The highest score a topic of ``kind`` is ever shown (its curve's top, to the hundredth
+    below: a threshold at that value still lets its best papers through), None without one."""
+    curve = curves().get(kind)
+    if curve is None or not len(curve[1]):
+        return None
+    return float(np.floor(float(curve[1].max()) * 100 + 1e-9) / 100)
+
+
+#: A topic of more than ``KEYWORD_WORDS`` typed words whose ten best matches hold less than this
+#: share of its words' weight (``scorer.typed_coverage``) is 'loose': a field described in other
+#: words than papers use. At one score such a topic's papers were relevant less often than a
+#: theme's whose words they hold (paraphrases against themes: the same relevant papers).
+LOOSE = 0.5
+
+
+def kind_of(words: int, coverage: float | None = None) -> str:
+    """The curve of a topic: 'keyword' up to ``KEYWORD_WORDS`` typed content words; longer,
+    'theme', or 'loose' when ``coverage`` (when known) is under ``LOOSE``."""
+    if words <= KEYWORD_WORDS:
+        return "keyword"
+    return "loose" if coverage is not None and coverage < LOOSE else "theme"
+
+
+def relevance(
+    scores: np.ndarray, words: int, fused: bool = False, coverage: float | None = None
+) -> np.ndarray:
+    """How often papers shown at ``scores`` were relevant on the development files, for a topic
+    of ``words`` typed words and ``coverage`` (``kind_of``), ``fused`` when meaning has a share of
+    its score (the kind's lexical curve when no fused one is shipped, the typed-words kind when
+    no coverage one is; the scores themselves when no curve is)."""
+    table = curves()
+    for kind in dict.fromkeys((kind_of(words, coverage), kind_of(words))):
+        curve = (table.get(kind + FUSED) if fused else None) or table.get(kind)
+        if curve is not None:  # isotonic: linear between, flat outside
+            return np.interp(scores, *curve).astype(np.float32)
+    return np.asarray(scores, dtype=np.float32)
 
 
 def scale(

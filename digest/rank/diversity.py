@@ -51,8 +51,13 @@ def fair_share(
     groups: np.ndarray,
     size: int,
     diversity: float,
+    sub: np.ndarray | None = None,
 ) -> list[int]:
     """Up to ``size`` of ``eligible``, each interest (``groups``: one id per row) in turn.
+
+    ``sub`` (one id per row): parts of an interest that take its turns in turn, the one with
+    the best paper first (the liked papers of a library are one interest; each liked paper is a
+    part, so 20 imported papers take one interest's turns, and three unrelated ones each get one).
 
     Interests (group ids >= 0) take turns, the one with the best paper first, each taking its best paper left by
     MMR value against everything chosen so far; an interest with nothing left above the
@@ -62,7 +67,8 @@ def fair_share(
     if size <= 0 or not len(eligible):
         return []
     kinds = np.unique(groups[eligible])
-    if len(kinds[kinds >= 0]) <= 1:  # one interest (rows of none, -1, only fill places)
+    parted = sub is not None and len(np.unique(sub[eligible])) > len(kinds)
+    if len(kinds[kinds >= 0]) <= 1 and not parted:  # one interest (-1 rows only fill places)
         return mmr(latent, rows, scores, eligible, size, diversity)
     pool = eligible[np.argsort(-scores[eligible], kind="stable")]
     # Each interest's candidates, best first; at most ``size`` MMR rounds look at each.
@@ -70,6 +76,7 @@ def fair_share(
     turn = sorted(by_kind, key=lambda k: -float(scores[by_kind[k][0]]))
     chosen: list[int] = []
     taken: set[int] = set()
+    parts: dict[int, list[int]] = {}  # per interest, its parts in turn order (``sub``)
     while len(chosen) < size and turn:
         for k in list(turn):
             if len(chosen) >= size:
@@ -80,6 +87,13 @@ def fair_share(
             if not len(cand):
                 turn.remove(k)
                 continue
+            if sub is not None and k >= 0:  # the part whose turn it is: the next in rotation
+                order = parts.setdefault(k, list(dict.fromkeys(sub[cand].tolist())))
+                while order and not (sub[cand] == order[0]).any():
+                    order.pop(0)
+                if order:
+                    cand = cand[sub[cand] == order[0]]
+                    order.append(order.pop(0))
             value = (1 - diversity) * scores[cand]
             if chosen and diversity > 0:
                 sims = latent[rows[cand]] @ latent[rows[np.array(chosen)]].T

@@ -107,6 +107,98 @@ def like_scores(index: PaperIndex, rows: np.ndarray, paper_id: str) -> np.ndarra
     return sims
 
 
+def closest_like(
+    index: PaperIndex, rows: np.ndarray, likes: tuple[str, ...]
+) -> list[tuple[str, np.ndarray]]:
+    """Per liked paper in the index, the mask of ``rows`` it is the closest liked paper to (by
+    ``paper_space``: sentence embeddings when every paper has one, else LSA); a pick of the
+    liked papers' interest is credited to that one."""
+    import numpy as np
+
+    from digest.rank.index import paper_space
+
+    known = [(pid, index.pos[pid]) for pid in dict.fromkeys(likes) if pid in index.pos]
+    if not known:
+        return []
+    space = paper_space(index)
+    sims = space[rows] @ space[[r for _, r in known]].T
+    nearest = np.argmax(sims, axis=1)
+    return [(pid, nearest == i) for i, (pid, _) in enumerate(known)]
+
+
+#: Liked papers closer than this share of random pairs of papers in the corpus are parts of one
+#: taste (their scores come from one model of them together); one percentile, in whatever
+#: space ``paper_space`` gives (sentence embeddings or LSA), so no cosine is fixed per space.
+RELATED_PERCENTILE = 80.0
+
+
+def related_cosine(space: np.ndarray, pairs: int = 2000, seed: int = 0) -> float:
+    """The cosine that ``RELATED_PERCENTILE`` of random pairs of papers (a fixed sample) fall
+    under: two papers closer than that are related, here."""
+    import numpy as np
+
+    n = len(space)
+    if n < 2:
+        return 1.0
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, n, pairs), rng.integers(0, n, pairs)
+    keep = a != b
+    sims = (space[a[keep]] * space[b[keep]]).sum(axis=1)
+    return float(np.percentile(sims, RELATED_PERCENTILE)) if len(sims) else 1.0
+
+
+def like_parts(index: PaperIndex, likes: tuple[str, ...], related: float) -> list[tuple[str, ...]]:
+    """The liked papers in the index split into tastes: papers linked by a chain of cosines of at
+    least ``related`` (``paper_space``) are one part. Five papers on one field are one part (their
+    centroid ranks their field best); a library of graph, interpretability and diffusion papers
+    is three, each ranked on its own."""
+    import numpy as np
+
+    from digest.rank.index import paper_space
+
+    known = [pid for pid in dict.fromkeys(likes) if pid in index.pos]
+    if len(known) <= 1:
+        return [tuple(known)] if known else []
+    space = paper_space(index)
+    v = space[[index.pos[pid] for pid in known]]
+    linked = (v @ v.T) >= related
+    part = list(range(len(known)))
+
+    def root(i: int) -> int:
+        while part[i] != i:
+            part[i] = part[part[i]]
+            i = part[i]
+        return i
+
+    for i, j in zip(*np.nonzero(linked), strict=True):
+        part[root(int(i))] = root(int(j))
+    out: dict[int, list[str]] = {}
+    for i, pid in enumerate(known):
+        out.setdefault(root(i), []).append(pid)
+    return [tuple(v) for v in out.values()]
+
+
+def votes_by_part(
+    index: PaperIndex, parts: list[tuple[str, ...]], votes: tuple[tuple[str, int], ...]
+) -> list[tuple[tuple[str, int], ...]]:
+    """Each vote given to the taste (``like_parts``) whose liked papers are closest to the voted
+    paper (``paper_space``), so a 👍 on a diffusion paper teaches the diffusion taste only."""
+    import numpy as np
+
+    from digest.rank.index import paper_space
+
+    out: list[list[tuple[str, int]]] = [[] for _ in parts]
+    known = [(pid, v) for pid, v in votes if pid in index.pos]
+    if not parts or not known:
+        return [tuple(v) for v in out]
+    space = paper_space(index)
+    for pid, v in known:
+        vec = space[index.pos[pid]]
+        near = [float((space[[index.pos[i] for i in part]] @ vec).max()) for part in parts]
+        out[int(np.argmax(near))].append((pid, v))
+    return [tuple(v) for v in out]
+
+
 def vote_rows(index: PaperIndex, votes: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
     """Rows of 👍 and 👎 papers that are in the index."""
     pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]

@@ -38,6 +38,18 @@ __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are r
 
 # A paper scoring at least this share of the threshold (but below it) is a near miss.
 NEAR_MISS = 0.6
+#: A topic refined by votes scores only its own candidates, the papers search would rank for it
+#: (its best word matches, and those meaning brings when it has a share): votes re-rank them, they
+#: do not pull in papers of other topics through the words they borrow (issue 34).
+RERANK_WITHIN = True
+
+
+def interest_groups(labels: list[str]) -> np.ndarray:
+    """Per interest label, its share group in a digest, then a last -1 (for rows no interest
+    scored): every `like:` paper is one group, each other interest its own."""
+    ids: dict[str, int] = {}
+    out = [ids.setdefault("like:" if lb.startswith("like:") else lb, len(ids)) for lb in labels]
+    return np.array([*out, -1], dtype=np.int64)
 
 
 class Ranker:
@@ -62,6 +74,28 @@ class Ranker:
         self._scales: dict[tuple, tuple[TopicState | None, float]] = {}
         self._topics: list | None = None
         self._blocked: dict[str, bool] = {}
+        self._related: dict[str, float] = {}
+        self._own: dict[str, tuple[TopicState, np.ndarray]] = {}
+
+    def candidates(self, topic: str, base: TopicState) -> np.ndarray:
+        """The rows search would rank for ``topic`` (cached with its state)."""
+        key = topic.strip().lower()[:MAX_QUERY_CHARS]
+        cached = self._own.get(key)
+        if cached is None or cached[0] is not base:
+            cached = self._own[key] = (base, score(self.index, base, None, self.params)[0])
+            if len(self._own) > 256:
+                self._own.pop(next(iter(self._own)))
+        return cached[1]
+
+    def related(self) -> float:
+        """``profile.related_cosine`` of the space likeness is read in (computed once each)."""
+        from digest.rank.index import paper_space
+
+        space = paper_space(self.index)
+        key = "dense" if space is self.index.dense else "latent"
+        if key not in self._related:
+            self._related[key] = prof.related_cosine(space)
+        return self._related[key]
 
     def suggested_topics(self, k: int = 8) -> list:
         """Topics mined from the corpus (computed once per index)."""
@@ -233,15 +267,22 @@ class Ranker:
         labels: list[str] = []
 
         def take(
-            scores: np.ndarray, label: str, factor: float = 1.0, words: int = 0, fused: bool = False
+            scores: np.ndarray,
+            label: str,
+            factor: float = 1.0,
+            words: int = 0,
+            fused: bool = False,
+            shown: np.ndarray | None = None,
+            coverage: float | None = None,
         ) -> None:
             better = scores > best
             best[better] = scores[better]
             source[better] = len(labels)
             labels.append(label)
-            shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
-            if words > 0:  # a topic's score as how often such papers were relevant
-                shown = calibrate.relevance(shown, words, fused)
+            if shown is None:
+                shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
+                if words > 0:  # a topic's score as how often such papers were relevant
+                    shown = calibrate.relevance(shown, words, fused, coverage)
             np.maximum(level, shown, out=level)
 
         for topic in p.topics:
@@ -249,23 +290,40 @@ class Ranker:
                 continue
             base = self.state(topic)
             st = self.refined(topic, p.votes) if p.votes else base
-            if st is not None:
-                factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
-                words = base.query.words if base is not None else 0  # 0: votes alone, as is
-                fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
-                take(
-                    score(self.index, st, rows, self.params)[1],
-                    f"topic:{topic}",
-                    factor,
-                    words,
-                    fused,
-                )
-        if p.votes and not p.topics:  # taste learned from votes alone
+            if st is None:
+                continue
+            factor = self.refined_scale(topic, p.votes) if p.votes else 1.0
+            words = base.query.words if base is not None else 0  # 0: votes alone, as is
+            fused = st.dense is not None and st.dense.weight > 0  # meaning in the score
+            scores = score(self.index, st, rows, self.params)[1]
+            if st is not base and base is not None and RERANK_WITHIN:
+                # Votes re-rank the topic's own candidates (its word matches, and the papers
+                # meaning brings when it has a share); they do not bring in other topics'.
+                own = self.candidates(topic, base)
+                scores = np.where(np.isin(rows, own), scores, 0.0).astype(np.float32)
+            cover = base.coverage if base is not None else None  # the curve's band
+            take(scores, f"topic:{topic}", factor, words, fused, coverage=cover)
+        if p.votes and not p.topics and not p.likes:  # taste from votes alone: the likes' curve
             st = self.refined(None, p.votes)
             if st is not None:
-                take(score(self.index, st, rows, self.params)[1], "votes:")
-        for pid in p.likes:
-            take(prof.like_scores(self.index, rows, pid), f"like:{pid}")
+                scores = score(self.index, st, rows, self.params)[1]
+                take(
+                    scores, "votes:", shown=calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+                )
+        # The liked papers: one interest, split into tastes (``like_parts``); each taste scored
+        # by the vote learner on its papers (and the votes closest to them) together, each pick
+        # credited to the closest of its liked papers.
+        liked = [self.index.pos[i] for i in p.likes if i in self.index.pos]
+        parts = prof.like_parts(self.index, p.likes, self.related()) if p.likes else []
+        for part, votes in zip(parts, prof.votes_by_part(self.index, parts, p.votes), strict=True):
+            st = self.refined(None, tuple((pid, 1) for pid in part) + votes)
+            if st is None:
+                continue
+            scores = score(self.index, st, rows, self.params)[1]
+            scores[np.isin(rows, liked)] = 0.0  # a liked paper itself is not news
+            shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+            for pid, mask in prof.closest_like(self.index, rows, part):
+                take(np.where(mask, scores, 0.0), f"like:{pid}", shown=np.where(mask, shown, 0))
         if p.authors:
             names = prof.author_matches(self.index, rows, p.authors)
             scores = prof.author_scores(self.index, rows, names, level.copy())
@@ -294,8 +352,13 @@ class Ranker:
             level = np.where(excluded, -1.0, level)
         # The threshold and the scores shown are on the calibrated scale; the order is the learner's.
         eligible = np.flatnonzero(level >= threshold)
-        # Each interest gets its share of the places; shown best first (the backlog too).
-        chosen = fair_share(self.index.latent, rows, final, eligible, source, size, diversity)
+        # Each interest gets its share of the places; shown best first (the backlog too). The
+        # liked papers are one interest (each pick names the closest of them): 20 imported
+        # papers take one turn, as one typed topic does.
+        groups = interest_groups(labels)[source]  # source -1 reads the trailing -1
+        chosen = fair_share(
+            self.index.latent, rows, final, eligible, groups, size, diversity, sub=source
+        )
         chosen.sort(key=lambda i: (-float(level[i]), -float(final[i])))
         near = int(((level >= NEAR_MISS * threshold) & (level < threshold)).sum())
         used: set[str] = set()  # picks of one list are told apart by different words

@@ -194,6 +194,9 @@ class TopicState:
     direction: np.ndarray
     dense: DenseState | None = None  # meaning, when the semantic extra embedded the papers
     candidates: np.ndarray | None = None  # the best lexical matches, as ``score`` takes them
+    # The mean share of the typed words' weight its ten best matches hold (``typed_coverage``):
+    # meaning's share follows it, and so does the curve its scores are read through.
+    coverage: float | None = None
 
 
 def topic_state(
@@ -207,15 +210,48 @@ def topic_state(
     p = p or ScoreParams()
     before: list[np.ndarray] = []
     lex = lexical(index, q, coord=p.coord, before_rule=before)
-    dense = None
-    if qvec is not None and index.dense is not None and index.has_dense is not None:
-        spec = specific_reach(index, q) if sp and sp.weight_by in ("specific", "either") else None
-        dense = dense_state(index.dense, index.has_dense, qvec, lex, q.words, sp, spec)
     # Papers with only the generic words stay candidates after every specific match: their
     # meaning (LSA) can still bring them, as 'related wording', never as a word match.
     pick = lex + np.float32(1e-3) * before[0] if before else lex
     cands = _candidates(pick, p.candidates)  # once: the PRF's best few are among them
-    return TopicState(q, lex, latent_direction(index, q, lex, p, cands), dense, cands)
+    direction = latent_direction(index, q, lex, p, cands)
+    # The word-and-LSA score of the candidates: its best papers show what the query means here
+    # (they move the query vector) and how much of the typed words they hold.
+    hybrid = np.zeros(len(lex), dtype=np.float32)
+    if len(cands):
+        sim = np.clip(index.latent[cands] @ direction, 0.0, 1.0)
+        hybrid[cands] = (1 - p.latent_weight) * lex[cands] + p.latent_weight * sim
+    sp = sp or SemanticParams()
+    cov = typed_coverage(index, q, top_rows(hybrid, sp.prf_docs))
+    dense = None
+    if qvec is not None and index.dense is not None and index.has_dense is not None:
+        spec = specific_reach(index, q) if sp.weight_by in ("specific", "either") else None
+        prf = hybrid if sp.prf_from == "hybrid" else lex
+        dense = dense_state(index.dense, index.has_dense, qvec, prf, q.words, sp, spec, cov)
+    return TopicState(q, lex, direction, dense, cands, cov)
+
+
+def typed_coverage(index: PaperIndex, q: Query, rows: np.ndarray) -> float:
+    """The mean share of the typed words' weight (idf) that papers ``rows`` hold, 0..1.
+
+    The words as typed (one a word, no phrases, relatives or expansions): 'offline reinforcement
+    learning' is held whole by its best matches (1.0); a sentence that describes a field in words
+    papers do not use ('recovering scene geometry from camera images') is held at about 0.3.
+    Typed words no paper uses do not count. No rows: 0 (the words find nothing).
+    """
+    words = sorted({t for t in phrase_terms(q.text) if " " not in t})
+    cols = np.array([c for t in words if (c := index.vocab.get(t)) is not None], dtype=np.int64)
+    if not len(cols) or not len(rows):
+        return 0.0
+    idf = index.idf[cols].astype(np.float64)
+    total = float(idf.sum())
+    if total <= 0:
+        return 0.0
+    w = index.weights
+    held = 0.0
+    for c, f in zip(cols.tolist(), idf.tolist(), strict=True):
+        held += f * float(np.isin(rows, w.indices[w.indptr[c] : w.indptr[c + 1]]).sum())
+    return held / (total * len(rows))
 
 
 def specific_reach(index: PaperIndex, q: Query) -> float:

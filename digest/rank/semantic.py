@@ -9,20 +9,28 @@ import numpy as np
 
 @dataclass(frozen=True)
 class SemanticParams:
-    """How much meaning counts; chosen on both development query files (docs/benchmarks.md)."""
+    """How much meaning counts; judged on the four development files, cross-validated
+    (``python -m bench.crossval``, docs/benchmarks.md "Four files, cross-validated")."""
 
-    max_weight: float = 0.7  # share of the score meaning gets for a long, descriptive query
-    ramp_from: int = 3  # up to this many typed words a query is a keyword: words decide
-    ramp_words: int = 4  # words past ``ramp_from`` until meaning has its full share
-    prf_docs: int = 10  # the best lexical matches that show what the query means here
-    prf_beta: float = 1.0  # their pull on the query vector
+    max_weight: float = 0.7  # the most meaning's share may be (words keep 0.3 of the score)
+    ramp_from: int = 3  # "words": up to this many typed words a query is a keyword
+    ramp_words: int = 4  # "words": words past ``ramp_from`` until meaning has its full share
+    prf_docs: int = 10  # the best word matches that show what the query means here
+    prf_beta: float = 2.0  # their pull on the query vector (1.0 before issue 34)
+    # Which score's best papers: "hybrid" (words and LSA, issue 34) or "lexical" (words only,
+    # before; paraphrases 0.659 against 0.680 with "hybrid", bench/crossval.py)
+    prf_from: str = "hybrid"
     close: float = 0.45  # cosine above which a paper is 'close in meaning' to a query
     # What decides meaning's share: "words" (typed word count, above); "reach" (the share of
     # papers the query's words reach, generic ones included); "specific" (the share its specific
     # words reach: a field such as 'optimization' reaches many papers, a keyword few); "flat"
     # (how level its best lexical scores are: the top 10's mean over the best); "either" (the
     # larger of "words" and "specific"). bench/fusion.py measures them on both files.
-    weight_by: str = "words"
+    # "coverage" (issue 34, shipped): meaning gets the share of the typed words' weight that the
+    # query's ten best matches miss (``scorer.typed_coverage``): a keyword its matches all hold
+    # stays with words; a sentence whose words papers do not use leans on meaning.
+    weight_by: str = "coverage"
+    coverage_gain: float = 1.0  # share = min(max_weight, gain x (1 - coverage)); 1.0: not fitted
     reach_none: float = 0.01  # reaching this share of papers or fewer: a keyword, no meaning
     reach_full: float = 0.2  # reaching this share or more: a field, meaning's full share
     flat_none: float = 0.7  # top 10 at this share of the best or less: peaked, no meaning
@@ -44,16 +52,21 @@ def query_weight(
     reach: float | None = None,
     flat: float | None = None,
     specific: float | None = None,
+    coverage: float | None = None,
 ) -> float:
-    """Meaning's share: none for keyword queries, rising with each word of a descriptive one
-    (``weight_by`` "words"); or with what the corpus says about the query (see SemanticParams)."""
+    """Meaning's share: with ``weight_by`` "coverage", the share of the typed words' weight the
+    query's best matches miss (``coverage``: their mean share held; without it, as "words");
+    "words": none for keyword queries, rising with each word of a descriptive one; or with what
+    the corpus says about the query (see SemanticParams)."""
+    if p.weight_by == "coverage" and coverage is not None:
+        return float(np.clip(p.coverage_gain * (1.0 - coverage), 0.0, p.max_weight))
     by_words = p.max_weight * min(1.0, max(0, words - p.ramp_from) / max(p.ramp_words, 1))
     if p.weight_by == "flat" and flat is not None:
         return p.max_weight * float(
             np.clip((flat - p.flat_none) / (p.flat_full - p.flat_none), 0, 1)
         )
     share = specific if p.weight_by in ("specific", "either") else reach
-    if p.weight_by == "words" or share is None:
+    if p.weight_by in ("words", "coverage") or share is None:
         return by_words
     lo, hi = np.log(p.reach_none), np.log(p.reach_full)
     by_reach = p.max_weight * float(np.clip((np.log(max(share, 1e-9)) - lo) / (hi - lo), 0, 1))
@@ -80,12 +93,15 @@ def dense_state(
     words: int,
     p: SemanticParams | None = None,
     specific: float | None = None,
+    coverage: float | None = None,
 ) -> DenseState:
     """Scores of every paper for a query vector moved towards its best lexical matches.
 
     Cosines are z-scored over the corpus and scaled so the best paper is 1, like the lexical
     score, so the two are on one scale; papers without a vector score 0 (lexical only).
-    ``specific`` is the share of papers the query's specific words reach (``weight_by``).
+    ``specific`` is the share of papers the query's specific words reach, ``coverage`` the
+    share of the typed words' weight its best matches hold (``weight_by``); ``lex`` is the score
+    whose best papers move the query vector (the word-and-LSA score of the candidates).
     """
     p = p or SemanticParams()
     q = qvec
@@ -110,7 +126,7 @@ def dense_state(
     if p.weight_by == "flat" and lex.any():
         best = np.sort(top_values(lex, 10))[::-1]
         flat = float(best.mean() / best[0])
-    w = query_weight(words, p, reach, flat, specific) if has.any() else 0.0
+    w = query_weight(words, p, reach, flat, specific, coverage) if has.any() else 0.0
     return DenseState(s.astype(np.float32, copy=False), w, None if full else has)
 
 

@@ -152,7 +152,10 @@ def test_meaning_brings_a_paper_with_no_shared_word_and_says_so():
     row = index.pos["meaning-1"]
     lexical = Ranker(index).search(QUERY, per_page=50)
     assert "meaning-1" not in {h.paper_id for h in lexical.hits}
-    fused = Ranker(index, encoder=FakeEncoder(vecs[row])).search(QUERY, per_page=10)
+    old_rule = SemanticParams(weight_by="words", prf_beta=1.0, prf_from="lexical")
+    fused = Ranker(index, encoder=FakeEncoder(vecs[row]), semantic=old_rule).search(
+        QUERY, per_page=10
+    )
     hit = next(h for h in fused.hits if h.paper_id == "meaning-1")
     assert hit.why == f"close in meaning to '{QUERY[:40]}…'"
     assert all(h.why.startswith("matches") for h in fused.hits if h.paper_id != "meaning-1")
