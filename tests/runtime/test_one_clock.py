@@ -30,11 +30,7 @@ ALLOWED = {
     "bot/runtime/scheduler.py": 3,
     # The adapters belong to the reply-effects work (helper "effects"): `digest now` from Slack
     # (its day) should read the clock from its deps; the de-duplication stamp is a row's age.
-    "bot/adapters/slack/listeners.py": 1,  # a stored search's hour (its key prefix), not business time
     "bot/adapters/slack/bolt_middleware.py": 1,
-    # Not business time: the hour a page button's stored search was made (its key's prefix,
-    # purged after hours) and an HTTP Retry-After date, which is against the host's clock.
-    "bot/adapters/discord/interact.py": 1,
     "digest/ingest/fetch.py": 1,
     # Slack's files.list window ("shared in the last hour") is asked in Slack's own timestamps.
     "bot/adapters/slack/uploads.py": 1,
