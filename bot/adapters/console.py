@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bot.adapters.outgoing import clean_reply
 from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
 from digest.models import ChannelRef
@@ -75,6 +76,7 @@ def render_card(c: Card) -> str:
 def render(reply: Reply) -> str:
     """A reply as plain text (no Markdown marks: see readable); buttons become the commands
     that do the same thing. The console and `digestbot cmd` both print this."""
+    reply = clean_reply(reply)  # every reply and digest passes here: one sanitiser for all text
     parts = []
     if reply.title:
         parts.append(reply.title)

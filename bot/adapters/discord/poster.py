@@ -15,6 +15,7 @@ import discord
 
 from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, stamp
 from bot.adapters.discord.limits import message_problems
+from bot.adapters.outgoing import clean_text
 from bot.commands.replies import Reply
 from bot.ports import GONE, REJECTED, TRANSIENT, PostError
 from digest.models import ChannelRef
@@ -274,6 +275,7 @@ class DiscordPoster:
         ``attachments`` give its id, name and alt text as description); "channel:message"."""
         if len(png) > MAX_ATTACHMENT:
             raise PostError(f"refused (the picture is over {MAX_ATTACHMENT} bytes)", REJECTED)
+        alt, title = clean_text(alt), clean_text(title)  # a channel's name is the platform's text
         file = discord.File(io.BytesIO(png), filename=filename, description=alt[:MAX_ALT])
         with posting_errors():
             where = await self._target(ref)
