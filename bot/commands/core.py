@@ -323,8 +323,8 @@ def _first_word(text: str) -> tuple[str, str]:
 #: Reactions name a message, not a paper: only a message showing one paper can take them; on
 #: one with several the bot asks which paper (bot/commands/reactions.py).
 REACTIONS = (
-    "👍/👎 buttons vote on the paper they are under; pressing the same one again withdraws the "
-    "vote. A 👍/👎 reaction counts on a message showing one paper (threaded digests: "
+    "👍/👎 buttons vote on the paper they are under; pressing the same one again (not a double "
+    "click) withdraws the vote. A 👍/👎 reaction counts on a message showing one paper (threaded digests: "
     "`/papers option threads on`); on a message with several papers it counts for none, and you "
     "are asked privately which one you meant (Discord: by direct message)."
 )
