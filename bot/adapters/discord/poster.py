@@ -84,7 +84,10 @@ def classify(exc: discord.HTTPException) -> PostError:
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
     retry_after = getattr(exc, "retry_after", None)
-    return PostError(detail, TRANSIENT, retry_after)  # the runner says "Discord error" once
+    slow = exc.status == 429
+    return PostError(
+        detail, TRANSIENT, retry_after, rate_limited=slow
+    )  # the runner says "Discord error" once
 
 
 @contextmanager
@@ -94,7 +97,9 @@ def posting_errors(prefix: str = "") -> Iterator[None]:
         yield
     except discord.HTTPException as exc:
         err = classify(exc)
-        raise PostError(prefix + err.reason, err.kind, err.retry_after) from exc
+        raise PostError(
+            prefix + err.reason, err.kind, err.retry_after, rate_limited=err.rate_limited
+        ) from exc
     except TRANSPORT as exc:  # no answer: it may have been posted; a retry looks it up first
         raise PostError(
             f"{prefix}no answer from Discord ({type(exc).__name__})", TRANSIENT

@@ -414,7 +414,10 @@ def classify(exc: SlackApiError, prefix: str = "") -> PostError:
     reason = f"{error} ({HINTS[error]})" if error in HINTS else error
     if error == "missing_scope" and exc.response.get("needed"):  # the app's manifest lacks it
         reason = f"missing_scope: the app needs {exc.response.get('needed')} (reinstall it)"
-    return PostError(prefix + reason, kind, float(retry_after) if retry_after else None)
+    slow = status == 429 or error == "ratelimited"
+    return PostError(
+        prefix + reason, kind, float(retry_after) if retry_after else None, rate_limited=slow
+    )
 
 
 def degraded(msg: SlackMessage) -> SlackMessage:
