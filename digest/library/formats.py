@@ -23,6 +23,7 @@ from digest.library.entries import (
     make_entry,
 )
 from digest.text.hashes import normalize_title
+from digest.text.openreview_ids import looks_bare
 from digest.text.paper_refs import Ref, parse_ref
 
 
@@ -224,7 +225,10 @@ def _ids(text: str) -> Library:
             item += 1
             ref = parse_ref(token)
             if ref is None and _PAPER_ID.fullmatch(token) and re.search(r"\d", token):
-                ref = Ref(paper_id=token)  # a word has no digit: 'hello' stays unreadable
+                ref = Ref(paper_id=token, openreview=token if looks_bare(token) else None)
+            elif ref is None and looks_bare(token):  # 'NnMEadcdyD': an OpenReview id, no digit
+                ref = Ref(paper_id=token, openreview=token)
+            # a word is neither ('hello', 'Transformers'): it stays unreadable
             if ref is None:
                 shown = token if len(token) <= 40 else token[:40] + "…"
                 skipped.append(
