@@ -90,7 +90,7 @@ def render(reply: Reply) -> str:
         name, content = reply.attachment
         parts.append(f"--- {name} ---\n{content}")
     if reply.footer:
-        parts.append(reply.footer)
+        parts.append(readable(reply.footer))
     return "\n".join(parts)
 
 

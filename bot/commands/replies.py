@@ -11,6 +11,7 @@ from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
 from digest.text.hashes import normalize_title
 from digest.text.headline import contribution_sentences
+from digest.text.numbers import plural
 from digest.text.sentences import sentences
 from digest.tldr.extractive import tidy, tldr_line
 
@@ -186,10 +187,37 @@ def _with_likes(why: str, channels: tuple[str, ...]) -> str:
     return f"{why} · {liked_in(channels)}" if why else liked_in(channels)
 
 
+#: A digest's "Following: …" footer names each interest up to this length and this many liked
+#: papers; past either (an imported library: dozens of titles) it counts them instead.
+FOLLOWING_CHARS = 200
+FOLLOWING_LIKES = 3
+
+
+def following(interests: tuple[str, ...]) -> str:
+    """What a digest's footer says the channel follows: each interest while they are few
+    ('diffusion models, like: Sparse probing…'), else counted ('3 topics and 21 papers you
+    like'). ``interests`` as compose.interests() writes them: 'author:…', 'like…', '-…'."""
+    listed = ", ".join(interests)
+    likes = sum(i.startswith("like") for i in interests)
+    if not interests:
+        return "nothing yet"
+    if len(listed) <= FOLLOWING_CHARS and likes <= FOLLOWING_LIKES:
+        return listed
+    authors = sum(i.startswith("author:") for i in interests)
+    excludes = sum(i.startswith("-") for i in interests)
+    topics = len(interests) - likes - authors - excludes
+    parts = [plural(topics, "topic")] if topics else []
+    parts += [plural(authors, "author")] if authors else []
+    parts += [f"{plural(likes, 'paper')} you like"] if likes else []
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+    said += f", excluding {plural(excludes, 'term')}" if excludes else ""
+    return f"{said} (`/papers list` names them)"
+
+
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
     of a digest still to come, see summary_line)."""
-    follows = ", ".join(d.interests) or "nothing yet"
+    follows = following(d.interests)
     return Reply(
         text=summary_line(d, upcoming),
         title=f"📚 {d.title()}",
