@@ -105,6 +105,11 @@ def _ris(text: str) -> Library:
             if fields is not None:
                 entries.append(_ris_entry(start, fields))
             fields, last = None, 0
+        elif fields is None and tag != "ER":
+            # a block whose TY line is missing (hand-edited, or cut in a paste): still an entry
+            fields, start, last = {}, n, tag
+            if key := _RIS.get(tag):
+                fields[key] = [value] if key == "authors" else value
         elif fields is not None and (key := _RIS.get(tag)):
             last = tag
             if key == "authors":
