@@ -18,6 +18,7 @@ from bot.adapters.outgoing import clean_reply
 from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
 from digest.models import ChannelRef
+from digest.text.links import is_http
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -63,7 +64,7 @@ def render_card(c: Card) -> str:
     if c.why:
         why = "".join(f"“{t}”" if em else t for t, em in why_parts(c.why))  # a liked title
         lines.append(f"   why: {why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
-    links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link"]
+    links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link" and is_http(a.url)]
     if links:
         lines.append("   " + " · ".join(links))
     if any(a.kind == "up" for a in c.actions):

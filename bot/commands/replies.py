@@ -11,6 +11,7 @@ from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
 from digest.text.hashes import normalize_title
 from digest.text.headline import contribution_sentences
+from digest.text.links import http_only, is_http
 from digest.text.numbers import plural
 from digest.text.sentences import sentences
 from digest.tldr.extractive import tidy, tldr_line
@@ -118,8 +119,9 @@ def headline(p: Paper) -> str:
 
 
 def paper_url(p: Paper) -> str | None:
-    """The best single link for a paper's title."""
-    return p.links.abs or p.links.forum or p.links.pdf
+    """The best single link for a paper's title (http(s) only: a stored value that is no link,
+    from a file read before ingest checked, is never rendered as one)."""
+    return http_only(p.links.abs) or http_only(p.links.forum) or http_only(p.links.pdf)
 
 
 def link_actions(p: Paper) -> tuple[Action, ...]:
@@ -130,7 +132,7 @@ def link_actions(p: Paper) -> tuple[Action, ...]:
         ("OpenReview", p.links.forum),
         ("Code", p.links.code),
     )
-    return tuple(Action("link", label, url=url) for label, url in named if url)
+    return tuple(Action("link", label, url=url) for label, url in named if is_http(url))
 
 
 def card(
