@@ -92,10 +92,10 @@ def tainted(app):
     stored = app.papers.paper("taint-1")
     assert any(c in stored.title + stored.abstract for c in BAD), "the store kept them"
     app.channels.claim(LAB, "U1", "lab", True)
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion sampling")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion sampling")
     other = ChannelRef("slack", "C2", "T1")  # a 👍 elsewhere: `top` names it, LAB still gets it
     app.channels.claim(other, "U2", "reading", True)
-    app.channels.add(other, SubscriptionKind.TOPIC, "diffusion sampling")
+    app.channels.follows.add(other, SubscriptionKind.TOPIC, "diffusion sampling")
     app.channels.vote(other, "U2", "taint-1", 1)
     return app
 
@@ -105,7 +105,7 @@ def tainted(app):
 def test_no_hidden_character_reaches_any_platform(tainted, builder, platform):
     app = tainted
     if builder == "digest":
-        reply = digest_reply(app.channels.preview(LAB, datetime.now(UTC).date()))
+        reply = digest_reply(app.digests.preview(LAB, datetime.now(UTC).date()))
     else:
         for text in builder.format(id="taint-1").split("; "):
             reply = app.commands.handle(text, Context(LAB, "U1", visible=None))

@@ -37,7 +37,7 @@ async def test_slack_public_top_leaves_out_the_askers_private_channels(app, slac
     app.channels.claim(lab, "U2", "ml-reading", True)
     app.channels.claim(secret, "U2", "secret-lab", False)
     for ref in (lab, secret):
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     a, b = (p.id for p in app.papers.papers(2))
     app.channels.vote(lab, "U1", a, 1)
     app.channels.vote(secret, "U2", b, 1)
@@ -62,7 +62,7 @@ async def test_discord_public_top_leaves_out_channels_not_everyone_may_view(app,
     app.channels.claim(refs["111"], "42", "lab", True)
     app.channels.claim(refs["222"], "42", "secret", False)
     for ref in refs.values():
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     a, b = (p.id for p in app.papers.papers(2))
     app.channels.vote(refs["111"], "5", a, 1)
     app.channels.vote(refs["222"], "42", b, 1)

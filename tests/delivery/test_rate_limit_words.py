@@ -39,7 +39,7 @@ def fake(monkeypatch):
 
 def test_a_discord_rate_limit_reads_as_words_in_list(app, fake):
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     fake.fail["111"] = [RATE_LIMITED] * 10  # more than discord.py retries by itself
 
@@ -47,8 +47,9 @@ def test_a_discord_rate_limit_reads_as_words_in_list(app, fake):
         client = discord.Client(intents=discord.Intents.none())
         await client.login("fake-token")
         try:
+            poster = DiscordPoster(client)
             runner = DigestRunner(
-                Deliveries(app.channels, "w1"), {"discord": DiscordPoster(client)}
+                Deliveries(app.papers, "w1"), {"discord": poster}, channels=app.channels
             )
             return await runner.run_channel(ch.id, DAY)
         finally:

@@ -8,7 +8,7 @@ block is neither read nor skipped: "Read 2 entries"); the headless block's first
 
 from __future__ import annotations
 
-from digest.library.entries import parse_library
+from digest.library.formats import parse_library
 
 RIS = """TY  - JOUR
 TI  - Sparse autoencoders find monosemantic features

@@ -28,8 +28,8 @@ def slack():
 
 @pytest.mark.asyncio
 async def test_a_double_click_keeps_the_vote(app, slack):
-    app.channels.add(C1, SubscriptionKind.TOPIC, "diffusion models")
-    paper = app.channels.preview(C1, date(2026, 12, 1)).items[0].paper
+    app.channels.follows.add(C1, SubscriptionKind.TOPIC, "diffusion models")
+    paper = app.digests.preview(C1, date(2026, 12, 1)).items[0].paper
     async with Harness(app, slack) as h:
         await h.done(f"paper {paper.id}")
         start = len(slack.responses())
