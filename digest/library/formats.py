@@ -85,9 +85,10 @@ _RIS_LINE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
 
 def _ris(text: str) -> Library:
-    entries, skipped = [], []
+    entries: list[Entry] = []
+    skipped: list[Skipped] = []
     fields: dict[str, Any] | None = None
-    start = last = 0
+    start, last = 0, ""  # the block's first line; the tag a wrapped value continues ('': none)
     for n, raw in enumerate(text.splitlines(), 1):
         m = _RIS_LINE.match(raw.rstrip())
         if m is None:
@@ -104,7 +105,7 @@ def _ris(text: str) -> Library:
         elif tag == "ER":
             if fields is not None:
                 entries.append(_ris_entry(start, fields))
-            fields, last = None, 0
+            fields, last = None, ""
         elif fields is None and tag != "ER":
             # a block whose TY line is missing (hand-edited, or cut in a paste): still an entry
             fields, start, last = {}, n, tag
@@ -119,7 +120,7 @@ def _ris(text: str) -> Library:
             else:
                 fields.setdefault(key, value)
         else:
-            last = 0
+            last = ""
     if fields is not None:
         skipped.append(Skipped(start, "unreadable RIS: the file ends inside this entry (no ER)"))
     return capped("RIS", entries, skipped)

@@ -10,7 +10,7 @@ _HTTP = re.compile(r"https?://[^\s/?#]+\.[^\s/?#]+(?:[/?#]\S*)?", re.IGNORECASE)
 def is_http(url: str | None) -> bool:
     """True for an http(s) URL with a dotted host ('https://arxiv.org/abs/…'); False for text
     ('see paper'), other schemes ('javascript:…', 'file:…') and an empty value."""
-    return bool(url) and _HTTP.fullmatch(url.strip()) is not None
+    return url is not None and _HTTP.fullmatch(url.strip()) is not None
 
 
 def http_only(url: str | None) -> str | None:
