@@ -24,6 +24,8 @@ class PostError(Exception):
         reason: str,
         kind: str = TRANSIENT,
         retry_after: float | None = None,
+        *,
+        rate_limited: bool = False,
     ) -> None:
         super().__init__(reason)
         if kind not in KINDS:
@@ -31,6 +33,8 @@ class PostError(Exception):
         self.reason = reason
         self.kind = kind
         self.retry_after = retry_after
+        #: The platform asked us to slow down (HTTP 429): said in words, not as its error code.
+        self.rate_limited = rate_limited
 
 
 class Adapter(Protocol):

@@ -14,9 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bot.adapters.outgoing import clean_reply
 from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
 from digest.models import ChannelRef
+from digest.text.links import is_http
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -62,7 +64,7 @@ def render_card(c: Card) -> str:
     if c.why:
         why = "".join(f"“{t}”" if em else t for t, em in why_parts(c.why))  # a liked title
         lines.append(f"   why: {why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
-    links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link"]
+    links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link" and is_http(a.url)]
     if links:
         lines.append("   " + " · ".join(links))
     if any(a.kind == "up" for a in c.actions):
@@ -75,6 +77,7 @@ def render_card(c: Card) -> str:
 def render(reply: Reply) -> str:
     """A reply as plain text (no Markdown marks: see readable); buttons become the commands
     that do the same thing. The console and `digestbot cmd` both print this."""
+    reply = clean_reply(reply)  # every reply and digest passes here: one sanitiser for all text
     parts = []
     if reply.title:
         parts.append(reply.title)
@@ -88,7 +91,7 @@ def render(reply: Reply) -> str:
         name, content = reply.attachment
         parts.append(f"--- {name} ---\n{content}")
     if reply.footer:
-        parts.append(reply.footer)
+        parts.append(readable(reply.footer))
     return "\n".join(parts)
 
 

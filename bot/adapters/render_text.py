@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from digest.models import Paper
+from digest.text.links import is_http
 from digest.tldr.extractive import tldr_line
 
 
@@ -22,7 +23,7 @@ def links_line(p: Paper) -> str:
         ("OpenReview", p.links.forum),
         ("code", p.links.code),
     ]
-    return " · ".join(f"{name}: {url}" for name, url in named if url)
+    return " · ".join(f"{name}: {url}" for name, url in named if is_http(url))
 
 
 def paper_detail(p: Paper, width: int = 100) -> str:

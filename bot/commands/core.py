@@ -63,6 +63,9 @@ class Context:
     #: Whether everyone in the workspace can see the channel, as the platform says (recorded:
     #: only a public channel's 👍 is named in other channels' digests); None: it did not say.
     public: bool | None = None
+    #: The answer is shared in the channel (`--public`, Discord's public:True): whatever it
+    #: counts must be what every reader of the channel may see, not the asker's view.
+    shared: bool = False
 
     @property
     def who(self) -> str:
@@ -280,8 +283,8 @@ class Commands:
         if not ctx.personal and (spec.changes_channel or ctx.place or ctx.public is not None):
             who = ctx.user if spec.changes_channel else None
             self.channels.claim(ctx.ref, who, ctx.place, ctx.public)
-        reply = spec.handler(self, ctx, args.without_public())
-        shared = public or args.asks_public
+        shared = public or args.asks_public or ctx.shared
+        reply = spec.handler(self, replace(ctx, shared=shared), args.without_public())
         return replace(reply, public=True) if shared and not reply.error else reply
 
     def refusal(self, ctx: Context) -> Reply | None:
@@ -320,8 +323,8 @@ def _first_word(text: str) -> tuple[str, str]:
 #: Reactions name a message, not a paper: only a message showing one paper can take them; on
 #: one with several the bot asks which paper (bot/commands/reactions.py).
 REACTIONS = (
-    "👍/👎 buttons vote on the paper they are under; pressing the same one again withdraws the "
-    "vote. A 👍/👎 reaction counts on a message showing one paper (threaded digests: "
+    "👍/👎 buttons vote on the paper they are under; pressing the same one again (not a double "
+    "click) withdraws the vote. A 👍/👎 reaction counts on a message showing one paper (threaded digests: "
     "`/papers option threads on`); on a message with several papers it counts for none, and you "
     "are asked privately which one you meant (Discord: by direct message)."
 )

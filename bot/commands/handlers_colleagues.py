@@ -24,8 +24,9 @@ def top_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if period not in PERIODS or len(args.words) > 1:
         return error("Use `/papers top week` or `/papers top month`.")
     since = ctx.now - timedelta(days=PERIODS[period])
-    liked, counted = top_liked(cmds.channels, ctx.ref, ctx.visible, since)
-    where = f"across {plural(counted, 'channel')} you can see"
+    liked, counted = top_liked(cmds.channels, ctx.ref, ctx.visible, since, everyone=ctx.shared)
+    who = "everyone here can see" if ctx.shared else "you can see"
+    where = f"across {plural(counted, 'channel')} {who}"
     if not liked:
         return Reply(text=f"No 👍 in the last {period} {where} yet.", title="👍 Top papers")
     cards = tuple(

@@ -11,6 +11,8 @@ from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
 from digest.text.hashes import normalize_title
 from digest.text.headline import contribution_sentences
+from digest.text.links import http_only, is_http
+from digest.text.numbers import plural
 from digest.text.sentences import sentences
 from digest.tldr.extractive import tidy, tldr_line
 
@@ -117,8 +119,9 @@ def headline(p: Paper) -> str:
 
 
 def paper_url(p: Paper) -> str | None:
-    """The best single link for a paper's title."""
-    return p.links.abs or p.links.forum or p.links.pdf
+    """The best single link for a paper's title (http(s) only: a stored value that is no link,
+    from a file read before ingest checked, is never rendered as one)."""
+    return http_only(p.links.abs) or http_only(p.links.forum) or http_only(p.links.pdf)
 
 
 def link_actions(p: Paper) -> tuple[Action, ...]:
@@ -129,7 +132,7 @@ def link_actions(p: Paper) -> tuple[Action, ...]:
         ("OpenReview", p.links.forum),
         ("Code", p.links.code),
     )
-    return tuple(Action("link", label, url=url) for label, url in named if url)
+    return tuple(Action("link", label, url=url) for label, url in named if is_http(url))
 
 
 def card(
@@ -186,10 +189,37 @@ def _with_likes(why: str, channels: tuple[str, ...]) -> str:
     return f"{why} · {liked_in(channels)}" if why else liked_in(channels)
 
 
+#: A digest's "Following: …" footer names each interest up to this length and this many liked
+#: papers; past either (an imported library: dozens of titles) it counts them instead.
+FOLLOWING_CHARS = 200
+FOLLOWING_LIKES = 3
+
+
+def following(interests: tuple[str, ...]) -> str:
+    """What a digest's footer says the channel follows: each interest while they are few
+    ('diffusion models, like: Sparse probing…'), else counted ('3 topics and 21 papers you
+    like'). ``interests`` as compose.interests() writes them: 'author:…', 'like…', '-…'."""
+    listed = ", ".join(interests)
+    likes = sum(i.startswith("like") for i in interests)
+    if not interests:
+        return "nothing yet"
+    if len(listed) <= FOLLOWING_CHARS and likes <= FOLLOWING_LIKES:
+        return listed
+    authors = sum(i.startswith("author:") for i in interests)
+    excludes = sum(i.startswith("-") for i in interests)
+    topics = len(interests) - likes - authors - excludes
+    parts = [plural(topics, "topic")] if topics else []
+    parts += [plural(authors, "author")] if authors else []
+    parts += [f"{plural(likes, 'paper')} you like"] if likes else []
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+    said += f", excluding {plural(excludes, 'term')}" if excludes else ""
+    return f"{said} (`/papers list` names them)"
+
+
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
     of a digest still to come, see summary_line)."""
-    follows = ", ".join(d.interests) or "nothing yet"
+    follows = following(d.interests)
     return Reply(
         text=summary_line(d, upcoming),
         title=f"📚 {d.title()}",

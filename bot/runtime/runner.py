@@ -20,7 +20,7 @@ from bot.runtime import stored_reply
 from bot.runtime.group_commit import GroupCommit
 from bot.runtime.outcome import Kind, Outcome, state_kind
 from digest.channels.service import ChannelService
-from digest.delivery.steps import Claim, Deliveries, PlannedMessage
+from digest.delivery.steps import Claim, Deliveries, PlannedMessage, retrying, slow_down
 from digest.models import Channel, ChannelRef, DeliveryState, MessageState
 
 if TYPE_CHECKING:
@@ -364,14 +364,18 @@ class DigestRunner:
     def _failed(self, claim: Claim, platform: str, exc: PostError) -> Outcome:
         """Transient: retry later in the grace window. Rejected (even degraded) or gone: pause."""
         channel = claim.digest.channel
-        reason = f"{platform.capitalize()} error {exc.reason}"
+        reason = (
+            slow_down(platform)
+            if exc.rate_limited
+            else f"{platform.capitalize()} error {exc.reason}"
+        )
         if not self.deliveries.renew(claim):
             return LOST
         log.warning("posting to %s failed: %s (%s)", channel.ref, reason, exc.kind)
         if exc.kind == TRANSIENT:
             when = self.deliveries.retry_later(claim, reason, exc.retry_after or 0.0)
             if when is not None:
-                return Outcome(f"retrying at {when:%H:%M} UTC after {reason}", Kind.RETRYING)
+                return Outcome(retrying(when, reason), Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
         self.channels.settings.set_paused(channel.ref, True, exc.reason)

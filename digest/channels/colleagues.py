@@ -27,12 +27,17 @@ class Liked:
 
 
 def shared_channels(
-    service: ChannelService, ref: ChannelRef, visible: Collection[str] | None
+    service: ChannelService,
+    ref: ChannelRef,
+    visible: Collection[str] | None,
+    everyone: bool = False,
 ) -> list[Channel]:
     """The channels of ``ref``'s workspace whose 👍 the asker may count: those sharing votes
     (option share-votes) among ``visible`` (channel ids the person can see, as their platform
     says; None: every channel, where only the operator asks: the console, the CLI), and the
-    asking channel itself.
+    asking channel itself. ``everyone``: the answer is shared in ``ref``, so what its readers
+    may not all see stays out: only channels everyone in the workspace can see (as their
+    platform said; never said counts as private) besides ``ref`` itself.
     Personal digests never count."""
     from digest.channels.service import PERSONAL_WORKSPACE
 
@@ -41,7 +46,12 @@ def shared_channels(
     return [
         c
         for c in service.workspace_channels(ref.platform, ref.workspace)
-        if (c.ref == ref or (c.share_votes and (visible is None or c.ref.channel_id in visible)))
+        if c.ref == ref
+        or (
+            c.share_votes
+            and (visible is None or c.ref.channel_id in visible)
+            and (not everyone or c.public is True)
+        )
     ]
 
 
@@ -51,11 +61,12 @@ def top_liked(
     visible: Collection[str] | None,
     since: datetime,
     limit: int = 10,
+    everyone: bool = False,
 ) -> tuple[list[Liked], int]:
     """The papers most people 👍'd since ``since`` across the channels the asker may count (each
     person once per paper, however many channels they 👍'd it in), most first; and how many
-    channels were counted."""
-    channels = shared_channels(service, ref, visible)
+    channels were counted. ``everyone``: see shared_channels."""
+    channels = shared_channels(service, ref, visible, everyone)
     names = {c.id: c.name or c.ref.channel_id for c in channels}
     people: dict[str, set[str]] = {}
     where: dict[str, set[str]] = {}

@@ -208,6 +208,23 @@ class Deliveries:
         return describe(self.store.deliveries.for_day(channel_id, day), self.store.ledger.messages)
 
 
+#: How a platform's "429 Too Many Requests" is recorded and said: in words, with no code.
+SLOW_DOWN = "asked us to slow down"
+
+
+def slow_down(platform: str) -> str:
+    """The reason recorded when ``platform`` rate-limited a post ("Discord asked us to slow down")."""
+    return f"{platform.capitalize()} {SLOW_DOWN}"
+
+
+def retrying(when: datetime, reason: str) -> str:
+    """'retrying at 09:00 UTC after Slack error 500', or for a rate limit 'Discord asked us to
+    slow down; retrying at 04:08 UTC' (nothing went wrong that a person needs to read about)."""
+    if reason.endswith(SLOW_DOWN):
+        return f"{reason}; retrying at {when:%H:%M} UTC"
+    return f"retrying at {when:%H:%M} UTC after {reason}"
+
+
 def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledger lookup
     """One line a user can trust: delivered, retrying (when and why), sending, failed, or none."""
     if d is None:
@@ -221,7 +238,7 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
     if d.status == DeliveryState.FAILED:
         return f"partly delivered, then stopped: {d.last_error}"
     if d.retry_at is not None and d.last_error:
-        return f"retrying at {d.retry_at:%H:%M} UTC after {d.last_error}"
+        return retrying(d.retry_at, d.last_error)
     planned = messages(d.id) if messages else []
     done = sum(m.status == CONFIRMED for m in planned)
     if d.status == DeliveryState.CLAIMED and not planned:

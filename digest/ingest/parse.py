@@ -28,6 +28,7 @@ from digest.models import Links, PaperRecord, ParseProblem
 from digest.text.hashes import derived_id
 from digest.text.headline import derive_title
 from digest.text.latex import MAX_ABSTRACT_CHARS, clean_text, clean_text_cut
+from digest.text.links import is_http
 
 MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning
 
@@ -186,11 +187,19 @@ def parse_neurips_list(text: str, venue: str = "NeurIPS 2026") -> Parsed:
 def _from_mapping(row: dict[str, Any], source: str, notes: list[str]) -> PaperRecord:
     """A record from a JSON object or CSV row with loosely named columns."""
     get = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
-    url = plain(get.get("url") or get.get("link") or get.get("abs_url"), "url", notes)
-    pdf = plain(get.get("pdf") or get.get("pdf_url"), "pdf", notes) or None
-    forum = url if "openreview.net" in url else None
-    code = plain(get.get("code"), "code", notes) or None
-    links = Links(pdf=pdf, abs=None if forum else (url or None), forum=forum, code=code)
+    url = _link(
+        plain(get.get("url") or get.get("link") or get.get("abs_url"), "url", notes), "url", notes
+    )
+    pdf = _link(plain(get.get("pdf") or get.get("pdf_url"), "pdf", notes), "pdf", notes)
+    forum = url if url and "openreview.net" in url else None
+    code = _link(plain(get.get("code"), "code", notes), "code", notes)
+    links = Links(pdf=pdf, abs=None if forum else url, forum=forum, code=code)
+    title = plain(get.get("title"), "title", notes).strip()
+    if len(title.split()) == 1:
+        notes.append(f"the title {title[:60]!r} is one word: is it the paper's title?")
+    abstract = get.get("abstract") or get.get("summary") or ""
+    if isinstance(abstract, str) and keyword_list(abstract):
+        notes.append("the abstract looks like a list of keywords, not sentences")
     return make_record(
         source=source,
         id=str(get["id"]) if isinstance(get.get("id"), int) else get.get("id") or "",
@@ -203,6 +212,28 @@ def _from_mapping(row: dict[str, Any], source: str, notes: list[str]) -> PaperRe
         links=links,
         notes=notes,
     )
+
+
+def _link(value: str, name: str, notes: list[str]) -> str | None:
+    """An http(s) link, or None with a note: 'see paper', 'file:…' or 'javascript:…' is no link
+    anyone may follow, and stored it would be rendered as one."""
+    if not value.strip():
+        return None
+    if not is_http(value):
+        notes.append(f"{name} {value.strip()[:60]!r} is not an http(s) link: dropped")
+        return None
+    return value.strip()
+
+
+def keyword_list(text: str) -> bool:
+    """True when an abstract is a list of keywords ('graph neural networks, transformers,
+    attention, benchmarks'): three or more short comma- or semicolon-separated items and no
+    sentence."""
+    text = " ".join(text.split())
+    if not text or re.search(r"[.!?](?:\s|$)", text):
+        return False
+    items = [i for i in re.split(r"\s*[,;]\s*", text) if i]
+    return len(items) >= 3 and all(len(i.split()) <= 5 for i in items)
 
 
 def warn(out: Parsed, line: int, notes: list[str]) -> None:

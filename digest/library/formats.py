@@ -23,6 +23,7 @@ from digest.library.entries import (
     make_entry,
 )
 from digest.text.hashes import normalize_title
+from digest.text.openreview_ids import looks_bare
 from digest.text.paper_refs import Ref, parse_ref
 
 
@@ -84,9 +85,10 @@ _RIS_LINE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
 
 def _ris(text: str) -> Library:
-    entries, skipped = [], []
+    entries: list[Entry] = []
+    skipped: list[Skipped] = []
     fields: dict[str, Any] | None = None
-    start = last = 0
+    start, last = 0, ""  # the block's first line; the tag a wrapped value continues ('': none)
     for n, raw in enumerate(text.splitlines(), 1):
         m = _RIS_LINE.match(raw.rstrip())
         if m is None:
@@ -103,7 +105,12 @@ def _ris(text: str) -> Library:
         elif tag == "ER":
             if fields is not None:
                 entries.append(_ris_entry(start, fields))
-            fields, last = None, 0
+            fields, last = None, ""
+        elif fields is None and tag != "ER":
+            # a block whose TY line is missing (hand-edited, or cut in a paste): still an entry
+            fields, start, last = {}, n, tag
+            if key := _RIS.get(tag):
+                fields[key] = [value] if key == "authors" else value
         elif fields is not None and (key := _RIS.get(tag)):
             last = tag
             if key == "authors":
@@ -113,7 +120,7 @@ def _ris(text: str) -> Library:
             else:
                 fields.setdefault(key, value)
         else:
-            last = 0
+            last = ""
     if fields is not None:
         skipped.append(Skipped(start, "unreadable RIS: the file ends inside this entry (no ER)"))
     return capped("RIS", entries, skipped)
@@ -224,7 +231,10 @@ def _ids(text: str) -> Library:
             item += 1
             ref = parse_ref(token)
             if ref is None and _PAPER_ID.fullmatch(token) and re.search(r"\d", token):
-                ref = Ref(paper_id=token)  # a word has no digit: 'hello' stays unreadable
+                ref = Ref(paper_id=token, openreview=token if looks_bare(token) else None)
+            elif ref is None and looks_bare(token):  # 'NnMEadcdyD': an OpenReview id, no digit
+                ref = Ref(paper_id=token, openreview=token)
+            # a word is neither ('hello', 'Transformers'): it stays unreadable
             if ref is None:
                 shown = token if len(token) <= 40 else token[:40] + "…"
                 skipped.append(

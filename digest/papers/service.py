@@ -105,33 +105,38 @@ class PaperService:
         return self._ranker
 
     def paper(self, paper_id: str) -> Paper:
-        """One paper, or a NotFoundError naming the id."""
-        paper = self.store.papers.get(paper_id.strip())
-        if paper is None:
-            raise NotFoundError(f"No paper with id {paper_id.strip()[:80]!r}.")
-        return paper
-
-    def paper_named(self, text: str) -> Paper:
-        """The paper a person names: its stored id, or an arXiv id, DOI, arXiv, OpenReview or
-        doi.org link of a stored paper; else a NotFoundError saying what was looked for."""
+        """The paper a person names, wherever an id is taken (`paper`, `why`, `similar`, `up`,
+        `subscribe like:`, `import`…): its stored id, an arXiv id, DOI, the OpenReview id its
+        links carry (bare, as people paste it), or an arXiv, OpenReview or doi.org link of it;
+        else a NotFoundError saying what was looked for. The one resolver of typed ids."""
         from digest.store.papers import Wanted
+        from digest.text.openreview_ids import looks_bare
         from digest.text.paper_refs import parse_ref
 
-        text = text.strip()
+        text = paper_id.strip()
         if (paper := self.store.papers.get(text)) is not None:
             return paper
         ref = parse_ref(text)
+        if ref is None and looks_bare(text):  # 'NnMEadcdyD': a stored paper's OpenReview id?
+            found = self.store.papers.find_wanted([Wanted(openreview=text)])[0]
+            if found is not None and (paper := self.store.papers.get(found)) is not None:
+                return paper
         if ref is None:
             raise NotFoundError(f"No paper with id {text[:80]!r}.")
         wanted = Wanted(arxiv=ref.arxiv, doi=ref.doi, openreview=ref.openreview)
         found = self.store.papers.find_wanted([wanted])[0]
-        if found is None:
+        paper = self.store.papers.get(found) if found is not None else None
+        if paper is None:
             what = ref.arxiv or ref.doi or ref.openreview
             raise NotFoundError(
                 f"No stored paper is {what!r}; `/papers import` a BibTeX or RIS entry with its "
                 "title to follow it anyway."
             )
-        return self.paper(found)
+        return paper
+
+    def paper_named(self, text: str) -> Paper:
+        """:meth:`paper` (kept for callers that name a paper by a typed text)."""
+        return self.paper(text)
 
     def store_library(self, records: list[PaperRecord]) -> UpsertCounts:
         """Store papers read from someone's library (examples, never news), indexed as ingest

@@ -6,13 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy import Connection, Engine, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock
 from digest.models import PERSONAL_MARK, FeedbackVote, LikedIn
+from digest.store.deliveries import db_now
 from digest.store.schema import ChannelRow, FeedbackRow
+
+#: A second press of the same vote sooner than this after the first is the same click (people
+#: double-click buttons); later it withdraws the vote. Measured on the database's clock.
+DOUBLE_CLICK_S = 1.0
 
 
 def _vote(session: Session, channel_id: int, user: str, paper_id: str) -> FeedbackRow | None:
@@ -46,7 +51,9 @@ class FeedbackQueries:
         raise NotImplementedError
 
     def set_feedback(self, channel_id: int, user: str, paper_id: str, value: int) -> int:
-        """Record a vote; the same vote again toggles it off. Returns the vote now in force (0: none).
+        """Record a vote; the same vote again withdraws it, unless it was cast less than
+        DOUBLE_CLICK_S before by the database's clock (a double click, or two presses racing:
+        the vote stands). Returns the vote now in force (0: none).
 
         Each step is one conditional statement, never a read then a write: two presses at once
         (a double-click, two processes) are applied one after the other, each answer saying what
@@ -57,23 +64,33 @@ class FeedbackQueries:
             FeedbackRow.user == user,
             FeedbackRow.paper_id == paper_id,
         )
-        now = self.clock()
+        now, pressed = self.clock(), db_now(self.engine)
+        settled = or_(
+            FeedbackRow.pressed_at.is_(None),
+            FeedbackRow.pressed_at < db_now(self.engine, -DOUBLE_CLICK_S),
+        )
         row = {"channel_id": channel_id, "user": user, "paper_id": paper_id, "value": value}
         for _ in range(5):  # a round only repeats when another press changed the row in between
             with self.engine.begin() as conn:
-                same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value)
+                same = delete(FeedbackRow).where(*mine, FeedbackRow.value == value, settled)
                 if conn.execute(same).rowcount:
                     self.look(conn, channel_id)
                     return 0
                 other = update(FeedbackRow).where(*mine, FeedbackRow.value != value)
-                if conn.execute(other.values(value=value, created_at=now)).rowcount:
+                changed = other.values(value=value, created_at=now, pressed_at=pressed)
+                if conn.execute(changed).rowcount:
                     self.look(conn, channel_id)
                     return value
-                add = _insert(conn)(FeedbackRow).values(**row, created_at=now)
+                add = _insert(conn)(FeedbackRow).values(**row, created_at=now, pressed_at=pressed)
                 add = add.on_conflict_do_nothing(index_elements=["channel_id", "user", "paper_id"])
                 # RETURNING, not rowcount: psycopg reports -1 for an INSERT that may return rows
                 if conn.execute(add.returning(FeedbackRow.id)).first() is not None:
                     self.look(conn, channel_id)
+                    return value
+                # the same vote, cast within the second: this press is the first one again
+                if conn.execute(
+                    select(FeedbackRow.id).where(*mine, FeedbackRow.value == value)
+                ).first():
                     return value
         raise RuntimeError("vote kept changing under us")  # five concurrent presses in a row
 

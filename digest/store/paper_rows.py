@@ -10,6 +10,7 @@ from digest.store.schema import PaperRow
 from digest.text.arxiv_ids import arxiv_ref, paper_arxiv_ref
 from digest.text.bibtex import make_key
 from digest.text.hashes import content_hash, normalize_title
+from digest.text.openreview_ids import link_id
 
 
 def to_row(rec: PaperRecord, now: datetime) -> PaperRow:
@@ -17,7 +18,9 @@ def to_row(rec: PaperRecord, now: datetime) -> PaperRow:
     base, version = paper_arxiv_ref(rec.id, rec.source, links.abs, links.pdf) or (None, None)
     # An id that is an arXiv id (2611.00002v2) is stored without its version: one paper.
     id_is_arxiv = rec.source == "arxiv" or arxiv_ref(rec.id) is not None
-    openreview = rec.id if rec.source == "openreview" else None
+    # A paper read from a file keeps the OpenReview id its links name: the link finds it.
+    linked = (link_id(u) for u in (links.forum, links.abs, links.pdf) if u)
+    openreview = rec.id if rec.source == "openreview" else next(filter(None, linked), None)
     return PaperRow(
         id=base if id_is_arxiv and base else rec.id,
         source=rec.source,

@@ -18,6 +18,7 @@ from digest.store.schema import CounterRow, PaperRow
 from digest.store.tldrs import TldrRepo
 from digest.text.arxiv_ids import arxiv_base_id
 from digest.text.hashes import content_hash, normalize_title
+from digest.text.openreview_ids import link_id
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,20 @@ class PaperRepo:
 
         ids = lookup(PaperRow.id, {w.paper_id for w in wanted if w.paper_id})
         arxiv = lookup(PaperRow.arxiv_id, {w.arxiv for w in wanted if w.arxiv})
-        openreview = lookup(PaperRow.openreview_id, {w.openreview for w in wanted if w.openreview})
+        wanted_or = {w.openreview for w in wanted if w.openreview}
+        openreview = lookup(PaperRow.openreview_id, wanted_or)
+        # Papers stored before their links were read for an OpenReview id, or read from a file
+        # under it: found by their id, or by a link that names it.
+        for key, pid in lookup(PaperRow.id, wanted_or - set(openreview)).items():
+            openreview.setdefault(key, pid)
+        for o in sorted(wanted_or - set(openreview))[:200]:  # a library names a few at most
+            links = (PaperRow.forum_url, PaperRow.abs_url, PaperRow.pdf_url)
+            near = or_(*(c.like(f"%openreview.net/%{o}%") for c in links))
+            with Session(self.engine) as session:
+                for row in session.execute(select(PaperRow.id, *links).where(near)):
+                    if o in {link_id(u) for u in row[1:] if u}:
+                        openreview.setdefault(o, row[0])
+                        break
         dois = self._by_doi({w.doi for w in wanted if w.doi})
         keys = {normalize_title(w.title)[:500] for w in wanted if w.title}
         titles: dict[str, list[tuple[str, str]]] = {}

@@ -218,6 +218,9 @@ class FeedbackRow(Base):
     paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
     value: Mapped[int] = mapped_column(SmallInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: When a button or command last cast it, by the database's clock (None: before 0018): the
+    #: same press again within DOUBLE_CLICK_S is one click, not a withdrawal.
+    pressed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class WeeklyPictureRow(Base):

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from digest.text.arxiv_ids import arxiv_ref
+from digest.text.openreview_ids import LINK
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,7 @@ class Ref:
 
 _DOI = re.compile(r"(10\.\d{4,9}/[^\s\"<>{}]+)")
 _DOI_URL = re.compile(r"(?i)(?:https?://)?(?:dx\.)?doi\.org/(10\.\d{4,9}/[^\s\"<>{}]+)")
-_OPENREVIEW = re.compile(
-    r"(?i)(?:https?://)?(?:www\.)?openreview\.net/(?:forum|pdf)/?\?(?:[^#\s]*&)?"
-    r"id=([A-Za-z0-9_\-]{5,40})(?:[&#]\S*)?"
-)
+_OPENREVIEW = LINK  # the one OpenReview link pattern (digest/text/openreview_ids.py)
 _ARXIV_DOI = re.compile(r"(?i)^10\.48550/arxiv\.(.+)$")  # arXiv's own DOIs name the arXiv id
 
 

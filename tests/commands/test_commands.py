@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from bot.commands import Context
 from bot.commands.core import REGISTRY, Args
 from digest.models import ChannelRef
+from tests.support.votes import settle_votes
 
 LAB = ChannelRef("console", "lab")
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
@@ -202,11 +203,14 @@ def test_vote_count_in_a_reply_counts_only_votes_in_force(app):
     """Repro: `/papers up A B` with A already 👍 withdrew A but said "2 votes". Breaks that turn
     this red: the head counting every paper listed (`len(done)`); withdrawn ones left unsaid."""
     say(app, "up syn-sae-1")
+    settle_votes(app)  # each command a while after the one before: no double click
     text = say(app, "up syn-sae-1 syn-sae-2").text
     assert text.splitlines()[0] == "1 vote, 1 withdrawn; future digests here will learn from it."
     assert _votes(app) == {"syn-sae-2": 1}
+    settle_votes(app)
     text = say(app, "up syn-sae-2 syn-sae-3 syn-sae-1").text
     assert text.splitlines()[0].startswith("2 votes, 1 withdrawn;"), text
+    settle_votes(app)
     assert say(app, "up syn-sae-3 syn-sae-1").text.splitlines()[0] == "2 votes withdrawn."
     assert _votes(app) == {}
 
@@ -221,6 +225,7 @@ def test_paper_similar_why_topics_votes_export_stats(app):
     assert "below" in say(app, "why syn-fl-1").text
     assert say(app, "topics").text.count("•") >= 3
     assert say(app, "up syn-sae-1").text.startswith("👍 noted")
+    settle_votes(app)
     assert say(app, "up syn-sae-1").text.startswith("Vote withdrawn")
     say(app, "like syn-sae-2")
     bib = say(app, "export bibtex liked")

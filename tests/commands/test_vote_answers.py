@@ -18,6 +18,7 @@ from digest.models import ChannelRef, SubscriptionKind
 from tests.adapters.slack.test_slack_behaviour import home_action
 from tests.adapters.slack.test_slack_http import Harness, eventually
 from tests.fakes.slack import FakeSlack
+from tests.support.votes import settle_votes
 
 pytestmark = pytest.mark.asyncio
 C1 = ChannelRef("slack", "C1", "T1")
@@ -43,6 +44,7 @@ async def test_votes_on_an_ephemeral_card_are_answered(app, slack):
         press = {"action_id": "vote_up", "value": paper.id, "type": "button"}
         await h.action(press)  # message=None: an ephemeral card, as Slack sends it
         await h.responses(start + 1)
+        settle_votes(app)  # the second press comes after the first answer, not a double click
         await h.action(press)
         await h.responses(start + 2)
     first, second = texts(slack, start)

@@ -12,7 +12,7 @@ from digest.ingest.feeds import parse_arxiv_feed, parse_openreview_notes
 from digest.ingest.parse import decode, parse_csv, parse_jsonl, parse_neurips_list
 from digest.ingest.pipeline import ingest
 
-GOOD = '{"id":"ok1","title":"fine","abstract":"good words here"}\n'
+GOOD = '{"id":"ok1","title":"A fine title","abstract":"good words here"}\n'
 
 
 def _storable(parsed) -> None:

@@ -33,7 +33,12 @@ def test_ingest_bundled_twice_adds_nothing_the_second_time(store):
 def test_jsonl_keeps_ids_reports_bad_lines_and_duplicates():
     lines = [
         json.dumps(
-            {"id": "A1", "title": "First", "abstract": "About graphs.", "keywords": ["x", "y"]}
+            {
+                "id": "A1",
+                "title": "First paper",
+                "abstract": "About graphs.",
+                "keywords": ["x", "y"],
+            }
         ),
         "{not json",
         json.dumps({"id": "A1", "title": "Dup", "abstract": "Again."}),
@@ -41,7 +46,7 @@ def test_jsonl_keeps_ids_reports_bad_lines_and_duplicates():
         json.dumps(
             {
                 "id": "B2",
-                "title": "Second",
+                "title": "Second paper",
                 "abstract": "About RL.",
                 "authors": "Ann Lee, Bo Chen and Cy Dee",
             }

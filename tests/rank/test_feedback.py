@@ -31,6 +31,7 @@ from digest.rank.profile import Profile
 from digest.rank.scorer import top_rows
 from digest.rank.semantic import DenseState
 from tests.support.corpus import synthetic_records
+from tests.support.votes import settle_votes
 
 DAY = date(2026, 12, 1)
 TOPIC = "graph neural networks"
@@ -93,6 +94,7 @@ def test_withdrawn_votes_stop_counting(svc):
     ref = follow(svc, "undo")
     cold = digest_ids(svc, follow(svc, "twin"))
     vote_kinds(svc, ref, "het", "mol")
+    settle_votes(svc.store)  # a second later: not a double click
     vote_kinds(svc, ref, "het", "mol")  # the same vote again withdraws it
     assert digest_ids(svc, ref) == cold
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
+from bot.adapters.outgoing import clean_reply, clean_text
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_CONTENT = 2000
@@ -47,19 +48,13 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# Bidi overrides/isolates and invisible characters that let text pose as something else.
-HIDDEN = re.compile(
-    "[\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]"
-)
-# ZWJ/ZWNJ join emoji and shape Persian or Indic words; beside ASCII they only hide things.
-JOINER = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f])")
 # <#channel>, </cmd:id>, <t:stamp>, <@user>, <:emoji:id>, <id:browse>: live tokens in Discord.
 TOKEN = re.compile(r"<(?=[#@/]|t:|a?:\w+:|id:)")
 
 
 def plain(text: str) -> str:
     """Text without bidi controls and hidden characters (for titles, footers and labels too)."""
-    return JOINER.sub("", HIDDEN.sub("", text or ""))
+    return clean_text(text or "")
 
 
 def safe(text: str) -> str:
@@ -241,6 +236,7 @@ def render(
 
     ``merge`` lets a short reply travel as one message; threaded digests keep the header apart.
     """
+    reply = clean_reply(reply)  # every reply and digest passes here: one sanitiser for all text
     heads = headers(reply)
     page_row = [
         ButtonSpec(a.label, custom_id=custom_id("p", a.value))
@@ -295,6 +291,7 @@ def render_paged(reply: Reply) -> list[DiscordMessage]:
     """A paged reply: one message with the papers and the pager (a page turn edits it in place),
     after as many text-only messages as text that does not fit beside them needs: the text is
     split at line ends, never cut (the last lines, e.g. "page 2 of 5", stay on the paged one)."""
+    reply = clean_reply(reply)
     bare = render_one(replace(reply, text=""))
     room = min(MAX_DESCRIPTION, MAX_TOTAL - _size(bare.embeds))
     lines, tail = rich(reply.text).split("\n"), []
@@ -313,6 +310,7 @@ def render_one(reply: Reply, description: str | None = None) -> DiscordMessage:
     """A paged reply as one message (header, papers, links, pager), so a page turn can edit it.
 
     ``description``: the header's text, already escaped (render_paged's share of a long text)."""
+    reply = clean_reply(reply)
     head = header(reply)
     if description is not None:
         head.description = description or None

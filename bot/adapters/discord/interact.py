@@ -91,10 +91,12 @@ def invoke(
     personal: bool = False,
     ref: ChannelRef | None = None,
     fetched: Mapping[int, object] | None = None,
+    shared: bool = False,
 ) -> Reply:
     """The core's typed entry point for this interaction (blocking: run it in a thread);
-    ``fetched``: channels the gateway did not give, for `top` (uncached_channels)."""
-    ctx = context(deps, i)
+    ``fetched``: channels the gateway did not give, for `top` (uncached_channels); ``shared``:
+    the answer is posted for the whole channel (public:True)."""
+    ctx = replace(context(deps, i), shared=shared)
     if ref is not None and ref != ctx.ref:  # what is known of where it was typed is not of ref
         ctx = replace(ctx, ref=ref, place="", public=None)
     if name == "top":  # counts only the channels this member may view
@@ -191,7 +193,9 @@ async def run(
         fetched = (
             await uncached_channels(deps.channels, i) if name == "top" and not personal else None
         )
-        reply = await asyncio.to_thread(invoke, deps, i, name, args, personal, None, fetched)
+        reply = await asyncio.to_thread(
+            invoke, deps, i, name, args, personal, None, fetched, public
+        )
     if name == "subscribe" and not personal and not reply.error and (gap := cannot_post(i)):
         reply = replace(reply, text=f"{reply.text}\n⚠ {gap}")
     if search is not None:

@@ -15,6 +15,7 @@ import discord
 
 from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, stamp
 from bot.adapters.discord.limits import message_problems
+from bot.adapters.outgoing import clean_text
 from bot.commands.replies import Reply
 from bot.ports import GONE, REJECTED, TRANSIENT, PostError
 from digest.models import ChannelRef
@@ -83,7 +84,10 @@ def classify(exc: discord.HTTPException) -> PostError:
     if exc.status == 400:
         return PostError(f"refused ({detail})", REJECTED)
     retry_after = getattr(exc, "retry_after", None)
-    return PostError(detail, TRANSIENT, retry_after)  # the runner says "Discord error" once
+    slow = exc.status == 429
+    return PostError(
+        detail, TRANSIENT, retry_after, rate_limited=slow
+    )  # the runner says "Discord error" once
 
 
 @contextmanager
@@ -93,7 +97,9 @@ def posting_errors(prefix: str = "") -> Iterator[None]:
         yield
     except discord.HTTPException as exc:
         err = classify(exc)
-        raise PostError(prefix + err.reason, err.kind, err.retry_after) from exc
+        raise PostError(
+            prefix + err.reason, err.kind, err.retry_after, rate_limited=err.rate_limited
+        ) from exc
     except TRANSPORT as exc:  # no answer: it may have been posted; a retry looks it up first
         raise PostError(
             f"{prefix}no answer from Discord ({type(exc).__name__})", TRANSIENT
@@ -274,6 +280,7 @@ class DiscordPoster:
         ``attachments`` give its id, name and alt text as description); "channel:message"."""
         if len(png) > MAX_ATTACHMENT:
             raise PostError(f"refused (the picture is over {MAX_ATTACHMENT} bytes)", REJECTED)
+        alt, title = clean_text(alt), clean_text(title)  # a channel's name is the platform's text
         file = discord.File(io.BytesIO(png), filename=filename, description=alt[:MAX_ALT])
         with posting_errors():
             where = await self._target(ref)

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from bot.adapters.outgoing import clean_reply, clean_text
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_BLOCKS = 50
@@ -32,15 +33,10 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-#: Direction overrides and isolates (U+202E turns "fdp.exe" into "exe.pdf") and invisible
-#: zero-width characters: in paper text they only hide or disguise what is shown.
-HIDDEN = re.compile("[\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
-
-
 def escape(text: str) -> str:
     """Slack's control characters as entities: no mention, channel ping or link can be injected;
     characters that reorder or hide text are dropped."""
-    text = HIDDEN.sub("", text)
+    text = clean_text(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -154,6 +150,7 @@ def fallback(reply: Reply) -> str:
 
 def render(reply: Reply) -> list[SlackMessage]:
     """A reply as one or more messages of at most 50 blocks each (long digests are split)."""
+    reply = clean_reply(reply)  # every reply and digest passes here: one sanitiser for all text
     head = _head_blocks(reply)
     tail = []
     pages = [a for a in reply.actions if a.kind == "page"]
@@ -190,6 +187,7 @@ def render(reply: Reply) -> list[SlackMessage]:
 
 def render_items(reply: Reply) -> tuple[SlackMessage, list[SlackMessage]]:
     """Threaded digests: a parent message (header, counts, footer) and one message per paper."""
+    reply = clean_reply(reply)
     parent = Reply(text=reply.text, title=reply.title, footer=reply.footer, ephemeral=False)
     items = [
         SlackMessage(cut(escape(c.title), MAX_FALLBACK), card_blocks(c), (c.paper_id,))

@@ -116,8 +116,21 @@ async def send_file(client: AsyncWebClient, reply: Reply, channel: str | None, u
         target = channel or (await client.conversations_open(users=user))["channel"]["id"]
         await client.files_upload_v2(channel=target, filename=name, **upload)
     except (SlackApiError, SlackRequestError) as exc:
-        why = exc.response.get("error") if isinstance(exc, SlackApiError) else "upload failed"
-        return error(f"Could not attach {name} (Slack said: {why}). Is the app in this channel?")
+        answer = exc.response if isinstance(exc, SlackApiError) else {}
+        why = answer.get("error") or "upload failed"
+        if why == "missing_scope":  # the app was installed without it: no invitation helps
+            needed = answer.get("needed") or "files:write"
+            hint = (
+                f"the app lacks Slack's `{needed}` scope; a workspace admin adds it by "
+                "reinstalling the app from deploy/slack/manifest.yml"
+            )
+        else:
+            hint = f"Slack said: {why}"
+        if reply.image is not None:  # the numbers are the answer: they still come, as text
+            return replace(reply, text=f"{reply.text}\n⚠ No chart attached: {hint}.", image=None)
+        if why == "missing_scope":
+            return error(f"Could not attach {name}: {hint}.")
+        return error(f"Could not attach {name} ({hint}). Is the app in this channel?")
     where = "here" if channel else "to your direct messages with the app"
     said = f"{reply.text} Sent as {name} {where}."
     return replace(reply, text=said, attachment=None, image=None)

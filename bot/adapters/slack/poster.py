@@ -20,6 +20,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.outgoing import clean_text
 from bot.adapters.slack.blocks import SlackMessage, cut, render, render_items
 from bot.adapters.slack.limits import MAX_MESSAGE_BLOCKS, error_code, message_problems
 from bot.commands.replies import Reply
@@ -267,6 +268,7 @@ class SlackPoster:
         step is sent once: when Slack answers it 5xx (or not at all) it may have shared the
         file anyway, so files.info says whether it did; if it does not show it shared, the
         picture is given up (a rejected PostError), never shared a second time."""
+        alt, title = clean_text(alt), clean_text(title)  # a channel's name is the platform's text
         with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -412,7 +414,10 @@ def classify(exc: SlackApiError, prefix: str = "") -> PostError:
     reason = f"{error} ({HINTS[error]})" if error in HINTS else error
     if error == "missing_scope" and exc.response.get("needed"):  # the app's manifest lacks it
         reason = f"missing_scope: the app needs {exc.response.get('needed')} (reinstall it)"
-    return PostError(prefix + reason, kind, float(retry_after) if retry_after else None)
+    slow = status == 429 or error == "ratelimited"
+    return PostError(
+        prefix + reason, kind, float(retry_after) if retry_after else None, rate_limited=slow
+    )
 
 
 def degraded(msg: SlackMessage) -> SlackMessage:

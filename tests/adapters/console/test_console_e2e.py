@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 from datetime import UTC, datetime, timedelta
 
 import time_machine
@@ -9,6 +10,7 @@ import time_machine
 from bot.cli.main import main
 from bot.commands.core import REGISTRY
 from tests.support.corpus import synthetic_records
+from tests.support.votes import settle_votes
 
 
 def write_jsonl(path, records):
@@ -187,6 +189,7 @@ def test_cli_votes_on_a_console_channel_are_the_prompts_user(env_isolated, capsy
     pid = synthetic_records(per_topic=3)[0].id
     code, out, _ = run(capsys, "feedback", "console:lab", pid, "up")
     assert code == 0 and "👍 recorded" in out
+    settle_votes(os.environ["DIGESTBOT_DATABASE_URL"])  # later than a double click
     code, out, _ = run(capsys, "cmd", "console:lab", f"/papers up {pid}")
     assert code == 0 and "withdrawn" in out.lower()
     for args in (("feedback", "console:lab", pid, "down"), ("cmd", "console:lab", "/papers list")):

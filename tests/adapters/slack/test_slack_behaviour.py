@@ -17,6 +17,7 @@ import pytest
 from digest.models import ChannelRef, Links, PaperRecord, SubscriptionKind
 from tests.adapters.slack.test_slack_http import Harness, eventually
 from tests.fakes.slack import FakeSlack
+from tests.support.votes import settle_votes
 
 pytestmark = pytest.mark.asyncio
 
@@ -188,6 +189,7 @@ async def test_replayed_button_press_does_not_withdraw_the_vote(app, slack):
         assert (await h.action(press, trigger="trig-same")).status_code == 200  # the replay
         await asyncio.sleep(0.5)
         assert app.channels.vote_counts(ref, paper) == (1, 0)
+        settle_votes(app)
         await h.action({**press, "action_ts": "18.2"})  # a real second press withdraws
         await eventually(lambda: app.channels.vote_counts(ref, paper) == (0, 0))
 

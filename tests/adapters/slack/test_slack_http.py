@@ -21,6 +21,7 @@ from digest.models import ChannelRef
 from digest.rank.why import title_ref
 from tests.fakes.slack import FakeSlack
 from tests.support.corpus import synthetic_records
+from tests.support.votes import settle_votes
 
 SECRET = "test-signing-secret"
 pytestmark = pytest.mark.asyncio
@@ -218,7 +219,8 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
         assert preview.items and any(
             f"like {title}, which you liked" in i.why for i in preview.items
         )  # the why-line names the paper this channel liked
-        await h.action(up, message=posted)  # a second click withdraws the vote
+        settle_votes(app)  # a second click, not a double click, withdraws the vote
+        await h.action(up, message=posted)
         await eventually(lambda: app.channels.vote_counts(ch.ref, liked) == (0, 0))
 
 

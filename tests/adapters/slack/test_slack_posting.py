@@ -91,7 +91,9 @@ def test_rate_limit_and_server_error_are_retried_without_double_posting(app, sla
         (500, {}, {"ok": False, "error": "internal_error"}),
     ]
     r = runner(app, slack, backoff=(0.2,))
-    assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
+    assert asyncio.run(r.run_channel(ch.id, DAY)).startswith(
+        "Slack asked us to slow down; retrying at "
+    )
     assert len(slack.posts("C1")) == 1
     asyncio.run(asyncio.sleep(0.3))
     assert asyncio.run(r.recover())[0].startswith("retrying at ")

@@ -1,7 +1,7 @@
 """Slack's text edges (issue 23): what people type, what papers contain, long searches, odd shapes.
 
 Breaks that turn this red: the command text used without unescape() ("R&amp;D" stored, echoed as
-"R&amp;amp;D"); escape() without dropping HIDDEN (U+202E and U+200B reach Slack in a card);
+"R&amp;amp;D"); escape() without clean_text() (U+202E and U+200B reach Slack in a card);
 stored_pages() not applied (a 2,100-character search's Next value is cut at 2,000 and page 2
 never comes); stored_pages() without its range delete (stored searches kept for ever) or
 keyed without the hour (the delete drops fresh ones or none); the Home state rendered with plain() (zero-width spaces inside `/papers resume`);
