@@ -154,9 +154,13 @@ class DigestScheduler:
                 while True:
                     if taken >= share:  # our share is done: let the others take theirs first
                         await asyncio.sleep(PAST_SHARE)
-                    part = await asyncio.to_thread(
-                        self.ticks.take, now, self.platforms, batch, hold, self.shards
-                    )
+                    try:
+                        part = await asyncio.to_thread(
+                            self.ticks.take, now, self.platforms, batch, hold, self.shards
+                        )
+                    except Exception:  # noqa: BLE001 - a database blip: what is left stays due
+                        log.exception("taking due channels failed; the next sweep tries again")
+                        break
                     if not part:
                         break
                     taken += len(part)
