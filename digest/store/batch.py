@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from typing import TypeVar
 
 from sqlalchemy import (
@@ -305,17 +306,47 @@ class BatchRepo:
 
     def advance(self, moves: Sequence[tuple[int, datetime, datetime]]) -> int:
         """Set each channel's next due time ``(id, seen, to)`` unless it changed since ``seen``
-        was read (see ``ChannelRepo.advance``); one executemany. Returns how many were set."""
+        was read (see ``ChannelRepo.advance``); one statement. Returns how many were set."""
         if not moves:
             return 0
-        stmt = (
-            update(ChannelRow.__table__)
-            .where(ChannelRow.id == bindparam("cid"), ChannelRow.next_due_at == bindparam("seen"))
-            .values(next_due_at=bindparam("to"))
-        )
         params = [dict(cid=c, seen=s, to=t.astimezone(UTC)) for c, s, t in moves]
         with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # one statement, the rows as one JSON text
+                return conn.execute(_advance_json(), {"rows": _json_rows(params)}).rowcount
+            stmt = (
+                update(ChannelRow.__table__)
+                .where(
+                    ChannelRow.id == bindparam("cid"), ChannelRow.next_due_at == bindparam("seen")
+                )
+                .values(next_due_at=bindparam("to"))
+            )
             return conn.execute(stmt, params).rowcount
+
+
+def _json_rows(rows: list[dict]) -> str:
+    return json.dumps(rows, default=_iso, separators=(",", ":"))
+
+
+@cache
+def _advance_json():  # noqa: ANN202 - a statement, built once
+    """``BatchRepo.advance`` on PostgreSQL: ``UPDATE … FROM json_to_recordset(…)``."""
+    from sqlalchemy.dialects.postgresql import JSON
+
+    table = ChannelRow.__table__
+    given = (
+        func.json_to_recordset(cast(bindparam("rows", type_=Text), JSON))
+        .table_valued(
+            column("cid", Integer),
+            column("seen", table.c.next_due_at.type),
+            column("to", table.c.next_due_at.type),
+        )
+        .render_derived(name="given", with_types=True)
+    )
+    return (
+        update(table)
+        .where(table.c.id == given.c.cid, table.c.next_due_at == given.c.seen)
+        .values(next_due_at=given.c.to)
+    )
 
 
 def _status(c: NewClaim) -> str:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
-    ARRAY,
     BigInteger,
     Boolean,
     Connection,
@@ -193,7 +192,6 @@ class LedgerRepo:
         sql = self._steps.get(lease_s) or self._steps.setdefault(lease_s, _sql(self, lease_s))
         order = sorted(steps, key=lambda s: (s.lease.delivery_id, s.position))
         with self.engine.begin() as conn:
-            sql.lock(conn, [s.lease.delivery_id for s in order])
             hold = [dict(_key(s), first=s.position == 0, ref=s.message_ref) for s in order]
             renewed = sql.run(conn, sql.hold, hold)
             # Every lease held (the usual case) shows in the count; else read which are ours
@@ -338,9 +336,6 @@ class _StepSql:
     """``LedgerRepo.steps``'s statements, built once (a tick runs thousands of steps: building
     SQLAlchemy expressions costs more than running them); each runs as one executemany."""
 
-    def lock(self, conn: Connection, delivery_ids: Sequence[int]) -> None:
-        """Nothing here: the executemany renews leases in delivery id order (see ``steps``)."""
-
     def run(self, conn: Connection, stmt: Any, rows: list[dict]) -> int:
         """``stmt`` for each of ``rows`` (one executemany); the rows it changed."""
         return conn.execute(stmt, rows).rowcount
@@ -423,20 +418,28 @@ class _JsonStepSql(_StepSql):
             )
 
         fence = given(did=BigInteger, b_owner=Text, b_fence=BigInteger, first=Boolean, ref=Text)
-        held = (
-            (row.c.id == fence.c.did)
-            & (row.c.claimed_by == fence.c.b_owner)
-            & (row.c.fence == fence.c.b_fence)
-            & row.c.status.in_([CLAIMED_DELIVERY, SENDING_DELIVERY])
+        # The leases still ours, locked in delivery id order before they are renewed (the rows
+        # are joined in no set order: two processes' batches sharing a row must not deadlock,
+        # which the executemany's sorted rows ensured).
+        ours = (
+            select(row.c.id.label("did"), fence.c.first, fence.c.ref)
+            .where(
+                row.c.id == fence.c.did,
+                row.c.claimed_by == fence.c.b_owner,
+                row.c.fence == fence.c.b_fence,
+                row.c.status.in_([CLAIMED_DELIVERY, SENDING_DELIVERY]),
+            )
+            .order_by(row.c.id)
+            .with_for_update(of=row)
+            .subquery("ours")
         )
-        first = fence.c.first
         self.hold = (
             update(row)
-            .where(held)
+            .where(row.c.id == ours.c.did)
             .values(
                 lease_until=now(lease_s),
-                status=case((first, SENDING_DELIVERY), else_=row.c.status),
-                message_ref=case((first, fence.c.ref), else_=row.c.message_ref),
+                status=case((ours.c.first, SENDING_DELIVERY), else_=row.c.status),
+                message_ref=case((ours.c.first, ours.c.ref), else_=row.c.message_ref),
             )
         )
         self.leases = select(row.c.id, row.c.claimed_by, row.c.fence, row.c.status).where(
@@ -484,17 +487,6 @@ class _JsonStepSql(_StepSql):
             )
             .values(status=POSTED, posted_at=now())
         )
-        # The rows are joined in no set order: lock them in delivery id order first, so two
-        # processes' batches sharing a row cannot deadlock (the executemany's order did this).
-        self._lock = (
-            select(row.c.id)
-            .where(row.c.id == func.any(bindparam("dids", type_=ARRAY(BigInteger))))
-            .order_by(row.c.id)
-            .with_for_update()
-        )
-
-    def lock(self, conn: Connection, delivery_ids: Sequence[int]) -> None:
-        conn.execute(self._lock, {"dids": list(delivery_ids)}).all()
 
     def run(self, conn: Connection, stmt: Any, rows: list[dict]) -> int:
         text = json.dumps(rows, separators=(",", ":"))
