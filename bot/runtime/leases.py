@@ -15,10 +15,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Set
+from typing import Protocol
 
 from digest.models import Shards
-from digest.store.leases import LeaseRepo
 
 log = logging.getLogger(__name__)
 #: How long a lease lasts unless renewed (a dead replica's shards are taken over after this plus
@@ -30,12 +30,28 @@ EVERY = 20.0
 Listener = Callable[[Shards], Awaitable[None]]
 
 
+class Held(Protocol):
+    """What a shard renewal answers (digest/store/leases.py ``ShardHold``)."""
+
+    ids: Set[int]
+    count: int
+
+
+class LeaseStore(Protocol):
+    """The lease repository (``Store.leases``), reached through the composition root."""
+
+    def beat(self, worker: str, ttl: float) -> int: ...
+    def shard_count(self, platform: str, default: int) -> int: ...
+    def shards(self, platform: str, worker: str, count: int, ttl: float) -> Held: ...
+    def leave(self, worker: str) -> None: ...
+
+
 class ReplicaLeases:
     """Presence, and the shards of ``platform`` (None: presence only) this replica holds."""
 
     def __init__(
         self,
-        repo: LeaseRepo,
+        repo: LeaseStore,
         worker: str,
         platform: str | None = None,
         default_count: int = 1,
@@ -86,7 +102,7 @@ class ReplicaLeases:
         assert self.platform is not None
         count = self.repo.shard_count(self.platform, self.default_count)
         hold = self.repo.shards(self.platform, self.worker, count, self.ttl)
-        return Shards(hold.ids, hold.count, self.platform)
+        return Shards(frozenset(hold.ids), hold.count, self.platform)
 
     async def _loop(self) -> None:
         while True:

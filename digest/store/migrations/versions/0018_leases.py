@@ -2,7 +2,7 @@
 and each Discord shard's owner (taken over when the owner stops renewing).
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-02
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
