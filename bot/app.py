@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from digest.papers.pages import SearchPages
     from digest.papers.service import PaperService
     from digest.store import Store
+    from digest.store.leases import LeaseRepo
     from digest.weekly.draw import ProcessDrawer
 
 log = logging.getLogger(__name__)
@@ -205,6 +206,11 @@ class App:
         """Discord's shards are leased in the database (taken over when a replica dies) unless
         the settings pin this replica's shard ids."""
         return self.settings.discord_token is not None and not self.settings.discord_shard_ids
+
+    @property
+    def shard_leases(self) -> LeaseRepo:
+        """Who holds each shard, and the shard count every replica reads (`discord shards`)."""
+        return self.store.leases
 
     @cached_property
     def leases(self) -> ReplicaLeases:

@@ -59,7 +59,7 @@ def discord_shards_cmd(
 ) -> None:
     """Show which replica serves each Discord shard (leased in the database), or set the count."""
     application = wired(db)
-    leases = application.store.leases
+    leases = application.shard_leases
     if count is not None:
         leases.set_shard_count("discord", count)
         print(f"Discord shard count set to {count}: every replica re-leases at its next renewal.")

@@ -33,8 +33,10 @@ Listener = Callable[[Shards], Awaitable[None]]
 class Held(Protocol):
     """What a shard renewal answers (digest/store/leases.py ``ShardHold``)."""
 
-    ids: Set[int]
-    count: int
+    @property
+    def ids(self) -> Set[int]: ...
+    @property
+    def count(self) -> int: ...
 
 
 class LeaseStore(Protocol):

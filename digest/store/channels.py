@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Row,
+    Table,
     case,
     cast,
     delete,
@@ -252,7 +254,7 @@ class ChannelRepo(FeedbackQueries):
             .limit(limit)
             .with_for_update(skip_locked=True)  # SQLite: nothing (one writer at a time)
         )
-        table = ChannelRow.__table__
+        table = typing.cast(Table, ChannelRow.__table__)
         stmt = (
             update(table)
             .where(table.c.id.in_(pick.scalar_subquery()))

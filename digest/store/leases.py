@@ -33,10 +33,12 @@ SHARD_LOCK = 0x5A4D_0001
 def _insert_ignore(conn: Connection, rows: list[dict]):  # noqa: ANN202 - a statement
     """INSERT of ``rows`` into leases, skipping names that exist (both engines)."""
     if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(LeaseRow).values(rows).on_conflict_do_nothing(index_elements=["name"])
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(LeaseRow).values(rows).on_conflict_do_nothing(index_elements=["name"])
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(LeaseRow).values(rows).on_conflict_do_nothing(index_elements=["name"])
 
 
 def shard_name(platform: str, shard: int) -> str:
@@ -220,18 +222,15 @@ class LeaseRepo:
         prefix = f"{platform}:shard:"
         with self.engine.connect() as conn:
             now = _aware(conn.execute(select(self._now())).scalar_one())
+            assert now is not None  # the database's clock always answers
             rows = conn.execute(
                 select(LeaseRow.name, LeaseRow.owner, LeaseRow.until).where(
                     LeaseRow.name.startswith(prefix)
                 )
             ).all()
-        out = [
-            Holder(
-                int(name[len(prefix) :]),
-                owner,
-                _aware(until),
-                owner is not None and until is not None and _aware(until) >= now,
-            )
-            for name, owner, until in rows
-        ]
+        out = []
+        for name, owner, until in rows:
+            lapses = _aware(until)
+            live = owner is not None and lapses is not None and lapses >= now
+            out.append(Holder(int(name[len(prefix) :]), owner, lapses, live))
         return sorted(out, key=lambda h: h.shard)

@@ -7,6 +7,7 @@ fenced by the delivery's lease (same transaction), so a worker that lost it chan
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from sqlalchemy import (
     Engine,
     Integer,
     String,
+    Table,
     Text,
     bindparam,
     case,
@@ -407,8 +409,9 @@ class _JsonStepSql(_StepSql):
     def __init__(self, ledger: LedgerRepo, lease_s: float) -> None:
         from sqlalchemy.dialects.postgresql import JSON as PG_JSON
 
-        row, msgs = DeliveryRow.__table__, DeliveryMessageRow.__table__
-        items = DeliveryItemRow.__table__
+        row = typing.cast(Table, DeliveryRow.__table__)
+        msgs = typing.cast(Table, DeliveryMessageRow.__table__)
+        items = typing.cast(Table, DeliveryItemRow.__table__)
         now = ledger.deliveries.now
 
         def given(**types: Any) -> Any:

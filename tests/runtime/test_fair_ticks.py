@@ -62,7 +62,7 @@ def _seed(store: Store, n: int) -> None:
 
 
 def _replica(app, store: Store, name: str, delay: float, lease: float = 120.0):
-    deliveries = Deliveries(app.channels, name, lease=timedelta(seconds=lease))
+    deliveries = Deliveries(app.papers, name, lease=timedelta(seconds=lease))
     platform = Platform(delay)
     runner = DigestRunner(deliveries, {"console": platform})
     return DigestScheduler(runner, clock=lambda: NINE, concurrency=8), platform

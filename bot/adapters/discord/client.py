@@ -75,10 +75,11 @@ class DigestClient(discord.AutoShardedClient):
             await super().launch_shards()
             return
         async with self._shard_lock:
+            ids = sorted(self.shard_ids or [])
             self._connection.shard_count = self.shard_count
-            self._connection.shard_ids = self.shard_ids
+            self._connection.shard_ids = ids
             self._launched = True
-            for n, shard_id in enumerate(sorted(self.shard_ids)):
+            for n, shard_id in enumerate(ids):
                 await self.launch_shard(DiscordWebSocket.DEFAULT_GATEWAY, shard_id, initial=n == 0)
 
     def _open_shards(self) -> dict:

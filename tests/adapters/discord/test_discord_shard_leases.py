@@ -26,8 +26,8 @@ import time_machine
 import yarl
 from aiohttp import WSMsgType, web
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps
 from bot.runtime.leases import ReplicaLeases
 from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
@@ -117,8 +117,8 @@ async def test_a_dead_replicas_shard_is_taken_over_within_the_lease(app, monkeyp
     guild0, guild1 = ChannelRef("discord", "100", EVEN), ChannelRef("discord", "200", ODD)
     with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
         for ref in (guild0, guild1):
-            app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-            app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+            app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
     app.store.leases.set_shard_count("discord", 2)  # once, for every replica
     replicas = {}
@@ -128,12 +128,12 @@ async def test_a_dead_replicas_shard_is_taken_over_within_the_lease(app, monkeyp
 
             async def start(name: str):
                 client = DigestClient(
-                    DiscordDeps(app.commands, app.channels), sync_on_change=False, leased=True
+                    Deps(app.commands, app.channels), sync_on_change=False, leased=True
                 )
                 monkeypatch.setattr(client, "setup_hook", _nothing)
                 adapter = RecordingAdapter("discord")
                 sched = DigestScheduler(
-                    DigestRunner(Deliveries(app.channels, name), {"discord": adapter}),
+                    DigestRunner(Deliveries(app.papers, name), {"discord": adapter}),
                     clock=lambda: nine,
                     shards=Shards(frozenset(), 2),
                 )
