@@ -46,6 +46,7 @@ feedback_cmd  # unused function (bot/cli/channels.py:136)
 digest_cmd  # unused function (bot/cli/channels.py:162)
 channels_cmd  # unused function (bot/cli/channels.py:191)
 discord_sync_cmd  # unused function (bot/cli/ops.py:24)
+discord_shards_cmd  # unused function (bot/cli/ops.py:49): a typer command
 export_cmd  # unused function (bot/cli/ops.py:87)
 import_cmd  # unused function (bot/cli/ops.py:136)
 ingest_cmd  # unused function (bot/cli/papers.py:55)

@@ -82,6 +82,9 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     app = build(url, Settings(index_dir=str(folder / "index"), database_url=url, semantic="off"))
     app.papers.ingest(str(BUNDLED_PAPERS))
     seed(app, n)
+    # As `digestbot run` does before it serves: the ranker loaded (here: fitted) first, so the
+    # tick measured is the tick's own work, not a one-time index fit and scikit-learn import.
+    app.papers.ranker()
     platform = SlowPlatform(delay)
     runner = DigestRunner(Deliveries(app.papers, "bench"), {"console": platform})
     sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)

@@ -21,16 +21,18 @@ if TYPE_CHECKING:
     from bot.commands import Commands
     from bot.ports import Adapter
     from bot.runtime.effects import EffectExecutor
+    from bot.runtime.leases import ReplicaLeases
     from bot.runtime.ops import Health, Metrics
     from bot.runtime.runner import DigestRunner
     from bot.runtime.scheduler import DigestScheduler
     from bot.runtime.weekly import WeeklySender
     from digest.channels.service import ChannelService
     from digest.delivery.digests import Digests
-    from digest.models import ChannelRef
+    from digest.models import ChannelRef, Shards
     from digest.papers.pages import SearchPages
     from digest.papers.service import PaperService
     from digest.store import Store
+    from digest.store.leases import LeaseRepo
     from digest.weekly.draw import ProcessDrawer
 
 log = logging.getLogger(__name__)
@@ -196,7 +198,42 @@ class App:
             Deps(self.commands, self.channels, self.effects, self.pages),
             shard_ids=s.discord_shard_ids,
             shard_count=s.discord_shard_count,
+            leased=self.shards_leased,
         )
+
+    @property
+    def shards_leased(self) -> bool:
+        """Discord's shards are leased in the database (taken over when a replica dies) unless
+        the settings pin this replica's shard ids."""
+        return self.settings.discord_token is not None and not self.settings.discord_shard_ids
+
+    @property
+    def shard_leases(self) -> LeaseRepo:
+        """Who holds each shard, and the shard count every replica reads (`discord shards`)."""
+        return self.store.leases
+
+    @cached_property
+    def leases(self) -> ReplicaLeases:
+        """This replica's presence and (when leased) Discord shards, renewed while it runs."""
+        from bot.runtime.leases import ReplicaLeases
+
+        if not self.shards_leased:
+            return ReplicaLeases(self.store.leases, self.worker)
+        leases = ReplicaLeases(
+            self.store.leases,
+            self.worker,
+            platform="discord",
+            default_count=self.settings.discord_shard_count or 1,
+        )
+
+        async def apply(shards: Shards) -> None:
+            if "scheduler" in self.__dict__:
+                self.scheduler.shards = shards
+            if self.discord is not None:
+                await self.discord.serve(shards)
+
+        leases.listeners.append(apply)
+        return leases
 
     @cached_property
     def interactive(self) -> bool:
@@ -281,7 +318,8 @@ class App:
             clock=self.clock,
             sweep_every=timedelta(seconds=self.settings.delivery_sweep_seconds),
             ingest=self._scheduled_ingest if self._sources() else None,
-            shards=self.settings.discord_shards(),
+            # leased: the shards held now (none before the first renewal), then each change
+            shards=self.leases.shards if self.shards_leased else self.settings.discord_shards(),
         )
         # The weekly picture is its own job (not part of the digest tick): it starts with the
         # scheduler and stops with it.

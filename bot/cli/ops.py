@@ -1,4 +1,4 @@
-"""`digestbot` operations commands: export/import of user data, and Discord command sync."""
+"""`digestbot` operations commands: export/import of user data, Discord command sync and shards."""
 
 from __future__ import annotations
 
@@ -44,6 +44,33 @@ def discord_sync_cmd(
     if remove and guild is None:
         raise DigestError("--remove needs --guild ID (the server whose copy to delete).")
     asyncio.run(_discord_sync(application, guild, remove))
+
+
+@discord_app.command("shards")
+def discord_shards_cmd(
+    count: Annotated[
+        int | None,
+        typer.Argument(
+            help="A new shard count for every replica (each re-leases within a minute).",
+            parser=whole("COUNT", 1, 65_535),
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Show which replica serves each Discord shard (leased in the database), or set the count."""
+    application = wired(db)
+    leases = application.shard_leases
+    if count is not None:
+        leases.set_shard_count("discord", count)
+        print(f"Discord shard count set to {count}: every replica re-leases at its next renewal.")
+    holders = leases.holders("discord")
+    if not holders:
+        print("No Discord shard is leased yet (no replica with a Discord token has run).")
+        return
+    for h in holders:
+        until = h.until.strftime("%Y-%m-%d %H:%M:%S UTC") if h.until else "-"
+        state = f"{h.owner} until {until}" if h.live else "free (no live replica holds it)"
+        print(f"shard {h.shard}: {state}")
 
 
 async def _discord_sync(application: App, guild: int | None, remove: bool) -> None:

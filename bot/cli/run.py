@@ -96,6 +96,10 @@ async def _serve(application: App) -> None:
     # loads (or fits) it before it serves, off the event loop, not on its first search.
     await asyncio.to_thread(application.papers.ranker)
     runner, scheduler = application.runner, application.scheduler
+    # Presence (due digests are shared out among live replicas) and, leased, the Discord shards
+    # this replica serves: known before Discord connects and before the first tick.
+    await application.leases.renew()
+    application.leases.start()
     # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
     application.papers.indexes.serve()
     discord_task = await _start_platforms(application, interactive)
@@ -167,6 +171,7 @@ async def _stop_all(
 ) -> None:
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
+    await application.leases.stop()  # shards given back now: another replica takes them at once
     application.papers.indexes.stop()
     if application.drawer is not None:  # the weekly pictures' worker process
         application.drawer.close()

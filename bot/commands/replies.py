@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from digest.ingest import FEED_HINT
-from digest.models import ChannelRef, Paper
+from digest.models import ChannelRef, Links, Paper
 from digest.text.hashes import normalize_title
 from digest.text.headline import contribution_sentences
 from digest.text.links import http_only, is_http
@@ -126,13 +126,27 @@ def paper_url(p: Paper) -> str | None:
 
 def link_actions(p: Paper) -> tuple[Action, ...]:
     """Link buttons for the places a paper can be read."""
+    return _link_actions(p.links)
+
+
+@lru_cache(maxsize=4096)  # a tick renders the same few papers' cards for thousands of channels
+def _link_actions(links: Links) -> tuple[Action, ...]:
     named = (
-        ("PDF", p.links.pdf),
-        ("arXiv", p.links.abs),
-        ("OpenReview", p.links.forum),
-        ("Code", p.links.code),
+        ("PDF", links.pdf),
+        ("arXiv", links.abs),
+        ("OpenReview", links.forum),
+        ("Code", links.code),
     )
     return tuple(Action("link", label, url=url) for label, url in named if is_http(url))
+
+
+@lru_cache(maxsize=4096)
+def _feedback_actions(paper_id: str) -> tuple[Action, ...]:
+    return (
+        Action("up", "👍", paper_id),
+        Action("down", "👎", paper_id),
+        Action("more", "More like this", paper_id),
+    )
 
 
 def card(
@@ -145,11 +159,7 @@ def card(
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
     tldr = tldr_line(p)
-    buttons = (
-        Action("up", "👍", p.id),
-        Action("down", "👎", p.id),
-        Action("more", "More like this", p.id),
-    )
+    buttons = _feedback_actions(p.id)
     return Card(
         paper_id=p.id,
         title=headline(p),

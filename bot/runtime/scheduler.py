@@ -25,12 +25,25 @@ from digest.clock import Clock, system_clock
 from digest.clock.times import local_day, next_due
 from digest.delivery.due import catch_up_due
 from digest.delivery.steps import Claim
-from digest.delivery.tick import CHUNK, Ticks, chunks
+from digest.delivery.tick import CHUNK, Ticks
 from digest.models import Channel, Shards
 
 log = logging.getLogger(__name__)
 #: How far a channel whose schedule names no day is put off (it is looked at again then).
 NO_DAY = timedelta(days=7)
+#: The fewest due channels a replica takes at once (smaller batches cost more per digest).
+MIN_BATCH = 16
+#: Batches per replica's share: small enough that replicas interleave, large enough to be bulk.
+BATCHES_PER_SHARE = 4
+#: A replica past its share of the due channels waits this long between further batches.
+PAST_SHARE = 0.5
+
+
+def shares(due: int, live: int) -> tuple[int, int]:
+    """(share, batch): one replica's even part of ``due`` channels among ``live`` replicas, and
+    how many it takes at once (a quarter of its share, between ``MIN_BATCH`` and ``CHUNK``)."""
+    share = -(-due // max(1, live))
+    return share, max(MIN_BATCH, min(CHUNK, -(-share // BATCHES_PER_SHARE)))
 
 
 def quiet_on_shutdown(job: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -66,6 +79,8 @@ class DigestScheduler:
         self.ticks = Ticks(runner.deliveries)  # the due channels and their claims, in bulk
         self.sweep_every = sweep_every
         self.shards = shards  # this replica's Discord shards; None: all of them
+        # A taken channel is due again after this if its replica died before moving it on.
+        self.hold = timedelta(seconds=runner.deliveries.lease_s)
         self.ingest, self.ingest_every = ingest, ingest_every
         # Digests posting at once: 10,000 channels due in one minute all start within it (a
         # platform answering in 50 ms), and a slow platform holds at most this many.
@@ -112,18 +127,43 @@ class DigestScheduler:
         return done
 
     async def _run_due(self) -> dict[str, str]:
-        """The channels due now: claimed in bulk, ``CHUNK`` at a time (a chunk's claims are
-        taken while the one before posts), and posted ``concurrency`` digests at a time."""
+        """The channels due now, taken from the database a batch at a time (the batch sized so
+        the live replicas share them out) and claimed in bulk; a batch's claims are taken while
+        the one before posts, and ``concurrency`` digests post at a time.
+
+        A batch is taken only when the one before has been handed to posters: a replica claims
+        what it can post soon, so one that is slow (starved of CPU, a slow platform) takes fewer
+        and does not hold claims it cannot serve before their lease lapses. Past its share of
+        what was due, a replica pauses between batches, so replicas that started later get
+        theirs; whatever is left (a replica died) is still taken, in the same tick."""
         now = self.clock()
-        due = await asyncio.to_thread(self.ticks.due, now, self.platforms, self.shards)
+        total = await asyncio.to_thread(self.ticks.count_due, now, self.platforms, self.shards)
+        if not total:
+            return {}
+        live = await asyncio.to_thread(self.ticks.live)
+        share, batch = shares(total, live)
+        hold = now + self.hold
         done: dict[str, str] = {}
-        posters = min(self.concurrency, len(due))
+        posters = min(self.concurrency, total)
         # Bounded: claims are taken shortly before they are posted (their leases young).
-        queue: asyncio.Queue[Claim | None] = asyncio.Queue(maxsize=CHUNK)
+        queue: asyncio.Queue[Claim | None] = asyncio.Queue(maxsize=batch)
 
         async def claimer() -> None:
+            taken = 0
             try:
-                for part in chunks(due, CHUNK):
+                while True:
+                    if taken >= share:  # our share is done: let the others take theirs first
+                        await asyncio.sleep(PAST_SHARE)
+                    try:
+                        part = await asyncio.to_thread(
+                            self.ticks.take, now, self.platforms, batch, hold, self.shards
+                        )
+                    except Exception:  # noqa: BLE001 - a database blip: what is left stays due
+                        log.exception("taking due channels failed; the next sweep tries again")
+                        break
+                    if not part:
+                        break
+                    taken += len(part)
                     for claim in await self._claim(part, now, done):
                         await queue.put(claim)
             finally:

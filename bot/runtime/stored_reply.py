@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, is_dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 from bot.commands.replies import Action, Card, Reply
 from digest.models import ChannelRef
@@ -12,7 +12,7 @@ from digest.models import ChannelRef
 
 def dumps(reply: Reply) -> str:
     """The reply as JSON (every field: rendering it again gives the same messages)."""
-    return json.dumps(_plain(reply), ensure_ascii=False, sort_keys=True)
+    return json.dumps(reply, ensure_ascii=False, sort_keys=True, default=_fields)
 
 
 @cache
@@ -20,17 +20,13 @@ def _names(kind: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(kind))
 
 
-def _plain(value: object) -> object:
-    """``dataclasses.asdict`` for JSON, without its deep copies (a tick renders thousands)."""
-    if isinstance(value, Card):
-        return _card(value)
+def _fields(value: object) -> dict:
+    """A dataclass as the JSON encoder's dict (``dataclasses.asdict`` without its deep copies:
+    the encoder walks the lists and strings in C, and asks here only for the dataclasses in
+    them; a tick renders thousands of replies)."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {name: _plain(getattr(value, name)) for name in _names(type(value))}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+        return {name: getattr(value, name) for name in _names(type(value))}
+    raise TypeError(f"cannot store {type(value).__name__} in a reply")
 
 
 def loads(text: str) -> Reply:
@@ -52,10 +48,3 @@ def loads(text: str) -> Reply:
             "actions": tuple(Action(**a) for a in data["actions"]),
         }
     )
-
-
-@lru_cache(maxsize=4096)
-def _card(card: Card) -> dict:
-    """A card as plain data; the same paper's card recurs across channels. Callers only
-    serialise it, never change it."""
-    return {name: _plain(getattr(card, name)) for name in _names(Card)}

@@ -76,12 +76,15 @@ class BulkSource(Source):
         self._recent: list[str] = []
         self._recent_all = False
         self._papers: dict = {}
+        self._profiles: dict[int, Profile] = {}
 
     def profile(self, channel_id: int) -> Profile:
-        """A channel's profile, from the bulk rows."""
-        return profile_of(
-            self.rows.subscriptions.get(channel_id, ()), self.rows.totals.get(channel_id, {})
-        )
+        """A channel's profile, from the bulk rows (made once: the tick asks twice)."""
+        if (found := self._profiles.get(channel_id)) is None:
+            found = self._profiles[channel_id] = profile_of(
+                self.rows.subscriptions.get(channel_id, ()), self.rows.totals.get(channel_id, {})
+            )
+        return found
 
     def reads(self, channel: Channel) -> Reads:
         totals = self.rows.totals.get(channel.id, {})
@@ -134,6 +137,26 @@ class Ticks:
     ) -> list[tuple[Channel, datetime]]:
         """Active channels whose next due time has come, with the mark read (one statement)."""
         return self.store.channels.due(now, platforms, shards)
+
+    def count_due(self, now: datetime, platforms: set[str], shards: Shards | None = None) -> int:
+        """How many active channels of these platforms and shards are due (one statement)."""
+        return self.store.channels.count_due(now, platforms, shards)
+
+    def take(
+        self,
+        now: datetime,
+        platforms: set[str],
+        limit: int,
+        hold: datetime,
+        shards: Shards | None = None,
+    ) -> list[tuple[Channel, datetime]]:
+        """Up to ``limit`` due channels, taken from the other replicas' reach until ``hold``
+        (see ``ChannelRepo.take``), with the mark ``advance`` compares against."""
+        return self.store.channels.take(now, platforms, limit, hold, shards)
+
+    def live(self) -> int:
+        """How many replicas are running now (their presence leases unlapsed; at least 1)."""
+        return self.store.leases.live()
 
     def next_due_time(self, platforms: set[str], shards: Shards | None = None) -> datetime | None:
         """The earliest next due time of an active channel of these platforms and shards."""

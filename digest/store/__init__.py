@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from digest.store.channels import ChannelRepo
     from digest.store.deliveries import DeliveryRepo
     from digest.store.kv import KeyValueRepo
+    from digest.store.leases import LeaseRepo
     from digest.store.ledger import LedgerRepo
     from digest.store.papers import PaperRepo
     from digest.store.weekly import WeeklyRepo
@@ -83,6 +84,13 @@ class Store:
         from digest.store.batch import BatchRepo
 
         return BatchRepo(self.engine)
+
+    @cached_property
+    def leases(self) -> LeaseRepo:
+        """Replicas' presence and shard ownership, leased in the database's clock."""
+        from digest.store.leases import LeaseRepo
+
+        return LeaseRepo(self.engine)
 
     @classmethod
     def open(

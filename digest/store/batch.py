@@ -15,15 +15,21 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from typing import TypeVar
 
 from sqlalchemy import (
+    ARRAY,
     Column,
+    ColumnElement,
     Connection,
+    Date,
     Engine,
+    Integer,
     Row,
     Table,
     Text,
+    any_,
     bindparam,
     cast,
     column,
@@ -32,6 +38,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.types import TypeEngine
 
 from digest.models import Subscription
 from digest.store.channels import _sub
@@ -144,6 +151,20 @@ def _insert_many(
     return list(conn.execute(stmt.returning(*returning)))
 
 
+def _among(conn: Connection):  # noqa: ANN202 - a function making SQL conditions
+    """``column IN (values)`` for this connection's engine. PostgreSQL gets one array parameter
+    (``= ANY(…)``): the statement's text is the same for any number of values, so it is compiled
+    and parsed once, not rendered with 500 placeholders for every chunk (a long statement the
+    driver does not cache, and parses again each time)."""
+    if conn.dialect.name != "postgresql":
+        return lambda col, values, _type: col.in_(list(values))
+
+    def among(col: ColumnElement, values: Iterable, item_type: type[TypeEngine]) -> ColumnElement:
+        return col == any_(bindparam(None, list(values), type_=ARRAY(item_type)))
+
+    return among
+
+
 def _iso(value: object) -> str:
     """Dates and times in the JSON rows, as PostgreSQL reads them back (ISO 8601)."""
     if isinstance(value, date):  # datetime is a date too
@@ -170,32 +191,36 @@ class BatchRepo:
         out = ChannelReads()
         days = sorted(set(days))
         with self.engine.connect() as conn:
+            among = _among(conn)
             for ids in chunks(channel_ids):
-                subs = select(SubscriptionRow).where(SubscriptionRow.channel_id.in_(ids))
+                subs = select(SubscriptionRow).where(
+                    among(SubscriptionRow.channel_id, ids, Integer)
+                )
                 for row in conn.execute(subs.order_by(SubscriptionRow.id)):
                     out.subscriptions.setdefault(row.channel_id, []).append(_sub(row))
                 votes = (
                     select(
                         FeedbackRow.channel_id, FeedbackRow.paper_id, func.sum(FeedbackRow.value)
                     )
-                    .where(FeedbackRow.channel_id.in_(ids))
+                    .where(among(FeedbackRow.channel_id, ids, Integer))
                     .group_by(FeedbackRow.channel_id, FeedbackRow.paper_id)
                 )
                 for cid, pid, total in conn.execute(votes):
                     out.totals.setdefault(cid, {})[pid] = int(total)
                 sent = select(DeliveryItemRow.channel_id, DeliveryItemRow.paper_id).where(
-                    DeliveryItemRow.channel_id.in_(ids)
+                    among(DeliveryItemRow.channel_id, ids, Integer)
                 )
                 for cid, pid in conn.execute(sent):
                     out.delivered.setdefault(cid, set()).add(pid)
                 upto = (
                     select(DeliveryRow.channel_id, func.max(DeliveryRow.upto_seq))
-                    .where(DeliveryRow.channel_id.in_(ids))
+                    .where(among(DeliveryRow.channel_id, ids, Integer))
                     .group_by(DeliveryRow.channel_id)
                 )
                 out.last_upto.update({cid: seq or 0 for cid, seq in conn.execute(upto)})
                 claimed = select(DeliveryRow.channel_id, DeliveryRow.digest_date).where(
-                    DeliveryRow.channel_id.in_(ids), DeliveryRow.digest_date.in_(days)
+                    among(DeliveryRow.channel_id, ids, Integer),
+                    among(DeliveryRow.digest_date, days, Date),
                 )
                 out.existing.update((cid, d) for cid, d in conn.execute(claimed))
         return out
@@ -281,17 +306,47 @@ class BatchRepo:
 
     def advance(self, moves: Sequence[tuple[int, datetime, datetime]]) -> int:
         """Set each channel's next due time ``(id, seen, to)`` unless it changed since ``seen``
-        was read (see ``ChannelRepo.advance``); one executemany. Returns how many were set."""
+        was read (see ``ChannelRepo.advance``); one statement. Returns how many were set."""
         if not moves:
             return 0
-        stmt = (
-            update(ChannelRow.__table__)
-            .where(ChannelRow.id == bindparam("cid"), ChannelRow.next_due_at == bindparam("seen"))
-            .values(next_due_at=bindparam("to"))
-        )
         params = [dict(cid=c, seen=s, to=t.astimezone(UTC)) for c, s, t in moves]
         with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # one statement, the rows as one JSON text
+                return conn.execute(_advance_json(), {"rows": _json_rows(params)}).rowcount
+            stmt = (
+                update(ChannelRow.__table__)
+                .where(
+                    ChannelRow.id == bindparam("cid"), ChannelRow.next_due_at == bindparam("seen")
+                )
+                .values(next_due_at=bindparam("to"))
+            )
             return conn.execute(stmt, params).rowcount
+
+
+def _json_rows(rows: list[dict]) -> str:
+    return json.dumps(rows, default=_iso, separators=(",", ":"))
+
+
+@cache
+def _advance_json():  # noqa: ANN202 - a statement, built once
+    """``BatchRepo.advance`` on PostgreSQL: ``UPDATE … FROM json_to_recordset(…)``."""
+    from sqlalchemy.dialects.postgresql import JSON
+
+    table = ChannelRow.__table__
+    given = (
+        func.json_to_recordset(cast(bindparam("rows", type_=Text), JSON))
+        .table_valued(
+            column("cid", Integer),
+            column("seen", table.c.next_due_at.type),
+            column("to", table.c.next_due_at.type),
+        )
+        .render_derived(name="given", with_types=True)
+    )
+    return (
+        update(table)
+        .where(table.c.id == given.c.cid, table.c.next_due_at == given.c.seen)
+        .values(next_due_at=given.c.to)
+    )
 
 
 def _status(c: NewClaim) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,9 +11,12 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Row,
+    Table,
     case,
     cast,
     delete,
+    func,
     literal,
     select,
     true,
@@ -85,8 +89,8 @@ SETTINGS = {
 SCHEDULE = {"timezone", "digest_time", "weekdays", "paused"}
 
 
-def to_channel(row: ChannelRow) -> Channel:
-    """Domain object from a row."""
+def to_channel(row: ChannelRow | Row) -> Channel:
+    """Domain object from a row (mapped, or a plain row of the table's columns)."""
     return Channel(
         id=row.id,
         ref=ChannelRef(row.platform, row.channel_id, row.workspace),
@@ -209,6 +213,57 @@ class ChannelRepo(FeedbackQueries):
         )
         with Session(self.engine) as session:
             return [(to_channel(r), r.next_due_at) for r in session.scalars(stmt)]
+
+    def _due_now(
+        self, now: datetime, platforms: set[str], shards: Shards | None
+    ) -> list[ColumnElement[bool]]:
+        return [
+            ChannelRow.paused.is_(False),
+            ChannelRow.next_due_at <= now.astimezone(UTC),  # SQLite keeps no zone: UTC
+            ChannelRow.platform.in_(sorted(platforms)),
+            _mine(shards),
+        ]
+
+    def count_due(self, now: datetime, platforms: set[str], shards: Shards | None = None) -> int:
+        """How many channels ``due`` would return (the due index only)."""
+        stmt = (
+            select(func.count())
+            .select_from(ChannelRow)
+            .where(*self._due_now(now, platforms, shards))
+        )
+        with Session(self.engine) as session:
+            return session.scalar(stmt) or 0
+
+    def take(
+        self,
+        now: datetime,
+        platforms: set[str],
+        limit: int,
+        hold: datetime,
+        shards: Shards | None = None,
+    ) -> list[tuple[Channel, datetime]]:
+        """Take up to ``limit`` of the channels ``due`` would return, earliest first: each one's
+        next due time is set to ``hold`` in the same statement, so no other replica takes it
+        meanwhile, and it is due again at ``hold`` if this one dies before moving it on. With
+        the mark now held (what ``advance`` compares against). On PostgreSQL rows another
+        replica is taking are skipped (``SKIP LOCKED``), not waited for."""
+        pick = (
+            select(ChannelRow.id)
+            .where(*self._due_now(now, platforms, shards))
+            .order_by(ChannelRow.next_due_at, ChannelRow.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)  # SQLite: nothing (one writer at a time)
+        )
+        table = typing.cast(Table, ChannelRow.__table__)
+        stmt = (
+            update(table)
+            .where(table.c.id.in_(pick.scalar_subquery()))
+            .values(next_due_at=hold.astimezone(UTC))
+            .returning(*table.c)  # plain rows: no ORM objects to build for thousands
+        )
+        with self.engine.begin() as conn:
+            taken = [(to_channel(r), r.next_due_at) for r in conn.execute(stmt)]
+        return sorted(taken, key=lambda t: t[0].id)
 
     def next_due_time(self, platforms: set[str], shards: Shards | None = None) -> datetime | None:
         """The earliest next due time of an active channel on ``platforms`` and ``shards`` (UTC)."""

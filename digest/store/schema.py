@@ -266,3 +266,16 @@ class PaperTldrRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LeaseRow(Base):
+    """A named lease in the database's clock: a running replica's presence (``replica:<worker>``)
+    or a platform shard's ownership (``discord:shard:<n>``). ``owner`` holds it until ``until``;
+    ``fence`` grows at each take-over, so a former owner can tell it lost it."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(128))
+    until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    fence: Mapped[int] = mapped_column(BigInteger, default=0)

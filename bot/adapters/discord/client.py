@@ -8,6 +8,7 @@ import logging
 
 import discord
 from discord import app_commands
+from discord.gateway import DiscordWebSocket
 
 from bot.adapters.deps import Deps
 from bot.adapters.discord import sync
@@ -18,7 +19,7 @@ from bot.adapters.discord.poster import DiscordPoster
 from bot.adapters.discord.visibility import everyone_sees
 from bot.commands.reactions import reaction
 from digest.errors import DigestError
-from digest.models import ChannelRef
+from digest.models import ChannelRef, Shards
 
 log = logging.getLogger(__name__)
 TREE_KEY = sync.TREE_KEY
@@ -38,7 +39,9 @@ class DigestClient(discord.AutoShardedClient):
     """discord.py client wired to the command core; never syncs commands in on_ready.
 
     Sharded past 2,500 servers: ``shard_ids`` of ``shard_count`` on this replica; both None,
-    discord.py asks Discord for the count and runs every shard here."""
+    discord.py asks Discord for the count and runs every shard here. ``leased``: the shards are
+    the ones this replica's leases hold (bot/runtime/leases.py), none until ``serve`` names them,
+    and they change while it runs (a dead replica's taken over, extras given back)."""
 
     def __init__(
         self,
@@ -46,7 +49,13 @@ class DigestClient(discord.AutoShardedClient):
         sync_on_change: bool = True,
         shard_ids: list[int] | None = None,
         shard_count: int | None = None,
+        leased: bool = False,
     ) -> None:
+        if leased:  # none until the leases say; discord.py wants a count with explicit ids
+            shard_ids, shard_count = [], shard_count or 1
+        self.leased = leased
+        self._launched = False  # connect() has launched the shards: serve() connects directly
+        self._shard_lock = asyncio.Lock()  # one change of the open shards at a time
         super().__init__(
             intents=intents(),
             allowed_mentions=discord.AllowedMentions.none(),
@@ -59,6 +68,51 @@ class DigestClient(discord.AutoShardedClient):
         self.tree.on_error = self.on_command_error
         self.sync_on_change = sync_on_change
         self.poster = DiscordPoster(self)
+
+    async def launch_shards(self) -> None:
+        """discord.py's start, but an empty list of leased shards means none (not all of them)."""
+        if not self.leased:
+            await super().launch_shards()
+            return
+        async with self._shard_lock:
+            ids = sorted(self.shard_ids or [])
+            self._connection.shard_count = self.shard_count
+            self._connection.shard_ids = ids
+            self._launched = True
+            for n, shard_id in enumerate(ids):
+                await self.launch_shard(DiscordWebSocket.DEFAULT_GATEWAY, shard_id, initial=n == 0)
+
+    def _open_shards(self) -> dict:
+        # discord.py keeps its shards in a private, name-mangled dict; AutoShardedClient has no
+        # public way to add or drop one while running, which leases need.
+        return self._AutoShardedClient__shards  # type: ignore[attr-defined]
+
+    async def serve(self, shards: Shards) -> None:
+        """Connect exactly ``shards`` (the ones this replica's leases hold): gateway connections
+        of shards no longer held are closed, newly held ones opened; a new shard count closes
+        them all and opens the held ones under it (Discord asks every shard to agree on it)."""
+        if not self.leased:
+            return
+        async with self._shard_lock:
+            await self._serve(shards)
+
+    async def _serve(self, shards: Shards) -> None:
+        ids = sorted(shards.ids)
+        open_ = self._open_shards() if self._launched else {}
+        if shards.count != self.shard_count:
+            for shard_id in list(open_):
+                await open_.pop(shard_id).close()
+            self.shard_count = self._connection.shard_count = shards.count
+        for shard_id in [s for s in open_ if s not in shards.ids]:
+            await open_.pop(shard_id).close()
+            log.info("Discord shard %d closed here", shard_id, extra={"platform": "discord"})
+        self.shard_ids = ids
+        self._connection.shard_ids = ids
+        if not self._launched or self.is_closed():
+            return  # connect() launches them
+        for shard_id in [s for s in ids if s not in open_]:
+            await self.launch_shard(DiscordWebSocket.DEFAULT_GATEWAY, shard_id)
+            log.info("Discord shard %d opened here", shard_id, extra={"platform": "discord"})
 
     def tree_hash(self) -> str:
         """A fingerprint of the command definitions (what a sync would send)."""
