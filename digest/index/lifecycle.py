@@ -12,9 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from digest.index.embeddings import (
@@ -22,10 +21,9 @@ from digest.index.embeddings import (
     Encoder,
     ModelConfig,
     ModelUnavailableError,
+    QueryCache,
     SemanticRequiredError,
     load_encoder,
-    model_tag,
-    packaged_model,
 )
 from digest.index.files import SavedIndex, Snapshot
 from digest.index.vectors import EmbeddingStore
@@ -39,14 +37,6 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 11  # bump when PaperIndex, the analyzer or Snapshot changes shape
 #: Seconds between a running bot's looks for papers stored since its index (by any process).
 REFRESH_SECONDS = 10.0
-
-
-def _suffix(encoder: Encoder | None) -> str:
-    """'' for the packaged model (the folder older versions used), else the model's content tag."""
-    files = getattr(encoder, "files", None)  # stand-in encoders (tests, benches) have none
-    if files is None or files == packaged_model():
-        return ""
-    return f"-{model_tag(files)}"
 
 
 def doc_input(p: Paper) -> DocInput:
@@ -74,15 +64,19 @@ class IndexStore:
             folder / f"index-{key}.lock" if folder else None,
         )
         self.model_error = ""  # why a configured embedding model is not in use
-        # Embeddings need a folder to live in and the semantic extra; without them, lexical only.
+        # Embeddings need a persistent index (a folder named) and the semantic extra; without
+        # them, lexical only. They live in the database, not the folder.
         self.encoder = self._encoder(model, strict) if folder else None
         self._seen = -1
-        self.background = background  # a long-running bot embeds missing papers on a thread
+        # A running bot embeds nothing itself: its embedding worker process does (bot/runtime).
+        self.background = background
         self.embeddings = (
-            EmbeddingStore(folder / f"embeddings-{key}{_suffix(self.encoder)}", self.encoder)
+            EmbeddingStore(store.embeddings, store.papers, self.encoder, worker_name())
             if folder and self.encoder
             else None
         )
+        #: Query vectors, cached: a repeated query (a digest's topics each day) costs no model run.
+        self.queries = QueryCache(self.encoder) if self.encoder is not None else None
         self.serving = False  # a running bot: never wait on a refresh while an index exists
         self.fits = 0  # full fits made by this process (the metrics and the tests read it)
         self._snap: Snapshot | None = None  # what ``index`` was made from, without vectors
@@ -90,9 +84,6 @@ class IndexStore:
         self._flight = threading.Lock()  # one refresh at a time: the others wait, then find it done
         self._fit_flight = threading.Lock()  # one full fit at a time
         self._served = threading.Lock()  # guards swapping ``index``
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._refitter: threading.Thread | None = None
 
     def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
         """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
@@ -185,47 +176,6 @@ class IndexStore:
         except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
             log.exception("index refresh failed; answering from the previous index")
 
-    def round(self) -> None:
-        """One round of a running bot's refresher: refresh, and start a due refit on a thread of
-        its own, so rounds go on appending new papers while a long fit runs."""
-        try:
-            self.refresh()
-            busy = self._refitter is not None and self._refitter.is_alive()
-            if self.refit_due() and not busy:
-                self._refitter = threading.Thread(
-                    target=self._refit_quietly, name="index-refit", daemon=True
-                )
-                self._refitter.start()
-        except Exception:  # noqa: BLE001 - a failed round leaves the served index; the next retries
-            log.exception("index refresh failed; answering from the previous index")
-
-    def _refit_quietly(self) -> None:
-        try:
-            self.refit_if_due()
-        except Exception:  # noqa: BLE001 - the served index stays; the next round tries again
-            log.exception("index refit failed; answering from the previous index")
-
-    def serve(self, every: float = REFRESH_SECONDS) -> None:
-        """From now on answer from the last complete index, refreshed every ``every`` seconds on a
-        thread of its own; the first round loads the saved index (or fits one) at once."""
-        self.serving = True
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-
-        def loop() -> None:
-            while True:
-                self.round()
-                if self._stop.wait(every):
-                    return
-
-        self._thread = threading.Thread(target=loop, name="index-refresh", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop the refresher (a fit in progress finishes on its daemon thread)."""
-        self._stop.set()
-
     def _publish(self, snap: Snapshot | None) -> None:
         with self._served:
             self._snap = snap
@@ -277,7 +227,8 @@ class IndexStore:
             return snap
 
     def _with_vectors(self, index: PaperIndex) -> PaperIndex:
-        """``index`` with the stored embeddings attached; missing ones are computed in background."""
+        """``index`` with the stored embeddings attached (those stored since the last look are
+        read; none is computed here)."""
         if self.embeddings is None:
             return index
         vectors = self.embeddings.vectors()
@@ -285,29 +236,44 @@ class IndexStore:
         if index is self.index and version == self._seen:
             return index  # no vector was added or replaced since the last look (the fast case)
         self._seen = version
-        # Only a running bot embeds here, and not twice: a run in progress looks again when done.
-        idle = self.background and not self.embeddings.busy
-        missing = [pid for pid in index.ids if pid not in vectors] if idle else []
-        if missing:
-            self.embeddings.embed_in_background(
-                lambda: list(self.store.papers.get_many(missing).values())
-            )
         if not vectors and index.dense is None:
             return index  # nothing embedded yet: lexical, and the same object
         dense, has = align(index.ids, vectors, DIM)
         return replace(index, dense=dense, has_dense=has)  # a new object: rankers refresh
 
-    def embed_new(self, changed: Iterable[str] = ()) -> int:
-        """Embed stored papers with no vector, and ``changed`` ones whose text is new; how many
-        (0 without the extra, and in a running bot, which embeds them on its own thread)."""
+    def status(self) -> IndexStatus:
+        """Papers stored and, with semantic ranking, how many have a vector."""
         if self.embeddings is None:
-            return 0
-        todo = sorted(
-            set(self.embeddings.missing(self.store.papers.ids_since(None))) | set(changed)
-        )
-        if self.background:  # a running bot keeps answering: its embedding thread does the work
-            self.embeddings.embed_in_background(
-                lambda: list(self.store.papers.get_many(todo).values())
+            why = (
+                self.model_error
+                or "off (DIGESTBOT_SEMANTIC=off, or the semantic extra is not installed)"
             )
+            return IndexStatus(self.store.papers.count(), why)
+        done = self.store.embeddings.progress(self.embeddings.model)
+        return IndexStatus(done.papers, "", done.embedded, done.claimed)
+
+    def embed_new(self) -> int:
+        """Embed stored papers with no vector (new ones, and those whose text changed: their
+        vectors were dropped when the text was stored); how many this process embedded. A
+        running bot embeds none: its embedding worker process claims them."""
+        if self.embeddings is None or self.background:
             return 0
-        return self.embeddings.embed_with_bar(list(self.store.papers.get_many(todo).values()))
+        return self.embeddings.embed_with_bar()
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """How far the shared work on the corpus is (what `digestbot index` shows)."""
+
+    papers: int
+    semantic: str  # why ranking is lexical, or '' when meaning is on
+    embedded: int = 0  # papers with a vector under the model in use
+    embedding_now: int = 0  # papers claimed by a worker right now
+
+
+def worker_name() -> str:
+    """Who holds a claim: host and process, as a person reading the claims would want."""
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"

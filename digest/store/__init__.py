@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from digest.store.batch import BatchRepo
     from digest.store.channels import ChannelRepo
     from digest.store.deliveries import DeliveryRepo
+    from digest.store.embeddings import EmbeddingRepo
     from digest.store.kv import KeyValueRepo
     from digest.store.ledger import LedgerRepo
     from digest.store.papers import PaperRepo
@@ -55,6 +56,13 @@ class Store:
         from digest.store.deliveries import DeliveryRepo
 
         return DeliveryRepo(self.engine)
+
+    @cached_property
+    def embeddings(self) -> EmbeddingRepo:
+        """Paper embeddings: claimed, computed once, read by every process."""
+        from digest.store.embeddings import EmbeddingRepo
+
+        return EmbeddingRepo(self.engine)
 
     @cached_property
     def ledger(self) -> LedgerRepo:

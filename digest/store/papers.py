@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Engine, func, or_, select, update
+from sqlalchemy import Engine, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock, system_clock
 from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
 from digest.store.identity import MIN_HASH_CHARS, Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
-from digest.store.schema import CounterRow, PaperRow
+from digest.store.schema import CounterRow, PaperEmbeddingRow, PaperRow
 from digest.store.tldrs import TldrRepo
 from digest.text.arxiv_ids import arxiv_base_id
 from digest.text.hashes import content_hash, normalize_title
@@ -93,6 +93,8 @@ def _absorb(session: Session, keys: Keys, row: PaperRow, counts: UpsertCounts) -
         counts.merged += 1
     if outcome in ("updated", "retitled"):  # new text (a real title for a derived one too)
         counts.updated_ids.append(existing_id)
+        # Its vectors describe the old text: gone in the same commit, so it is embedded again.
+        session.execute(delete(PaperEmbeddingRow).where(PaperEmbeddingRow.paper_id == existing_id))
     return False
 
 

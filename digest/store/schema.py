@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     SmallInteger,
     String,
@@ -263,3 +264,33 @@ class PaperTldrRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PaperEmbeddingRow(Base):
+    """A paper's sentence embedding under one model, computed once by whichever process claimed
+    it and loaded by every other: float16, the text hash it was computed from, and a sequence
+    number drawn in commit order so a reader loads only what was stored since it last looked."""
+
+    __tablename__ = "paper_embeddings"
+
+    paper_id: Mapped[str] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(16))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    seq: Mapped[int] = mapped_column(BigInteger, index=True)
+    created_by: Mapped[str] = mapped_column(String(128), default="")
+
+
+class EmbeddingClaimRow(Base):
+    """A paper being embedded: held by one worker until its lease (the database clock) lapses."""
+
+    __tablename__ = "embedding_claims"
+
+    paper_id: Mapped[str] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(64), primary_key=True)
+    claimed_by: Mapped[str] = mapped_column(String(128))
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -16,6 +16,7 @@ from filelock import FileLock
 
 import digest.index.lifecycle as index_store
 from bot.adapters.discord import choices
+from bot.runtime.index_work import IndexRefresher
 from digest.ingest.parse import make_record
 from digest.papers.service import PaperService
 from digest.rank.index import build_index
@@ -217,7 +218,8 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
     fits = Fits(monkeypatch, hold=True)
     papers = service(db, tmp_path / "ix")
     deps = SimpleNamespace(channels=SimpleNamespace(papers=papers))
-    papers.indexes.serve(every=3600)  # a cold start with nothing saved: the refresher fits
+    refresher = IndexRefresher(papers.indexes, every=3600)
+    refresher.start()  # a cold start with nothing saved: the refresher fits
     try:
         assert fits.entered.wait(HANG)
         offered = await asyncio.wait_for(choices.paper_choices(deps, "part 3"), HANG)
@@ -225,7 +227,7 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
         assert papers.indexes.index is None  # still building: the titles answered
     finally:
         fits.release.set()
-        papers.indexes.stop()
+        refresher.stop()
 
     stuck = threading.Event()
     monkeypatch.setattr(db.papers, "get", lambda pid: stuck.wait(HANG))
@@ -266,18 +268,19 @@ def test_papers_stored_during_a_long_refit_are_appended_meanwhile(db, tmp_path, 
     Breaks that turn this red: the refit run on the refresher's own thread (rounds stop until
     it ends); the refit swapped in without the papers stored during it."""
     papers = service(db, tmp_path / "ix")
+    refresher = IndexRefresher(papers.indexes)
     papers.indexes.serving = True
-    papers.indexes.round()
+    refresher.round()
     papers.indexes.invalidate()  # a refit is due
     fits = Fits(monkeypatch, hold=True)
-    papers.indexes.round()  # starts the refit
+    refresher.round()  # starts the refit
     assert fits.entered.wait(HANG)
     db.papers.upsert([novel("new-1")])
-    second, _ = in_thread(papers.indexes.round)
+    second, _ = in_thread(refresher.round)
     second.join(HANG)
     appended = not second.is_alive() and "new-1" in papers.indexes.index.pos
     fits.release.set()
-    papers.indexes._refitter.join(HANG)
+    refresher.refitter.join(HANG)
     assert appended, "no round appended the new paper while the refit ran"
     assert fits.count == 1 and "new-1" in papers.indexes.index.pos
     assert ids(papers.search("zeolitic"))[:1] == ["new-1"]
