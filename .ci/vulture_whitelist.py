@@ -141,3 +141,7 @@ _.fits  # unused attribute (digest/index/lifecycle.py:97): the tests count fits
 _.model_error  # unused attribute (digest/index/lifecycle.py:64)
 _.model_error  # unused attribute (digest/index/lifecycle.py:82)
 PLANNED  # unused variable (digest/store/ledger.py:17)
+appends  # unused attribute (digest/index/lifecycle.py: what this process computed; tests read it)
+merges  # unused attribute (digest/index/lifecycle.py: merges written; tests read it)
+add_documents  # unused function (digest/rank/index.py: make_segment + apply_segment; tests, benches)
+sizes  # unused method (digest/store/index_parts.py: parts and bytes stored; tests, bench)

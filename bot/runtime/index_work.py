@@ -64,6 +64,8 @@ class IndexRefresher:
         try:
             self.indexes.refresh()
             busy = self.refitter is not None and self.refitter.is_alive()
+            if not busy:  # a merge writes the whole index once: behind the answers too
+                self.indexes.merge_if_due()
             if self.indexes.refit_due() and not busy:
                 self.refitter = threading.Thread(
                     target=self._refit_quietly, name="index-refit", daemon=True
@@ -84,7 +86,13 @@ class IndexRefresher:
 
 
 def _embed_forever(
-    url: str, model: ModelConfig, stop: Any, every: float, encoder: str | None, niceness: int
+    url: str,
+    model: ModelConfig,
+    stop: Any,
+    every: float,
+    encoder: str | None,
+    niceness: int,
+    ready: Any,
 ) -> None:
     """The worker process: at a lower priority, embed until the bot says stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the bot stops us itself (close)
@@ -92,7 +100,7 @@ def _embed_forever(
         os.nice(niceness)
     from digest.index.worker import embed_until
 
-    embed_until(url, model, stop, every, encoder)
+    embed_until(url, model, stop, every, encoder, ready)
 
 
 class EmbeddingWorker:
@@ -113,6 +121,7 @@ class EmbeddingWorker:
         # spawn, not fork: the bot has threads (a forked copy of a held lock deadlocks)
         self._ctx = multiprocessing.get_context("spawn")
         self._stop = self._ctx.Event()
+        self.ready = self._ctx.Event()  # set by the worker once its model is loaded
         self.process: multiprocessing.process.BaseProcess | None = None
 
     def start(self) -> None:
@@ -121,7 +130,15 @@ class EmbeddingWorker:
             return
         self.process = self._ctx.Process(
             target=_embed_forever,
-            args=(self.url, self.model, self._stop, self.every, self.encoder, self.niceness),
+            args=(
+                self.url,
+                self.model,
+                self._stop,
+                self.every,
+                self.encoder,
+                self.niceness,
+                self.ready,
+            ),
             name="digestbot-embed",
             daemon=True,
         )

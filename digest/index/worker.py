@@ -28,10 +28,16 @@ def stand_in(name: str) -> Any:
 
 
 def embed_until(
-    url: str, model: ModelConfig, stop: StopFlag, every: float, encoder: str | None = None
+    url: str,
+    model: ModelConfig,
+    stop: StopFlag,
+    every: float,
+    encoder: str | None = None,
+    ready: Any = None,
 ) -> int:
     """Embed the papers of the database at ``url`` that lack a vector, looking again every
-    ``every`` seconds when none is left, until ``stop`` is set; how many this process embedded."""
+    ``every`` seconds when none is left, until ``stop`` is set; how many this process embedded.
+    ``ready`` (an Event) is set once the model is loaded and the database open."""
     from digest.index.lifecycle import worker_name
     from digest.index.vectors import EmbeddingStore
     from digest.store import Store
@@ -41,6 +47,8 @@ def embed_until(
         return 0
     store = Store.open(url, migrate=False)
     vectors = EmbeddingStore(store.embeddings, store.papers, model_encoder, worker_name())
+    if ready is not None:
+        ready.set()
     try:
         while not stop.is_set():
             try:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from digest.store.channels import ChannelRepo
     from digest.store.deliveries import DeliveryRepo
     from digest.store.embeddings import EmbeddingRepo
+    from digest.store.index_parts import IndexPartRepo
     from digest.store.kv import KeyValueRepo
     from digest.store.ledger import LedgerRepo
     from digest.store.papers import PaperRepo
@@ -63,6 +64,13 @@ class Store:
         from digest.store.embeddings import EmbeddingRepo
 
         return EmbeddingRepo(self.engine)
+
+    @cached_property
+    def index_parts(self) -> IndexPartRepo:
+        """The fitted ranking index, as bases and segments, and the claims on making them."""
+        from digest.store.index_parts import IndexPartRepo
+
+        return IndexPartRepo(self.engine)
 
     @cached_property
     def ledger(self) -> LedgerRepo:

@@ -196,6 +196,13 @@ class PaperRepo:
             seq, count = session.execute(select(func.max(PaperRow.seq), func.count())).one()
             return CorpusVersion(seq or 0, count or 0)
 
+    def count_upto(self, seq: int) -> int:
+        """Papers numbered up to ``seq`` (and imported ones, which have no number): what an index
+        covering ``seq`` holds."""
+        stmt = select(func.count()).where(or_(PaperRow.seq <= seq, PaperRow.seq.is_(None)))
+        with Session(self.engine) as session:
+            return session.scalar(stmt) or 0
+
     def ids_between(self, after: int, upto: int, news: bool = False) -> list[str]:
         """Ids of papers whose ingest sequence is in (after, upto]; ``news``: only those from a
         source (not someone's imported library: those are examples, never a digest's news)."""

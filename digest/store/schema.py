@@ -294,3 +294,37 @@ class EmbeddingClaimRow(Base):
     model: Mapped[str] = mapped_column(String(64), primary_key=True)
     claimed_by: Mapped[str] = mapped_column(String(128))
     lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class IndexPartRow(Base):
+    """The fitted ranking index, shared through the database: a base (a fit, or a merge of a base
+    and its segments) or a segment (papers appended to a base's chain), written once by the
+    process that claimed the work and loaded by every other."""
+
+    __tablename__ = "index_parts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    format: Mapped[str] = mapped_column(String(32), index=True)  # what reads the blob
+    kind: Mapped[str] = mapped_column(String(8))  # 'base' or 'segment'
+    base_id: Mapped[int | None] = mapped_column(Integer, index=True)  # a segment's base
+    merged_from: Mapped[int | None] = mapped_column(Integer)  # a merged base: the base it folds
+    seq_from: Mapped[int] = mapped_column(BigInteger)  # ingest sequence covered: (from, to]
+    seq_to: Mapped[int] = mapped_column(BigInteger)
+    papers: Mapped[int] = mapped_column(Integer)  # papers in the index once this part is applied
+    text_epoch: Mapped[int] = mapped_column(BigInteger, default=0)  # a base: texts it has seen
+    size: Mapped[int] = mapped_column(BigInteger)
+    blob: Mapped[bytes] = mapped_column(LargeBinary)
+    created_by: Mapped[str] = mapped_column(String(128), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class IndexClaimRow(Base):
+    """A piece of index work (a fit, a segment, a merge) held by one worker until it is done or
+    its lease (the database clock) lapses."""
+
+    __tablename__ = "index_claims"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    claimed_by: Mapped[str] = mapped_column(String(128))
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    done: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -60,6 +60,7 @@ def test_two_worker_processes_and_an_ingest_embed_each_paper_once(
     try:
         for w in workers:
             w.start()
+        assert all(w.ready.wait(WAIT) for w in workers)  # both polling before work arrives
         records = synthetic_records(per_topic=25)
         store.papers.upsert(records[: len(records) // 2])
         ingest = PaperService(store, tmp_path / "index")  # embeds what it can claim
