@@ -52,7 +52,7 @@ FORMAT = f"paper-index-{FORMAT_VERSION}"
 MERGE_SEGMENTS = 8
 #: Leases on index work (seconds, the database clock): a fit of 100k papers takes minutes.
 FIT_LEASE = 600.0
-PART_LEASE = 300.0
+PART_LEASE = 60.0  # a segment of 5,000 papers takes seconds: a dead claimer delays little
 #: How long a command with no index at all waits for another process's fit before fitting.
 WAIT_FOR_FIT = FIT_LEASE
 
@@ -123,6 +123,9 @@ class IndexStore:
         self._flight = threading.Lock()  # one refresh at a time: the others wait, then find it done
         self._fit_flight = threading.Lock()  # one full fit at a time
         self._served = threading.Lock()  # guards swapping ``index``
+        # Guards what was loaded from the database (_stored, _base, _applied): the refresher
+        # and a refit behind it (another thread) both move it.
+        self._state = threading.RLock()
 
     def _encoder(self, model: ModelConfig | None, strict: bool) -> Encoder | None:
         """The embedding model, or None; one that cannot be had stops a CLI command, or is logged."""
@@ -218,7 +221,7 @@ class IndexStore:
         them and this process claims the merge (True: it wrote one)."""
         if self.parts is None or self._base is None or self._segments < MERGE_SEGMENTS:
             return False
-        with self._flight:
+        with self._flight, self._state:
             stored, base, last = self._stored, self._base, self._applied
             if stored is None or base is None:
                 return False
@@ -278,6 +281,10 @@ class IndexStore:
         """Bring ``_stored`` to the newest base in the database and the segments stored for it."""
         if self.parts is None:
             return
+        with self._state:
+            self._sync_held()
+
+    def _sync_held(self) -> None:
         self._epoch = self.parts.text_epoch()
         base = self.parts.latest_base(FORMAT)
         if base is None:
@@ -329,6 +336,10 @@ class IndexStore:
         return True
 
     def _append(self, version: CorpusVersion, need: int | None) -> Snapshot | None:
+        with self._state:
+            return self._append_held(version, need)
+
+    def _append_held(self, version: CorpusVersion, need: int | None) -> Snapshot | None:
         """The index to serve: the stored one with the papers numbered up to ``version.seq``
         appended. Shared: as a segment this process claims and stores; when another process is
         making it, a running bot waits for it (the next round loads it) unless ``need`` asks
@@ -436,13 +447,11 @@ class IndexStore:
             claim, FORMAT, BASE, blob, 0, snap.seq, len(snap.index), text_epoch=epoch
         )
         if info is not None:
-            old = self._base
-            self._stored, self._base, self._applied, self._segments = snap, info, 0, 0
-            self._epoch = max(self._epoch, epoch)
-            if old is not None:
-                self.parts.prune(FORMAT, old.id)
-            else:
-                self.parts.prune(FORMAT, info.id)
+            with self._state:
+                old = self._base
+                self._stored, self._base, self._applied, self._segments = snap, info, 0, 0
+                self._epoch = max(self._epoch, epoch)
+            self.parts.prune(FORMAT, old.id if old is not None else info.id)
         return snap
 
     def _fit(self, version: CorpusVersion) -> Snapshot:
