@@ -173,6 +173,18 @@ class Bot:
     def usage(self) -> tuple[float, float]:
         return proc_usage(self.proc.pid)
 
+    def children_usage(self) -> tuple[float, float]:
+        """(CPU seconds summed, largest peak RSS MB) of the bot's child processes."""
+        pid = self.proc.pid
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return math.nan, math.nan
+        usage = [proc_usage(int(k)) for k in kids]
+        if not usage:
+            return 0.0, 0.0
+        return sum(c for c, _ in usage), max(r for _, r in usage)
+
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -299,6 +311,7 @@ async def run_backend(cfg: Config, backend: str, work: Path) -> Result:
                         del probes[name]
                 await asyncio.sleep(2)
             result.cpu_s, result.rss_mb = bot.usage()
+            result.child_cpu_s, result.child_rss_mb = bot.children_usage()
         finally:
             rc = bot.stop()
         errors = sum(

@@ -85,6 +85,10 @@ class Result:
     visible: dict[str, float] = field(default_factory=dict)  # probe -> seconds to found
     cpu_s: float = math.nan
     rss_mb: float = math.nan
+    # The bot's child processes (the embedding worker, the weekly drawer, multiprocessing's
+    # resource tracker): CPU summed, the largest peak RSS.
+    child_cpu_s: float = math.nan
+    child_rss_mb: float = math.nan
     due: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 

@@ -79,6 +79,8 @@ def backend_rows(results: list[Result], cfg: Config) -> list[list[str]]:
                 ),
                 fmt(r.cpu_s),
                 fmt(r.rss_mb),
+                fmt(r.child_cpu_s),
+                fmt(r.child_rss_mb),
             ]
         )
     return rows
@@ -114,6 +116,8 @@ BACKEND_HEADER = [
     "max s",
     "bot CPU s (phase 1)",
     "bot peak RSS MB",
+    "its children's CPU s (embedding worker)",
+    "children's peak RSS MB",
 ]
 
 

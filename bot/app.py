@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bot.ports import Adapter
     from bot.runtime.effects import EffectExecutor
     from bot.runtime.leases import ReplicaLeases
+    from bot.runtime.index_work import EmbeddingWorker, IndexRefresher
     from bot.runtime.ops import Health, Metrics
     from bot.runtime.runner import DigestRunner
     from bot.runtime.scheduler import DigestScheduler
@@ -136,6 +137,25 @@ class App:
         from digest.weekly.draw import ProcessDrawer
 
         return ProcessDrawer()
+
+    @cached_property
+    def index_refresher(self) -> IndexRefresher:
+        """Keeps the served index in step with the store, on a thread (bot/runtime/index_work.py)."""
+        from bot.runtime.index_work import IndexRefresher
+
+        return IndexRefresher(self.papers.indexes)
+
+    @cached_property
+    def embedder(self) -> EmbeddingWorker | None:
+        """The running bot's embedding worker: a niced child process that claims papers lacking a
+        vector (None when ranking is lexical: semantic off or the extra not installed)."""
+        indexes = self.papers.indexes
+        if indexes.embeddings is None:
+            return None
+        from bot.runtime.index_work import EmbeddingWorker
+
+        url = self.store.engine.url.render_as_string(hide_password=False)
+        return EmbeddingWorker(url, self.papers.model)
 
     @cached_property
     def commands(self) -> Commands:
@@ -393,6 +413,8 @@ class App:
         """Release database connections and stop the drawing process."""
         if self.__dict__.get("drawer") is not None:
             self.drawer.close()
+        if self.__dict__.get("embedder") is not None:
+            self.embedder.close()
         if "store" in self.__dict__:
             self.store.close()
 

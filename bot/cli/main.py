@@ -157,6 +157,7 @@ COMMAND_MODULES = (
 COMMAND_MODULE = {
     "ingest": "bot.cli.papers",
     "search": "bot.cli.papers",
+    "index": "bot.cli.papers",
     "papers": "bot.cli.papers",
     "cmd": "bot.cli.channels",
     "subscribe": "bot.cli.channels",

@@ -202,3 +202,20 @@ def _print_page(view: SearchView, page: int, limit: int) -> None:
 def _matches(n: int) -> str:
     """'1 match', '7 matches'."""
     return f"{n} match{'' if n == 1 else 'es'}"
+
+
+@app.command("index")
+def index_cmd(db: DbOption = None) -> None:
+    """How far the shared work on the papers is: how many are embedded, how many are being embedded."""
+    status = wired(db).papers.index_status()
+    line = f"papers: {status.papers}"
+    if status.semantic:
+        line += f"; meaning: {status.semantic}"
+    else:
+        pct = 100 * status.embedded / status.papers if status.papers else 100
+        line += f"; embedded: {status.embedded} of {status.papers} ({pct:.0f}%)"
+        if status.embedding_now:
+            line += f", {status.embedding_now} being embedded now"
+        elif status.embedded < status.papers:
+            line += ", waiting for a running bot's embedding worker (or `digestbot ingest`)"
+    out.print(line, markup=False)

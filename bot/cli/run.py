@@ -100,8 +100,11 @@ async def _serve(application: App) -> None:
     # this replica serves: known before Discord connects and before the first tick.
     await application.leases.renew()
     application.leases.start()
-    # Answers come from the last complete index; a thread loads it (or fits it) and keeps it fresh.
-    application.papers.indexes.serve()
+    # Answers come from the last complete index; a thread loads it (or fits it) and keeps it
+    # fresh, and a niced child process embeds the papers lacking a vector (semantic ranking).
+    application.index_refresher.start()
+    if application.embedder is not None:
+        application.embedder.start()
     discord_task = await _start_platforms(application, interactive)
     await _recover(runner)  # after the logins: a platform's claims resume once it is connected
     scheduler.start(first_tick=False)  # the catch-up below is the first tick
@@ -172,7 +175,9 @@ async def _stop_all(
     """Stop the scheduler, the platforms and the ops endpoints that were started."""
     scheduler.shutdown()
     await application.leases.stop()  # shards given back now: another replica takes them at once
-    application.papers.indexes.stop()
+    application.index_refresher.stop()
+    if application.embedder is not None:  # the embedding worker process
+        application.embedder.close()
     if application.drawer is not None:  # the weekly pictures' worker process
         application.drawer.close()
     if application.slack is not None and "slack" not in application.failed:

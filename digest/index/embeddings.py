@@ -162,6 +162,38 @@ class Encoder:
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 
+class QueryCache:
+    """An encoder for queries that remembers the last ``size`` texts' vectors (LRU): a topic a
+    digest ranks by every day, or a search paged through, runs the model once."""
+
+    def __init__(self, encoder: Encoder, size: int = 2048) -> None:
+        from collections import OrderedDict
+
+        self.encoder = encoder
+        self.files = getattr(encoder, "files", None)
+        self.size = size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str], batch: int = 16) -> np.ndarray:
+        """Unit float32 vectors, one row per text; cached texts are not encoded again."""
+        import numpy as np
+
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        fresh = self.encoder.encode(todo) if todo else None
+        with self._lock:
+            for n, t in enumerate(todo):
+                self._cache[t] = fresh[n]
+            out = []
+            for t in texts:
+                self._cache.move_to_end(t)
+                out.append(self._cache[t])
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
+        return np.stack(out) if out else np.zeros((0, DIM), dtype=np.float32)
+
+
 _CACHE: dict[ModelConfig, Encoder | None] = {}
 
 

@@ -22,7 +22,7 @@ LAST_INGEST_KEY = "ops.last_ingest_at"
 # The index, the ranker and ingest load when first used: listings and settings rank nothing.
 if TYPE_CHECKING:
     from digest.index.embeddings import ModelConfig
-    from digest.index.lifecycle import IndexStore
+    from digest.index.lifecycle import IndexStatus, IndexStore
     from digest.ingest import SourceConfig
     from digest.ingest.pipeline import IngestReport
     from digest.rank.ranker import Filters, Hit, Ranker, SearchResult
@@ -60,6 +60,13 @@ class PaperService:
         self._index_args = (index_dir, model, strict_model)
         self._ranker: Ranker | None = None
 
+    @property
+    def model(self) -> ModelConfig:
+        """The embedding model configured (the default: the packaged one, when installed)."""
+        from digest.index.embeddings import ModelConfig
+
+        return self._index_args[1] or ModelConfig.from_env()
+
     @cached_property
     def indexes(self) -> IndexStore:
         """The index and embedding store, made on first use: a command that ranks nothing (a
@@ -79,8 +86,9 @@ class PaperService:
         report = ingest(self.store, source, fmt, self.sources or SourceConfig(), progress)
         if report.updated_ids:  # same ids, new text: the fitted index no longer describes them
             self.indexes.invalidate()
-        if report.added_ids or report.updated_ids:
-            self.indexes.embed_new(report.updated_ids)  # new text gets a new vector too
+        # New papers, papers whose new text lost its vector, and any backlog (semantic ranking
+        # switched on for a stored corpus): one claim query when there is nothing to embed.
+        self.indexes.embed_new()
         if self.tldrs is not None:
             report.tldrs = 0
             try:
@@ -101,7 +109,7 @@ class PaperService:
         elif self._ranker is None or self._ranker.index is not index:
             from digest.rank.ranker import Ranker
 
-            self._ranker = Ranker(index, encoder=self.indexes.encoder)
+            self._ranker = Ranker(index, encoder=self.indexes.queries)
         return self._ranker
 
     def paper(self, paper_id: str) -> Paper:
@@ -145,7 +153,7 @@ class PaperService:
         if counts.updated_ids:
             self.indexes.invalidate()
         if counts.added_ids or counts.updated_ids:
-            self.indexes.embed_new(counts.updated_ids)
+            self.indexes.embed_new()
         return counts
 
     def find_paper(self, paper_id: str) -> Paper | None:
@@ -194,6 +202,10 @@ class PaperService:
         ranker = self.ranker()
         hits = ranker.similar(paper.id, k) if ranker else []
         return paper, hits, self.store.papers.get_many(h.paper_id for h in hits)
+
+    def index_status(self) -> IndexStatus:
+        """How far embedding (and the shared index) is: `digestbot index` shows it."""
+        return self.indexes.status()
 
     def paper_count(self) -> int:
         """How many papers are stored."""

@@ -283,16 +283,39 @@ def _new_terms(index: PaperIndex, docs: Sequence[DocInput]):
     return ct, ca, vocab, doc_freq(ct, ca)[old:], counts.surface
 
 
-def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
-    """A new index with ``docs`` appended, using the fitted idf and latent basis (no refit).
+@dataclass(frozen=True)
+class Segment:
+    """Papers appended to a fitted index with its vocabulary, idf and latent basis: computed once
+    (:func:`make_segment`), stored, and applied by every process that holds the index it was
+    computed from (:func:`apply_segment`, no text analysis)."""
+
+    docs_before: int  # the index it extends: its paper count and vocabulary size
+    vocab_before: int
+    ids: list[str]
+    titles: list[str]
+    authors: list[tuple[str, ...]]
+    venues: list[str]
+    years: np.ndarray
+    new_terms: list[str]  # words the index lacked, in the order of their new columns
+    idf_new: np.ndarray
+    counted_new: np.ndarray
+    weights: sparse.csc_matrix  # the new papers' rows, as wide as the grown vocabulary
+    latent: np.ndarray
+    surface: dict[str, str]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def make_segment(index: PaperIndex, docs: Sequence[DocInput]) -> Segment | None:
+    """The segment appending ``docs`` (those not in ``index`` yet) to ``index``; None: none new.
 
     Words the fit never saw get columns of their own, their idf from the papers now indexed
     (the fitted terms keep theirs); they stay outside the latent space until the next fit.
-    The old index is left untouched, so rankers holding per-topic caches for it stay consistent.
     """
     docs = [d for d in docs if d.id not in index.pos]
     if not docs:
-        return index
+        return None
     ct, ca, vocab, df_new, surface = _new_terms(index, docs)
     n = len(index.ids) + len(docs)
     idf = np.concatenate(
@@ -306,32 +329,77 @@ def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
     )
     # A new word counts towards lengths as a fit would count it: when several papers share it.
     fitted = index.counted if index.counted is not None else np.ones(len(index.vocab), dtype=bool)
-    counted = np.concatenate([fitted, df_new >= (2 if n >= 50 else 1)])
-    grown = len(vocab) > len(index.vocab)
+    counted_new = df_new >= (2 if n >= 50 else 1)
+    counted = np.concatenate([fitted, counted_new])
+    old = len(index.vocab)
+    new_terms = [t for t, c in sorted(vocab.items(), key=lambda kv: kv[1]) if c >= old]
+    return Segment(
+        docs_before=len(index.ids),
+        vocab_before=old,
+        ids=[d.id for d in docs],
+        titles=[d.title for d in docs],
+        authors=[tuple(a.lower() for a in d.authors) for d in docs],
+        venues=[(d.venue or "").lower() for d in docs],
+        years=np.array([d.year or 0 for d in docs], dtype=np.int32),
+        new_terms=new_terms,
+        idf_new=idf[old:],
+        counted_new=counted_new,
+        weights=_bm25f(ct, ca, idf, p, index.avg_len, counted),
+        latent=lat,
+        surface=surface,
+    )
+
+
+class SegmentMismatchError(ValueError):
+    """A segment computed from another state of the index than the one it is applied to."""
+
+
+def apply_segment(index: PaperIndex, seg: Segment) -> PaperIndex:
+    """A new index: ``index`` with ``seg``'s papers appended (the old one is left untouched, so
+    rankers holding per-topic caches for it stay consistent)."""
+    if seg.docs_before != len(index.ids) or seg.vocab_before != len(index.vocab):
+        raise SegmentMismatchError(
+            f"segment for {seg.docs_before} papers / {seg.vocab_before} terms, "
+            f"index has {len(index.ids)} / {len(index.vocab)}"
+        )
+    vocab = index.vocab
+    grown = bool(seg.new_terms)
+    if grown:
+        vocab = dict(index.vocab)
+        for t in seg.new_terms:
+            vocab[t] = len(vocab)
+    fitted = index.counted if index.counted is not None else np.ones(len(index.vocab), dtype=bool)
+    counted = np.concatenate([fitted, seg.counted_new])
     weights = _widened(index.weights, len(vocab)) if grown else index.weights
     latent_map = index.latent_map
     if grown:
         latent_map = np.concatenate(
-            [latent_map, np.full(len(vocab) - len(index.vocab), -1, dtype=latent_map.dtype)]
+            [latent_map, np.full(len(seg.new_terms), -1, dtype=latent_map.dtype)]
         )
     return replace(
         index,
-        ids=index.ids + [d.id for d in docs],
+        ids=index.ids + seg.ids,
         vocab=vocab,
-        idf=idf,
+        idf=np.concatenate([index.idf, seg.idf_new]),
         latent_map=latent_map,
         family=shared_families(vocab, counted) if grown else index.family,
-        weights=_stack(weights, _bm25f(ct, ca, idf, p, index.avg_len, counted)),
+        weights=_stack(weights, seg.weights),
         counted=counted,
-        latent=np.vstack([index.latent, lat]),
-        titles=index.titles + [d.title for d in docs],
-        authors=index.authors + [tuple(a.lower() for a in d.authors) for d in docs],
-        venues=index.venues + [(d.venue or "").lower() for d in docs],
-        years=np.concatenate([index.years, [d.year or 0 for d in docs]]).astype(np.int32),
-        surface={**surface, **index.surface},
+        latent=np.vstack([index.latent, seg.latent]),
+        titles=index.titles + seg.titles,
+        authors=index.authors + seg.authors,
+        venues=index.venues + seg.venues,
+        years=np.concatenate([index.years, seg.years]).astype(np.int32),
+        surface={**seg.surface, **index.surface},
         dense=None,  # re-attached by the caller, which knows the stored embeddings
         has_dense=None,
     )
+
+
+def add_documents(index: PaperIndex, docs: Sequence[DocInput]) -> PaperIndex:
+    """A new index with ``docs`` appended, using the fitted idf and latent basis (no refit)."""
+    seg = make_segment(index, docs)
+    return index if seg is None else apply_segment(index, seg)
 
 
 def paper_space(index: PaperIndex) -> np.ndarray:

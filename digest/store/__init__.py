@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from digest.store.batch import BatchRepo
     from digest.store.channels import ChannelRepo
     from digest.store.deliveries import DeliveryRepo
+    from digest.store.embeddings import EmbeddingRepo
+    from digest.store.index_parts import IndexPartRepo
     from digest.store.kv import KeyValueRepo
     from digest.store.leases import LeaseRepo
     from digest.store.ledger import LedgerRepo
@@ -56,6 +58,20 @@ class Store:
         from digest.store.deliveries import DeliveryRepo
 
         return DeliveryRepo(self.engine)
+
+    @cached_property
+    def embeddings(self) -> EmbeddingRepo:
+        """Paper embeddings: claimed, computed once, read by every process."""
+        from digest.store.embeddings import EmbeddingRepo
+
+        return EmbeddingRepo(self.engine)
+
+    @cached_property
+    def index_parts(self) -> IndexPartRepo:
+        """The fitted ranking index, as bases and segments, and the claims on making them."""
+        from digest.store.index_parts import IndexPartRepo
+
+        return IndexPartRepo(self.engine)
 
     @cached_property
     def ledger(self) -> LedgerRepo:

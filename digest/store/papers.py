@@ -7,14 +7,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Engine, func, or_, select, update
+from sqlalchemy import Engine, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock, system_clock
 from digest.models import LIBRARY_SOURCE, Links, Paper, PaperRecord
 from digest.store.identity import MIN_HASH_CHARS, Keys, KeyView, abstracts_agree
 from digest.store.paper_rows import fold, issue_key, to_row
-from digest.store.schema import CounterRow, PaperRow
+from digest.store.schema import CounterRow, PaperEmbeddingRow, PaperRow
 from digest.store.tldrs import TldrRepo
 from digest.text.arxiv_ids import arxiv_base_id
 from digest.text.hashes import content_hash, normalize_title
@@ -95,6 +95,8 @@ def _absorb(session: Session, keys: Keys, row: PaperRow, counts: UpsertCounts) -
         counts.merged += 1
     if outcome in ("updated", "retitled"):  # new text (a real title for a derived one too)
         counts.updated_ids.append(existing_id)
+        # Its vectors describe the old text: gone in the same commit, so it is embedded again.
+        session.execute(delete(PaperEmbeddingRow).where(PaperEmbeddingRow.paper_id == existing_id))
     return False
 
 
@@ -195,6 +197,13 @@ class PaperRepo:
         with Session(self.engine) as session:
             seq, count = session.execute(select(func.max(PaperRow.seq), func.count())).one()
             return CorpusVersion(seq or 0, count or 0)
+
+    def count_upto(self, seq: int) -> int:
+        """Papers numbered up to ``seq`` (and imported ones, which have no number): what an index
+        covering ``seq`` holds."""
+        stmt = select(func.count()).where(or_(PaperRow.seq <= seq, PaperRow.seq.is_(None)))
+        with Session(self.engine) as session:
+            return session.scalar(stmt) or 0
 
     def ids_between(self, after: int, upto: int, news: bool = False) -> list[str]:
         """Ids of papers whose ingest sequence is in (after, upto]; ``news``: only those from a

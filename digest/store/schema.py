@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     SmallInteger,
     String,
@@ -279,3 +280,65 @@ class LeaseRow(Base):
     owner: Mapped[str | None] = mapped_column(String(128))
     until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     fence: Mapped[int] = mapped_column(BigInteger, default=0)
+class PaperEmbeddingRow(Base):
+    """A paper's sentence embedding under one model, computed once by whichever process claimed
+    it and loaded by every other: float16, the text hash it was computed from, and a sequence
+    number drawn in commit order so a reader loads only what was stored since it last looked."""
+
+    __tablename__ = "paper_embeddings"
+
+    paper_id: Mapped[str] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(16))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    seq: Mapped[int] = mapped_column(BigInteger, index=True)
+    created_by: Mapped[str] = mapped_column(String(128), default="")
+
+
+class EmbeddingClaimRow(Base):
+    """A paper being embedded: held by one worker until its lease (the database clock) lapses."""
+
+    __tablename__ = "embedding_claims"
+
+    paper_id: Mapped[str] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(64), primary_key=True)
+    claimed_by: Mapped[str] = mapped_column(String(128))
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class IndexPartRow(Base):
+    """The fitted ranking index, shared through the database: a base (a fit, or a merge of a base
+    and its segments) or a segment (papers appended to a base's chain), written once by the
+    process that claimed the work and loaded by every other."""
+
+    __tablename__ = "index_parts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    format: Mapped[str] = mapped_column(String(32), index=True)  # what reads the blob
+    kind: Mapped[str] = mapped_column(String(8))  # 'base' or 'segment'
+    base_id: Mapped[int | None] = mapped_column(Integer, index=True)  # a segment's base
+    merged_from: Mapped[int | None] = mapped_column(Integer)  # a merged base: the base it folds
+    seq_from: Mapped[int] = mapped_column(BigInteger)  # ingest sequence covered: (from, to]
+    seq_to: Mapped[int] = mapped_column(BigInteger)
+    papers: Mapped[int] = mapped_column(Integer)  # papers in the index once this part is applied
+    text_epoch: Mapped[int] = mapped_column(BigInteger, default=0)  # a base: texts it has seen
+    size: Mapped[int] = mapped_column(BigInteger)
+    blob: Mapped[bytes] = mapped_column(LargeBinary)
+    created_by: Mapped[str] = mapped_column(String(128), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class IndexClaimRow(Base):
+    """A piece of index work (a fit, a segment, a merge) held by one worker until it is done or
+    its lease (the database clock) lapses."""
+
+    __tablename__ = "index_claims"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    claimed_by: Mapped[str] = mapped_column(String(128))
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    done: Mapped[bool] = mapped_column(Boolean, default=False)

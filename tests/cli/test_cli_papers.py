@@ -117,3 +117,28 @@ def test_queries_file_refuses_empty_and_non_text_queries(env_isolated, capsys, t
         assert code == 2 and not out, (bad, out)  # nothing searched before the file is refused
         assert err.startswith(f"error: {queries}:3: {needle}"), err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_index_shows_how_many_papers_are_embedded(env_isolated, capsys, monkeypatch):
+    """`digestbot index`: the backlog a running bot's worker is embedding, and lexical-only.
+
+    Breaks that turn this red: the progress counting papers without a vector as embedded; the
+    command missing from bot/cli/main.py's COMMAND_MODULE (it is then not found quickly)."""
+    import digest.index.lifecycle as index_store
+    from digest.index.embeddings import ModelConfig
+    from tests.fakes.encoders import HashEncoder
+
+    def load(config=None):  # the model's stand-in, switched off as the model is
+        return None if (config or ModelConfig.from_env()).off else HashEncoder()
+
+    monkeypatch.setattr(index_store, "load_encoder", load)
+    monkeypatch.setenv("DIGESTBOT_SEMANTIC", "off")
+    run(capsys, "ingest", str(BUNDLED_PAPERS))  # stored without vectors (semantic off)
+    code, out, _ = run(capsys, "index")
+    assert code == 0 and out.startswith("papers: 19; meaning: off")
+    monkeypatch.setenv("DIGESTBOT_SEMANTIC", "auto")  # switched on for an existing corpus
+    code, out, _ = run(capsys, "index")
+    assert "embedded: 0 of 19 (0%), waiting for a running bot's embedding worker" in out
+    run(capsys, "ingest", str(BUNDLED_PAPERS))  # a one-shot ingest embeds the backlog
+    code, out, _ = run(capsys, "index")
+    assert "embedded: 19 of 19 (100%)" in out

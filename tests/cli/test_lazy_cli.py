@@ -225,6 +225,7 @@ def test_the_help_lists_commands_in_the_same_order_whatever_loaded_first():
     assert done.stdout.split() == [
         "ingest",
         "search",
+        "index",
         "cmd",
         "subscribe",
         "feedback",

@@ -15,6 +15,7 @@ import pytest
 import digest.index.lifecycle as index_store
 from bot.commands import Context
 from digest.index.embeddings import paper_text
+from digest.index.vectors import hash_text, pack, text_hash
 from digest.models import ChannelRef
 from tests.conftest import make_app
 from tests.index.test_embedding_store import HashEncoder, vec
@@ -61,7 +62,11 @@ def test_with_embeddings_similar_uses_them(embedded_app):
 
 
 def test_while_papers_are_being_embedded_similar_stays_lexical(embedded_app):
-    store = embedded_app.papers.indexes.embeddings
-    store.embed([p for p in embedded_app.store.papers.iter_all() if p.id != "syn-sae-3"])
+    vectors = embedded_app.papers.indexes.embeddings
+    claim = embedded_app.store.embeddings.claim(vectors.model, "test", 1000, 60)
+    papers = [p for p in embedded_app.store.papers.iter_all() if p.id != "syn-sae-3"]
+    encoded = vectors.encoder.encode([paper_text(p.title, p.abstract) for p in papers])
+    rows = {p.id: (text_hash(p), pack(v)) for p, v in zip(papers, encoded, strict=True)}
+    assert embedded_app.store.embeddings.store(claim, rows, hash_text) == len(papers)
     ids = similar(embedded_app)
     assert ids[0].startswith("syn-sae-") and ids[0] != PARTNER

@@ -12,10 +12,10 @@ import threading
 from types import SimpleNamespace
 
 import pytest
-from filelock import FileLock
 
 import digest.index.lifecycle as index_store
 from bot.adapters.discord import choices
+from bot.runtime.index_work import IndexRefresher
 from digest.ingest.parse import make_record
 from digest.papers.service import PaperService
 from digest.rank.index import build_index
@@ -119,31 +119,34 @@ def test_two_concurrent_searches_during_a_build_cause_one_fit(db, tmp_path, monk
     assert ids(out1[0]) == ids(out2[0]) and ids(out1[0])
 
 
-def test_two_processes_sharing_the_index_folder_fit_once(db, tmp_path, monkeypatch):
-    """Two replicas (separate stores and index stores, as two processes have) on one database
-    and one index folder: the file lock lets one fit; the other loads what it saved.
+def test_two_replicas_on_separate_folders_fit_once(db, tmp_path, monkeypatch):
+    """Two replicas (separate stores and index stores, as two processes have) on one database,
+    each with its own index folder (as the replicas' compose file gives them): the fit is
+    claimed in the database, so one fits and the other waits and loads what it stored.
 
-    Breaks that turn this red: no single flight; no file lock (both fit); the replica that
-    waited for the lock not re-reading the saved index (it fits again)."""
+    Breaks that turn this red: no single flight; no fit claim (both fit); the replica that lost
+    the claim not loading the stored base (it fits again)."""
     fits = Fits(monkeypatch, hold=True)
-    folder = tmp_path / "shared"
     other = Store.open(db.engine.url.render_as_string(hide_password=False))
-    a, b = service(db, folder), service(other, folder)
+    a, b = service(db, tmp_path / "a"), service(other, tmp_path / "b")
     t1, _ = in_thread(a.indexes.refresh)
-    assert fits.entered.wait(HANG)  # replica A holds the lock and fits
-    at_lock, take = threading.Event(), b.indexes._file_lock
+    assert fits.entered.wait(HANG)  # replica A holds the claim and fits
+    lost, claim = threading.Event(), b.indexes.parts.claim
 
-    def announced(timeout=None):
-        at_lock.set()
-        return take(timeout)
+    def announced(key, *args):
+        got = claim(key, *args)
+        if got is None and ":fit:" in key:
+            lost.set()
+        return got
 
-    b.indexes._file_lock = announced
+    monkeypatch.setattr(b.indexes.parts, "claim", announced)
     t2, out = in_thread(b.indexes.refresh)
-    while not (at_lock.is_set() or fits.count > 1):  # B asks for the lock (or, broken, fits)
-        at_lock.wait(0.01)
+    while not (lost.is_set() or fits.count > 1):  # B finds the fit claimed (or, broken, fits)
+        lost.wait(0.01)
     fits.release.set()
     t1.join(HANG), t2.join(HANG)
     assert fits.count == 1 and len(out[0]) == 76
+    assert b.indexes.fits == 0 and b.indexes.loads == 1
     other.close()
 
 
@@ -217,7 +220,8 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
     fits = Fits(monkeypatch, hold=True)
     papers = service(db, tmp_path / "ix")
     deps = SimpleNamespace(channels=SimpleNamespace(papers=papers))
-    papers.indexes.serve(every=3600)  # a cold start with nothing saved: the refresher fits
+    refresher = IndexRefresher(papers.indexes, every=3600)
+    refresher.start()  # a cold start with nothing saved: the refresher fits
     try:
         assert fits.entered.wait(HANG)
         offered = await asyncio.wait_for(choices.paper_choices(deps, "part 3"), HANG)
@@ -225,7 +229,7 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
         assert papers.indexes.index is None  # still building: the titles answered
     finally:
         fits.release.set()
-        papers.indexes.stop()
+        refresher.stop()
 
     stuck = threading.Event()
     monkeypatch.setattr(db.papers, "get", lambda pid: stuck.wait(HANG))
@@ -236,27 +240,29 @@ async def test_autocomplete_answers_while_the_first_index_is_being_built(db, tmp
         stuck.set()
 
 
-def test_a_refresh_neither_waits_for_nor_writes_under_another_process_lock(db, tmp_path):
-    """While another process holds the folder's lock (it is fitting), a refresh appends new
-    papers in memory, answers, and leaves the saved index to the lock holder.
+def test_while_another_process_makes_a_segment_a_bot_answers_and_writes_nothing(db, tmp_path):
+    """While another process holds the claim on the next segment, a running bot's refresh
+    neither waits nor computes it (it answers from the index it has); a digest that needs those
+    papers now gets them appended in memory; nothing is written.
 
-    Breaks that turn this red: a refresh waiting for the lock (it hangs); the lock's timeout
-    taken for an unwritable folder (the index saved without the lock)."""
+    Breaks that turn this red: a refresh waiting for the claim (it hangs); the segment computed
+    by a bot that did not claim it (a second copy of the work); the papers a digest needs left
+    out (``need`` ignored)."""
     papers = service(db, tmp_path / "ix")
     papers.indexes.serving = True
     papers.indexes.tick()
-    saved = papers.indexes.path.read_bytes()
+    parts = db.index_parts.sizes(index_store.FORMAT)
     db.papers.upsert([novel("new-1")])
-    holder = FileLock(str(papers.indexes.files.lock_path))
-    holder.acquire()
-    try:
-        refresh, _ = in_thread(papers.indexes.refresh)
-        refresh.join(HANG)
-        assert not refresh.is_alive(), "the refresh waited for another process's lock"
-        assert "new-1" in papers.indexes.index.pos
-        assert papers.indexes.path.read_bytes() == saved
-    finally:
-        holder.release()
+    stored = papers.indexes._stored
+    key = f"{index_store.FORMAT}:segment:{papers.indexes._base.id}:{stored.seq}"
+    assert db.index_parts.claim(key, "another-process", 60) is not None
+    refresh, _ = in_thread(papers.indexes.refresh)
+    refresh.join(HANG)
+    assert not refresh.is_alive(), "the refresh waited for another process's claim"
+    assert "new-1" not in papers.indexes.index.pos and papers.indexes.appends == 0
+    index = papers.indexes.current(covering=db.papers.max_seq())
+    assert "new-1" in index.pos and papers.indexes.appends == 1  # in memory, for the digest
+    assert db.index_parts.sizes(index_store.FORMAT) == parts
 
 
 def test_papers_stored_during_a_long_refit_are_appended_meanwhile(db, tmp_path, monkeypatch):
@@ -266,18 +272,19 @@ def test_papers_stored_during_a_long_refit_are_appended_meanwhile(db, tmp_path, 
     Breaks that turn this red: the refit run on the refresher's own thread (rounds stop until
     it ends); the refit swapped in without the papers stored during it."""
     papers = service(db, tmp_path / "ix")
+    refresher = IndexRefresher(papers.indexes)
     papers.indexes.serving = True
-    papers.indexes.round()
+    refresher.round()
     papers.indexes.invalidate()  # a refit is due
     fits = Fits(monkeypatch, hold=True)
-    papers.indexes.round()  # starts the refit
+    refresher.round()  # starts the refit
     assert fits.entered.wait(HANG)
     db.papers.upsert([novel("new-1")])
-    second, _ = in_thread(papers.indexes.round)
+    second, _ = in_thread(refresher.round)
     second.join(HANG)
     appended = not second.is_alive() and "new-1" in papers.indexes.index.pos
     fits.release.set()
-    papers.indexes._refitter.join(HANG)
+    refresher.refitter.join(HANG)
     assert appended, "no round appended the new paper while the refit ran"
     assert fits.count == 1 and "new-1" in papers.indexes.index.pos
     assert ids(papers.search("zeolitic"))[:1] == ["new-1"]

@@ -93,8 +93,8 @@ def test_embeddings_are_stored_once_and_reused(sqlite_store, tmp_path, monkeypat
     sqlite_store.papers.upsert(small_corpus())
     first = IndexStore(sqlite_store, tmp_path)
     assert first.embed_new() == len(small_corpus())
-    chunks = sorted(tmp_path.glob("embeddings-*/chunk-*.npz"))
-    assert chunks
+    stored = sqlite_store.embeddings.since(first.embeddings.model, 0)
+    assert len(stored) == len(small_corpus())  # in the database, not in the folder
     index = first.current()
     assert index.has_dense.all() and np.allclose(np.linalg.norm(index.dense, axis=1), 1, atol=1e-3)
     fresh = IndexStore(sqlite_store, tmp_path)  # a restarted bot: nothing is encoded again
@@ -102,7 +102,7 @@ def test_embeddings_are_stored_once_and_reused(sqlite_store, tmp_path, monkeypat
     monkeypatch.setattr(fresh.encoder, "encode", lambda texts, **kw: calls.append(texts))
     assert fresh.embed_new() == 0 and not calls
     assert fresh.current().has_dense.all()
-    assert sorted(tmp_path.glob("embeddings-*/chunk-*.npz")) == chunks
+    assert sqlite_store.embeddings.since(first.embeddings.model, 0) == stored
 
 
 @needs_model
