@@ -93,4 +93,4 @@ def merge_personal_digests(engine: sa.Engine) -> None:
     from digest.store.database import alembic_config, upgrade
 
     command.downgrade(alembic_config(engine), "0016")
-    upgrade(engine, "0017")
+    upgrade(engine, "head")  # 0017 merges; later revisions put back what the store reads
