@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from bot.commands import Commands
     from bot.ports import Adapter
     from bot.runtime.effects import EffectExecutor
-    from bot.runtime.leases import ReplicaLeases
     from bot.runtime.index_work import EmbeddingWorker, IndexRefresher
+    from bot.runtime.leases import ReplicaLeases
     from bot.runtime.ops import Health, Metrics
     from bot.runtime.runner import DigestRunner
     from bot.runtime.scheduler import DigestScheduler

@@ -280,6 +280,8 @@ class LeaseRow(Base):
     owner: Mapped[str | None] = mapped_column(String(128))
     until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     fence: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
 class PaperEmbeddingRow(Base):
     """A paper's sentence embedding under one model, computed once by whichever process claimed
     it and loaded by every other: float16, the text hash it was computed from, and a sequence
