@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from digest.models import MessageState
 from digest.store.deliveries import CLAIMED as CLAIMED_DELIVERY
-from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
+from digest.store.deliveries import DIGESTS, FAILED, POSTED, DeliveryRepo, Lease
 from digest.store.deliveries import SENDING as SENDING_DELIVERY
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
@@ -128,6 +128,7 @@ class LedgerRepo:
             .where(
                 DeliveryRow.channel_id == channel_id,
                 DeliveryRow.id < delivery_id,
+                DIGESTS,  # a picture's reference is a file on Slack, not a point in history
                 DeliveryMessageRow.status == CONFIRMED,
                 DeliveryMessageRow.message_ref.is_not(None),
             )

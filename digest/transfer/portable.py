@@ -1,6 +1,6 @@
 """Export and import of everything a deployment knows about its users, as one JSON document.
 
-Channels, subscriptions, feedback, delivery history and weekly-picture claims move between
+Channels, subscriptions, feedback and delivery history (digests and weekly pictures) move between
 databases (SQLite to PostgreSQL, or between hosts) without loss; papers are re-ingested from their sources, and any
 paper a vote, delivery or `like:` refers to travels along so nothing dangles, as does every
 library paper (read from someone's own file, no source would bring it back).
@@ -9,7 +9,9 @@ library paper (read from someone's own file, no source would bring it back).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, date, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import DateTime, MetaData, Table, select
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session
 from digest.clock.times import parse_time, parse_weekdays
 from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
-from digest.models import LIBRARY_SOURCE, SubscriptionKind
+from digest.models import LIBRARY_SOURCE, DeliveryKind, DeliveryState, SubscriptionKind
 from digest.store import Store
 from digest.store.schema import (
     ChannelRow,
@@ -28,13 +30,12 @@ from digest.store.schema import (
     FeedbackRow,
     PaperRow,
     SubscriptionRow,
-    WeeklyPictureRow,
 )
 
 FORMAT = "digestbot-export/1"
-#: Weekly-picture claims travel too: a week's picture already sent (or being sent when the
-#: export was made) is not sent again from the new database.
-TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow, WeeklyPictureRow)
+#: Deliveries carry weekly pictures too: a week's picture already sent is not sent again from
+#: the new database.
+TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow)
 
 
 def _row(obj: Any) -> dict[str, Any]:
@@ -118,12 +119,18 @@ def _secret_value(column: Any, value: Any) -> Any:
     return value
 
 
-def _weekly_status(value: str) -> None:
-    from digest.store.weekly import CLAIMED, EMPTY, FAILED, POSTED, SENDING
+def _one_of(kind: type[StrEnum]) -> Callable[[str], None]:
+    """A check that a stored value is one of ``kind``'s (an unknown state would silently count
+    as that day's or week's claim)."""
 
-    known = (CLAIMED, SENDING, POSTED, EMPTY, FAILED)
-    if value not in known:  # an unknown state would silently count as that week's claim
-        raise DigestError(f"not a picture state: {value[:40]!r} (one of {', '.join(known)}).")
+    def check(value: str) -> None:
+        if value not in set(kind):
+            known = ", ".join(kind)
+            raise DigestError(
+                f"not a delivery {kind.__name__[8:].lower()}: {value[:40]!r} ({known})."
+            )
+
+    return check
 
 
 #: Values the store holds as text but the scheduler parses: refused at import like any bad field.
@@ -131,7 +138,8 @@ CHECKS = {
     ("channels", "timezone"): parse_timezone,
     ("channels", "digest_time"): parse_time,
     ("channels", "weekdays"): parse_weekdays,
-    ("weekly_pictures", "status"): _weekly_status,
+    ("deliveries", "status"): _one_of(DeliveryState),
+    ("deliveries", "kind"): _one_of(DeliveryKind),
 }
 
 
@@ -207,11 +215,36 @@ def import_state(
     with Session(store.engine) as session:
         if session.scalar(select(ChannelRow.id).limit(1)) is not None:
             raise DigestError("This database already has channels; import into an empty one.")
-        counts = _load_rows(session, doc)
+        counts = _load_rows(session, _legacy_pictures(doc))
         counts |= _load_tables(store, session, secrets)
         session.commit()
     _reset_sequences(store, tuple(secrets))
     return counts
+
+
+def _legacy_pictures(doc: dict[str, Any]) -> dict[str, Any]:
+    """An export made before weekly pictures joined the delivery ledger: its ``weekly_pictures``
+    become deliveries of kind weekly (new ids after the digests'), as the migration moves them."""
+    old, rows = doc.get("weekly_pictures"), doc.get("deliveries") or []
+    if not old or not isinstance(old, list) or not isinstance(rows, list):
+        return doc
+    first = 1 + max((r.get("id") or 0 for r in rows if isinstance(r, dict)), default=0)
+    moved = []
+    for n, p in enumerate(r for r in old if isinstance(r, dict)):
+        unsure = p.get("status") == DeliveryState.SENDING  # cannot be looked up: not again
+        moved.append(
+            {k: p.get(k) for k in ("channel_id", "claimed_by", "fence", "attempts", "posted_at")}
+            | {"id": first + n, "digest_date": p.get("week"), "kind": DeliveryKind.WEEKLY.value}
+            | {"claimed_at": p.get("posted_at") or p.get("lease_until"), "near_misses": 0}
+            | {"status": DeliveryState.FAILED.value if unsure else p.get("status")}
+            | {
+                "last_error": "cut off mid-upload before it could be looked up"
+                if unsure
+                else p.get("last_error")
+            }
+            | {"lease_until": p.get("lease_until"), "message_ref": p.get("message_ref")}
+        )
+    return {**doc, "deliveries": [*rows, *moved]}
 
 
 def _load_rows(session: Session, doc: dict[str, Any]) -> dict[str, int]:

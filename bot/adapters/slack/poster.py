@@ -182,7 +182,10 @@ class SlackPoster:
         parent: str | None,
         degrade: bool = False,
     ) -> str:
-        """One planned message, tagged with its key in Slack message metadata; validated first."""
+        """One planned message, tagged with its key in Slack message metadata; validated first.
+        A picture is shared as a file instead: its name (one per channel and week) is its key."""
+        if (pic := reply.image) is not None:
+            return await self.upload_image(ref, pic.png, pic.alt, pic.title, pic.filename)
         msg = self._messages(reply)[position]
         msg = degraded(msg) if degrade else msg
         if problems := message_problems(msg.blocks, msg.text):  # never send what Slack refuses
@@ -214,6 +217,8 @@ class SlackPoster:
         before that.
         """
         oldest = _oldest(since)
+        if reply.image is not None:
+            return await self._find_file(ref, reply.image.filename, oldest)
         with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -246,6 +251,26 @@ class SlackPoster:
                 log.warning(
                     "cannot read %s to look for %s (not a member); posting it", channel, key
                 )
+        return None
+
+    async def _find_file(self, ref: ChannelRef, name: str, oldest: str | None) -> str | None:
+        """The picture shared in the channel as ``name`` since ``oldest`` (files.list, newest
+        first); unsure (a transient PostError) when a full page holds other files only."""
+        with posting_errors("could not read files: "):
+            client = await self.client(ref.workspace)
+            channel = await self._channel(client, ref)
+            got = await client.files_list(
+                channel=channel, types="images", ts_from=int(float(oldest or 0)), count=PAGE
+            )
+        files = got.get("files") or []
+        if (found := next((f["id"] for f in files if f.get("name") == name), None)) is not None:
+            return f"{channel}:{found}"
+        if len(files) >= PAGE:
+            raise PostError(
+                f"could not read files: over {PAGE} files since the picture was claimed; "
+                "not sharing it again while unsure",
+                TRANSIENT,
+            )
         return None
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
