@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 from digest.models import DeliveryKind, DeliveryState
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-# Plain strings for the queries (the core's DeliveryState names them for everyone else).
-CLAIMED, SENDING, POSTED, EMPTY, FAILED = (s.value for s in DeliveryState)
+# The one spelling of the states: DeliveryState's members (StrEnum: the stored strings).
+CLAIMED, SENDING, POSTED, EMPTY, FAILED = DeliveryState
 UNFINISHED = (CLAIMED, SENDING)
 #: Digests only (not weekly pictures): what a channel's day, history and ingest window read.
 DIGESTS = DeliveryRow.kind == DeliveryKind.DIGEST.value

@@ -30,7 +30,7 @@ from digest.store.deliveries import DIGESTS, FAILED, POSTED, DeliveryRepo, Lease
 from digest.store.deliveries import SENDING as SENDING_DELIVERY
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-PLANNED, SENDING, CONFIRMED = (s.value for s in MessageState)  # plain strings for the queries
+PLANNED, SENDING, CONFIRMED = MessageState  # the one spelling (StrEnum: the stored strings)
 
 
 @dataclass(frozen=True)

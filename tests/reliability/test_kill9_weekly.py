@@ -73,9 +73,9 @@ def chaos(rng: random.Random):
     def fault(method: str, args: dict) -> str | None:  # noqa: ARG001
         roll = rng.random()
         if method == "files.completeUploadExternal":
-            return "500-stored" if roll < 0.15 else None
+            return "500-stored" if roll < 0.3 else None
         if method == "files.getUploadURLExternal":
-            return "429" if roll < 0.1 else "500" if roll < 0.2 else None
+            return "429" if roll < 0.15 else "500" if roll < 0.3 else None
         return None
 
     return fault
