@@ -286,6 +286,7 @@ class DigestRunner:
         if claim.fresh is not None and claim.plan is not None:
             return list(claim.plan), claim.reply
         if claim.picture:  # one message, the picture; drawn (in the drawing process) each try
+            assert self.pictures is not None  # only a runner that draws takes pictures over
             channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
             pic = await asyncio.to_thread(self.pictures, channel, claim.delivery.digest_date)
             if pic is None:

@@ -148,7 +148,7 @@ class Deliveries:
         from digest.delivery.compose import Digest, DigestItem, interests
 
         channel = self.store.channels.by_id(d.channel_id)
-        if d.kind == DeliveryKind.WEEKLY:  # a picture carries no papers: drawn when sent
+        if d.kind == DeliveryKind.WEEKLY and channel is not None:  # no papers: drawn when sent
             return Digest(channel, d.digest_date, (), ())
         subs = self.store.channels.subscriptions(channel.id)
         profile = profile_of(subs, self.store.channels.feedback_totals(channel.id))

@@ -215,36 +215,11 @@ def import_state(
     with Session(store.engine) as session:
         if session.scalar(select(ChannelRow.id).limit(1)) is not None:
             raise DigestError("This database already has channels; import into an empty one.")
-        counts = _load_rows(session, _legacy_pictures(doc))
+        counts = _load_rows(session, doc)
         counts |= _load_tables(store, session, secrets)
         session.commit()
     _reset_sequences(store, tuple(secrets))
     return counts
-
-
-def _legacy_pictures(doc: dict[str, Any]) -> dict[str, Any]:
-    """An export made before weekly pictures joined the delivery ledger: its ``weekly_pictures``
-    become deliveries of kind weekly (new ids after the digests'), as the migration moves them."""
-    old, rows = doc.get("weekly_pictures"), doc.get("deliveries") or []
-    if not old or not isinstance(old, list) or not isinstance(rows, list):
-        return doc
-    first = 1 + max((r.get("id") or 0 for r in rows if isinstance(r, dict)), default=0)
-    moved = []
-    for n, p in enumerate(r for r in old if isinstance(r, dict)):
-        unsure = p.get("status") == DeliveryState.SENDING  # cannot be looked up: not again
-        moved.append(
-            {k: p.get(k) for k in ("channel_id", "claimed_by", "fence", "attempts", "posted_at")}
-            | {"id": first + n, "digest_date": p.get("week"), "kind": DeliveryKind.WEEKLY.value}
-            | {"claimed_at": p.get("posted_at") or p.get("lease_until"), "near_misses": 0}
-            | {"status": DeliveryState.FAILED.value if unsure else p.get("status")}
-            | {
-                "last_error": "cut off mid-upload before it could be looked up"
-                if unsure
-                else p.get("last_error")
-            }
-            | {"lease_until": p.get("lease_until"), "message_ref": p.get("message_ref")}
-        )
-    return {**doc, "deliveries": [*rows, *moved]}
 
 
 def _load_rows(session: Session, doc: dict[str, Any]) -> dict[str, int]:

@@ -142,32 +142,6 @@ def test_a_weekly_picture_sent_before_the_move_is_not_sent_again(tmp_path, db_ur
     dst.close()
 
 
-def test_an_export_from_before_pictures_joined_the_ledger_still_settles_them(tmp_path):
-    """An export file with a ``weekly_pictures`` table (made before this version) imports its
-    pictures as deliveries: posted stays posted, one cut off mid-upload is failed with the
-    reason (it cannot be looked up). Break: ignoring the old table (nothing settled: red)."""
-    from digest.models import DeliveryState
-    from tests.weekly.test_weekly_picture import MONDAY, picture
-
-    src = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
-    one = src.store.channels.ensure(ChannelRef("console", "one"), name="one")
-    two = src.store.channels.ensure(ChannelRef("console", "two"), name="two")
-    doc = json.loads(json.dumps(export_state(src.store)))
-    old = dict(week=MONDAY.isoformat(), claimed_by="w", fence=1, attempts=0)
-    at = "2026-11-30T09:00:00+00:00"
-    doc["weekly_pictures"] = [
-        old | dict(id=1, channel_id=one.id, status="posted", posted_at=at, message_ref="x:1"),
-        old | dict(id=2, channel_id=two.id, status="sending", lease_until=at),
-    ]
-    dst = Store.open(f"sqlite:///{tmp_path / 'dst.db'}")
-    import_state(dst, doc)
-    assert picture(dst, one.id).status == DeliveryState.POSTED
-    cut = picture(dst, two.id)
-    assert cut.status == DeliveryState.FAILED and "looked up" in cut.last_error
-    dst.close()
-    src.close()
-
-
 def test_an_unknown_delivery_state_is_refused(tmp_path):
     """A delivery (a digest or a weekly picture) in a state the ledger does not know would
     silently settle that day or week: refused in one line, nothing imported. Break: no check

@@ -294,7 +294,7 @@ class DiscordPoster:
                 content=cut(title, 2000),
                 file=file,
                 allowed_mentions=NO_MENTIONS,
-                **({"nonce": nonce(key)} if key else {}),  # discord.py adds enforce_nonce
+                nonce=nonce(key) if key else None,  # discord.py adds enforce_nonce
             )
         return f"{sent.channel.id}:{sent.id}"
 

@@ -31,82 +31,26 @@ def upgrade() -> None:
         batch.create_unique_constraint(
             "uq_deliveries_channel_id", ["channel_id", "kind", "digest_date"]
         )
-    conn = op.get_bind()
-    pictures = conn.execute(
+    sending = "status = 'sending'"
+    op.get_bind().execute(
         sa.text(
-            "SELECT id, channel_id, week, status, claimed_by, fence, lease_until, attempts,"
-            " last_error, message_ref, posted_at FROM weekly_pictures ORDER BY id"
-        )
-    ).mappings()
-    deliveries = sa.table(
-        "deliveries",
-        *(
-            sa.column(c)
-            for c in (
-                "id",
-                "channel_id",
-                "digest_date",
-                "kind",
-                "status",
-                "claimed_by",
-                "claimed_at",
-                "posted_at",
-                "message_ref",
-                "near_misses",
-                "fence",
-                "lease_until",
-                "give_up_at",
-                "attempts",
-                "last_error",
-                "upto_seq",
-            )
+            "INSERT INTO deliveries (channel_id, digest_date, kind, status, claimed_by,"
+            " claimed_at, posted_at, message_ref, near_misses, fence, lease_until, attempts,"
+            " last_error) SELECT channel_id, week, 'weekly',"
+            f" CASE WHEN {sending} THEN 'failed' ELSE status END, claimed_by,"
+            " COALESCE(posted_at, lease_until, CURRENT_TIMESTAMP), posted_at, message_ref, 0,"
+            f" fence, lease_until, attempts, CASE WHEN {sending} THEN :unsure ELSE last_error END"
+            " FROM weekly_pictures ORDER BY id"
         ),
+        {"unsure": UNSURE},
     )
-    messages = sa.table(
-        "delivery_messages",
-        sa.column("delivery_id"),
-        sa.column("position"),
-        sa.column("paper_ids", sa.JSON),
-        sa.column("status"),
-        sa.column("message_ref"),
+    # the one message: to send (claimed), or sent (posted, with the platform's reference)
+    op.execute(
+        "INSERT INTO delivery_messages (delivery_id, position, paper_ids, status, message_ref)"
+        " SELECT id, 0, '[]', CASE WHEN status = 'posted' THEN 'confirmed' ELSE 'planned' END,"
+        " CASE WHEN status = 'posted' THEN message_ref END FROM deliveries"
+        " WHERE kind = 'weekly' AND status IN ('claimed', 'posted')"
     )
-    for p in list(pictures):
-        status, error = p["status"], p["last_error"]
-        if status == "sending":
-            status, error = "failed", UNSURE
-        at = p["posted_at"] or p["lease_until"]
-        did = conn.execute(
-            deliveries.insert()
-            .values(
-                channel_id=p["channel_id"],
-                digest_date=p["week"],
-                kind="weekly",
-                status=status,
-                claimed_by=p["claimed_by"],
-                claimed_at=at,
-                posted_at=p["posted_at"],
-                message_ref=p["message_ref"],
-                near_misses=0,
-                fence=p["fence"],
-                lease_until=p["lease_until"],
-                give_up_at=None,
-                attempts=p["attempts"],
-                last_error=error,
-                upto_seq=None,
-            )
-            .returning(deliveries.c.id)
-        ).scalar_one()
-        if status in ("claimed", "posted"):  # the one message: to send, or sent
-            sent = status == "posted"
-            conn.execute(
-                messages.insert().values(
-                    delivery_id=did,
-                    position=0,
-                    paper_ids=[],
-                    status="confirmed" if sent else "planned",
-                    message_ref=p["message_ref"] if sent else None,
-                )
-            )
     op.drop_table("weekly_pictures")
 
 
