@@ -145,7 +145,7 @@ def test_only_the_running_bot_gets_a_drawing_process(tmp_path, console):
 
     app = App(Settings(), f"sqlite:///{tmp_path / 'x.db'}", console=console)
     assert isinstance(app.drawer, ProcessDrawer) == (console is None)
-    assert app.channels.draw is app.drawer
+    assert app.digests.draw is app.drawer
     app.close()
 
 
