@@ -53,8 +53,8 @@ def setup(db_url: str, folder) -> tuple:
     for i in range(CHANNELS):
         ref = ChannelRef("slack", f"C{i:03d}", "T1")
         for topic in TOPICS:
-            app.channels.add(ref, SubscriptionKind.TOPIC, topic)
-        app.channels.set_schedule(ref, "00:00", "UTC", off)
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic)
+        app.channels.settings.set_schedule(ref, "00:00", "UTC", off)
         cid = app.store.channels.get(ref).id
         for n, back in enumerate((7, 14)):
             mine = papers[6 * i + 3 * n : 6 * i + 3 * n + 3]
