@@ -25,7 +25,7 @@ from sqlalchemy import insert
 
 from bench.common import machine, table
 from digest.store import Store
-from digest.store.schema import ChannelRow, SubscriptionRow, WeeklyPictureRow
+from digest.store.schema import ChannelRow, DeliveryRow, SubscriptionRow
 from digest.weekly.draw import ProcessDrawer, draw_here
 from digest.weekly.picture import WeeklyPictures, WeeklyStats
 
@@ -63,13 +63,13 @@ def claim_all(store: Store) -> None:
     week = MONDAY_AFTER.date()
     with store.engine.begin() as conn:
         ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
+        at = MONDAY_AFTER
         rows = [
-            dict(
-                channel_id=cid, week=week, status="posted", claimed_by="bench", fence=1, attempts=0
-            )
+            dict(channel_id=cid, digest_date=week, kind="weekly", status="posted")
+            | dict(claimed_by="bench", claimed_at=at, fence=1, attempts=0, near_misses=0)
             for cid in ids
         ]
-        conn.execute(insert(WeeklyPictureRow), rows)
+        conn.execute(insert(DeliveryRow), rows)
 
 
 def timed(fn) -> tuple[float, float, object]:  # noqa: ANN001
@@ -84,7 +84,7 @@ def run(n: int, db: str | None) -> list:
     store = Store.open(url)
     try:
         seed(store, n)
-        pics = WeeklyPictures(store, "bench")
+        pics = WeeklyPictures(store)
         owed_w, owed_c, owed = timed(lambda: pics.due(MONDAY_AFTER, {"console"}))
         claim_all(store)
         none_w, none_c, none = timed(

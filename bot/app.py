@@ -320,8 +320,15 @@ class App:
             grace=timedelta(hours=s.catchup_grace_hours),
             backoff=tuple(s.delivery_backoff_seconds),
         )
+        from digest.weekly.picture import WeeklyPictures
+
+        pictures = WeeklyPictures(self.store, draw=self.drawer).for_week
         return DigestRunner(
-            deliveries, adapters, on_outcome=self.metrics.digest, channels=self.channels
+            deliveries,
+            adapters,
+            on_outcome=self.metrics.digest,
+            channels=self.channels,
+            pictures=pictures,
         )
 
     @cached_property
@@ -343,28 +350,26 @@ class App:
         )
         # The weekly picture is its own job (not part of the digest tick): it starts with the
         # scheduler and stops with it.
-        from bot.runtime.weekly import EVERY
-
-        weekly = self.weekly(self.runner.adapters)
+        every = timedelta(seconds=self.settings.weekly_sweep_seconds)
+        weekly = self.weekly(self.runner)
         scheduler.scheduler.add_job(
             weekly.sweep,
             "interval",
-            seconds=EVERY.total_seconds(),
+            seconds=every.total_seconds(),
             id="weekly",
             replace_existing=True,
             max_instances=1,
             coalesce=True,
-            next_run_time=self.clock() + timedelta(minutes=1),
+            next_run_time=self.clock() + min(every, timedelta(minutes=1)),
         )
         return scheduler
 
-    def weekly(self, adapters: dict[str, Adapter]) -> WeeklySender:
-        """Sends each channel's weekly picture through the adapters that can share one."""
+    def weekly(self, runner: DigestRunner) -> WeeklySender:
+        """Claims each channel's weekly picture; ``runner`` sends it as it sends digests."""
         from bot.runtime.weekly import WeeklySender
         from digest.weekly.picture import WeeklyPictures
 
-        pictures = WeeklyPictures(self.store, self.worker, draw=self.drawer)
-        return WeeklySender(pictures, adapters, clock=self.clock)
+        return WeeklySender(WeeklyPictures(self.store, draw=self.drawer), runner, self.clock)
 
     def _sources(self) -> list[str]:
         s = self.settings

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol
 
 from bot.commands.replies import Reply
 from digest.models import ChannelRef
 
-TRANSIENT, REJECTED, GONE = "transient", "rejected", "gone"
-KINDS = (TRANSIENT, REJECTED, GONE)
+
+class Failure(StrEnum):
+    """What a failed post means for the delivery (``PostError.kind``)."""
+
+    TRANSIENT = "transient"  # retry later, looking the message up first
+    REJECTED = "rejected"  # this payload refused: degrade it, then pause
+    GONE = "gone"  # channel, bot or permission gone: pause
+
+
+TRANSIENT, REJECTED, GONE = Failure  # the members themselves, so every caller spells them once
 
 
 class PostError(Exception):
@@ -22,16 +31,14 @@ class PostError(Exception):
     def __init__(
         self,
         reason: str,
-        kind: str = TRANSIENT,
+        kind: Failure = TRANSIENT,
         retry_after: float | None = None,
         *,
         rate_limited: bool = False,
     ) -> None:
         super().__init__(reason)
-        if kind not in KINDS:
-            raise ValueError(f"unknown PostError kind {kind!r}")
         self.reason = reason
-        self.kind = kind
+        self.kind = Failure(kind)  # ValueError for a kind that is not one
         self.retry_after = retry_after
         #: The platform asked us to slow down (HTTP 429): said in words, not as its error code.
         self.rate_limited = rate_limited
@@ -41,7 +48,9 @@ class Adapter(Protocol):
     """A chat platform as the runner sees it: a digest goes out as a planned list of messages.
 
     Message 0 is the header; with ``reply.threaded`` the others go in its thread (``parent``
-    is message 0's reference). Each message carries its own key, so it can be found again.
+    is message 0's reference). Each message carries its own key, so it can be found again. A
+    weekly picture is a plan of one message whose reply carries ``image``: posted as the
+    platform shares a file, and found again by its file name.
     """
 
     platform: str
@@ -82,17 +91,4 @@ class Adapter(Protocol):
 
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """Post an ordinary message."""
-        ...
-
-
-class ImagePoster(Protocol):
-    """A platform that can share a picture in a channel (the weekly picture, `stats`)."""
-
-    platform: str
-
-    async def upload_image(
-        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
-    ) -> str:
-        """Share ``png`` with its alt text and title; the platform's reference to it.
-        Raises PostError (transient, rejected or gone) as posting does."""
         ...

@@ -83,6 +83,13 @@ class ParseProblem:
     warning: bool = False  # stored anyway (e.g. no abstract); not a skipped line
 
 
+class DeliveryKind(StrEnum):
+    """What a delivery carries: a day's digest (papers), or a week's picture (one image)."""
+
+    DIGEST = "digest"
+    WEEKLY = "weekly"
+
+
 class DeliveryState(StrEnum):
     """Where a channel's digest for one day stands; the values are the strings the database
     stores, so reading a state needs no migration."""

@@ -187,14 +187,19 @@ class ConsoleAdapter:
         parent: str | None,
         degrade: bool = False,
     ) -> str:
-        """Print a digest under a header naming its channel, and note its key in the transcript."""
-        self.out.write(f"\n=== #{ref.channel_id} ===\n{render(reply)}\n")
-        self.out.flush()
+        """Print a digest (or save a picture) under a header naming its channel, and note its
+        key in the transcript."""
+        if (pic := reply.image) is not None:
+            posted = await self.upload_image(ref, pic.png, pic.alt, pic.title, pic.filename)
+        else:
+            self.out.write(f"\n=== #{ref.channel_id} ===\n{render(reply)}\n")
+            self.out.flush()
+            posted = f"console:{key}"
         if self.transcript:
             self.transcript.parent.mkdir(parents=True, exist_ok=True)
             with self.transcript.open("a", encoding="utf-8") as f:
                 f.write(f"[{key}]\n")
-        return f"console:{key}"
+        return posted
 
     async def find_part(
         self,

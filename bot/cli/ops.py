@@ -138,10 +138,11 @@ def export_cmd(
         _write_private(file, dumps(doc))
     except OSError as exc:
         raise DigestError(f"Cannot write {file}: {exc.strerror}.") from exc
+    pictures = sum(d.get("kind") == "weekly" for d in doc["deliveries"])
     print(
         f"exported {len(doc['channels'])} channels, {len(doc['subscriptions'])} subscriptions, "
-        f"{len(doc['feedback'])} votes, {len(doc['deliveries'])} digests, "
-        f"{len(doc.get('weekly_pictures', []))} weekly pictures to {file}"
+        f"{len(doc['feedback'])} votes, {len(doc['deliveries']) - pictures} digests, "
+        f"{pictures} weekly pictures to {file}"
     )
     if include_secrets:
         installs = len(doc["secrets"]["slack_bots"])

@@ -21,10 +21,15 @@ from bot.runtime.group_commit import GroupCommit
 from bot.runtime.outcome import Kind, Outcome, state_kind
 from digest.channels.service import ChannelService
 from digest.delivery.steps import Claim, Deliveries, PlannedMessage, retrying, slow_down
-from digest.models import Channel, ChannelRef, DeliveryState, MessageState
+from digest.models import Channel, ChannelRef, DeliveryKind, DeliveryState, MessageState
 
 if TYPE_CHECKING:
     from digest.delivery.compose import Digest
+    from digest.weekly.picture import Picture
+
+#: How a weekly picture's claim is drawn: (channel, its Monday) -> the picture, or None when
+#: there is nothing to send (digest/weekly/picture.py ``WeeklyPictures.for_week``).
+Draw = Callable[[Channel | None, date], "Picture | None"]
 
 log = logging.getLogger(__name__)
 LOST = Outcome("taken over by another worker", Kind.LOST)
@@ -45,6 +50,10 @@ BUSY = "another digestbot process is sending this digest right now"
 
 class LeaseLost(Exception):
     """Another worker holds the digest now: stop without posting or recording anything."""
+
+
+class NothingToSend(Exception):
+    """A weekly picture whose weeks hold nothing (or whose channel switched it off since)."""
 
 
 class PlanMismatch(Exception):
@@ -73,8 +82,12 @@ class DigestRunner:
         on_outcome: Callable[[str, Outcome], None] | None = None,
         composing: int = 2,
         channels: ChannelService | None = None,
+        pictures: Draw | None = None,
     ) -> None:
         self.deliveries = deliveries
+        # Weekly pictures go through this same runner; without a way to draw them (a runner
+        # made for one digest) it leaves their claims alone.
+        self.pictures = pictures
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
         # Finding channels and pausing one the platform refused (the app's; a plain one in tests).
         self.channels = channels or ChannelService(deliveries.papers)
@@ -213,8 +226,10 @@ class DigestRunner:
                     return LOST
                 return Outcome(reason, Kind.NOT_SENT)
         try:
-            plan, reply = await self._planned(claim, adapter)
+            # renewed while planning too: a picture is drawn then (a cold drawing process can
+            # take longer than a short lease)
             async with self._renewing(claim) as lost:
+                plan, reply = await self._planned(claim, adapter)
                 parent = plan[0].message_ref if plan[0].status == MessageState.CONFIRMED else None
                 last = None  # the platform's reference of the last message known to be there
                 todo = [m.position for m in plan if m.status != MessageState.CONFIRMED]
@@ -233,11 +248,17 @@ class DigestRunner:
                 raise LeaseLost
         except LeaseLost:
             return LOST
+        except NothingToSend:
+            if not await asyncio.to_thread(self.deliveries.nothing_to_send, claim):
+                return LOST
+            return Outcome("nothing to draw", Kind.SETTLED)
         except PostError as exc:
             outcome = await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
             if outcome.endswith("(channel paused)"):
                 await self._tell_owner(claim.digest.channel, adapter, exc.reason)
             return outcome
+        if claim.picture:
+            return Outcome("posted the weekly picture", Kind.POSTED)
         return Outcome(f"posted {len(claim.digest.items)} papers", Kind.POSTED)
 
     async def _tell_owner(self, channel: Channel, adapter: Adapter, reason: str) -> None:
@@ -264,6 +285,16 @@ class DigestRunner:
         both (stored with it, in its transaction)."""
         if claim.fresh is not None and claim.plan is not None:
             return list(claim.plan), claim.reply
+        if claim.picture:  # one message, the picture; drawn (in the drawing process) each try
+            assert self.pictures is not None  # only a runner that draws takes pictures over
+            channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
+            pic = await asyncio.to_thread(self.pictures, channel, claim.delivery.digest_date)
+            if pic is None:
+                raise NothingToSend
+            plan = await asyncio.to_thread(self.deliveries.plan, claim, [()])
+            if plan is None:
+                raise LeaseLost
+            return plan, Reply(text=pic.title, image=pic)
         fresh = digest_reply(claim.digest)
         plan = await asyncio.to_thread(
             self.deliveries.plan, claim, adapter.plan(fresh), stored_reply.dumps(fresh)
@@ -321,7 +352,7 @@ class DigestRunner:
             try:
                 posted = await adapter.post_part(where, reply, m.position, key, parent)
             except PostError as exc:
-                if exc.kind != REJECTED:
+                if exc.kind != REJECTED or reply.image is not None:  # a picture has no lesser form
                     raise
                 log.warning(
                     "%s refused message %s (%s); sending it degraded", where, key, exc.reason
@@ -378,6 +409,9 @@ class DigestRunner:
                 return Outcome(retrying(when, reason), Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
+        if claim.picture:  # a refused picture does not stop the channel's digests
+            self.deliveries.fail(claim, reason)
+            return Outcome(f"failed: {reason}", Kind.FAILED)
         self.channels.settings.set_paused(channel.ref, True, exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
         return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
@@ -390,7 +424,8 @@ class DigestRunner:
         """
         outcomes = []
         platforms = {p for p in self.adapters if self.connected(p)}
-        for claim in await asyncio.to_thread(self.deliveries.take_over, platforms):
+        kinds = {DeliveryKind.DIGEST} | ({DeliveryKind.WEEKLY} if self.pictures else set())
+        for claim in await asyncio.to_thread(self.deliveries.take_over, platforms, kinds):
             outcome = await self.send(claim, self.adapters[claim.digest.channel.ref.platform])
             self.report(claim.digest.channel, outcome)
             outcomes.append(outcome)

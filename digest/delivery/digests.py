@@ -75,5 +75,5 @@ class Digests:
         """The weekly picture on demand: eight weeks up to this one; None with nothing to draw."""
         from digest.weekly.picture import WeeklyPictures
 
-        pictures = WeeklyPictures(self.store, worker="", draw=self.draw)
+        pictures = WeeklyPictures(self.store, draw=self.draw)
         return pictures.now_picture(self.channels.channel(ref), now)

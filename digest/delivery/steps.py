@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from digest.delivery.backlog import compose_digest
-from digest.models import Channel, DeliveryState
+from digest.models import Channel, DeliveryKind, DeliveryState
 from digest.rank.profile import profile_of
 from digest.store.deliveries import Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage, Step
@@ -55,8 +55,14 @@ class Claim:
 
     @property
     def key(self) -> str:
-        """Stable digest key (same across retries and processes)."""
-        return f"digest-{self.delivery.channel_id}-{self.delivery.digest_date.isoformat()}"
+        """Stable key (same across retries and processes): ``digest-…`` or ``weekly-…``."""
+        d = self.delivery
+        return f"{d.kind.value}-{d.channel_id}-{d.digest_date.isoformat()}"
+
+    @property
+    def picture(self) -> bool:
+        """A weekly picture (one image message, no papers), not a digest."""
+        return self.delivery.kind == DeliveryKind.WEEKLY
 
     def part_key(self, position: int) -> str:
         """The key of one planned message, findable on the platform."""
@@ -103,10 +109,29 @@ class Deliveries:
         )
         return Claim(delivery, digest, delivery.lease) if delivery is not None else None
 
-    def take_over(self, platforms: set[str] | None = None) -> list[Claim]:
-        """Unfinished digests whose lease lapsed (crashed owner, or a retry now due); now ours."""
+    def claim_picture(self, channel: Channel, week: date) -> Claim | None:
+        """Reserve a channel's weekly picture for ``week`` (its Monday): a delivery with one
+        planned message and no papers; None if another worker (or an earlier run) has it."""
+        delivery = self.store.deliveries.claim(
+            channel.id,
+            week,
+            self.worker,
+            [],
+            lease_s=self.lease_s,
+            grace_s=self.grace_s,
+            kind=DeliveryKind.WEEKLY,
+        )
+        if delivery is None:
+            return None
+        return Claim(delivery, self.rebuild(delivery), delivery.lease)
+
+    def take_over(
+        self, platforms: set[str] | None = None, kinds: set[DeliveryKind] | None = None
+    ) -> list[Claim]:
+        """Unfinished deliveries (of ``kinds``: all when None) whose lease lapsed (crashed
+        owner, or a retry now due); now ours."""
         out = []
-        for delivery_id in self.store.deliveries.expired(platforms):
+        for delivery_id in self.store.deliveries.expired(platforms, kinds):
             lease = self.store.deliveries.take_over(delivery_id, self.worker, self.lease_s)
             if lease is None or (fresh := self.store.deliveries.get(delivery_id)) is None:
                 continue
@@ -123,6 +148,8 @@ class Deliveries:
         from digest.delivery.compose import Digest, DigestItem, interests
 
         channel = self.store.channels.by_id(d.channel_id)
+        if d.kind == DeliveryKind.WEEKLY and channel is not None:  # no papers: drawn when sent
+            return Digest(channel, d.digest_date, (), ())
         subs = self.store.channels.subscriptions(channel.id)
         profile = profile_of(subs, self.store.channels.feedback_totals(channel.id))
         wanted = [i.paper_id for i in d.items] + list(profile.likes)  # likes: the footer's titles
@@ -186,6 +213,10 @@ class Deliveries:
             return None
         fresh = self.store.deliveries.get(claim.delivery.id)
         return fresh.retry_at if fresh is not None else None
+
+    def nothing_to_send(self, claim: Claim) -> bool:
+        """Settle a claim with nothing to send (a picture of empty weeks): empty, not posted."""
+        return self.store.deliveries.nothing_to_send(claim.lease)
 
     def fail(self, claim: Claim, reason: str) -> bool:
         """Give up (payload rejected, channel gone, grace over); unposted papers go back."""

@@ -54,7 +54,7 @@ class Store:
 
     @cached_property
     def deliveries(self) -> DeliveryRepo:
-        """Digests: claims, leases and their items."""
+        """Deliveries (digests and weekly pictures): claims, leases and their items."""
         from digest.store.deliveries import DeliveryRepo
 
         return DeliveryRepo(self.engine)
@@ -75,7 +75,7 @@ class Store:
 
     @cached_property
     def ledger(self) -> LedgerRepo:
-        """A digest's messages, as planned, sent and confirmed."""
+        """A delivery's messages, as planned, sent and confirmed."""
         from digest.store.ledger import LedgerRepo
 
         return LedgerRepo(self.engine, self.deliveries)
@@ -89,7 +89,7 @@ class Store:
 
     @cached_property
     def weekly(self) -> WeeklyRepo:
-        """The weekly pictures' claims."""
+        """What weekly pictures are drawn from, and who owes one."""
         from digest.store.weekly import WeeklyRepo
 
         return WeeklyRepo(self.engine)

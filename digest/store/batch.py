@@ -40,9 +40,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeEngine
 
-from digest.models import Subscription
+from digest.models import DeliveryKind, Subscription
 from digest.store.channels import _sub
-from digest.store.deliveries import CLAIMED, EMPTY, SENDING, ItemClaim, db_now
+from digest.store.deliveries import CLAIMED, DIGESTS, EMPTY, SENDING, ItemClaim, db_now
 from digest.store.schema import (
     ChannelRow,
     DeliveryItemRow,
@@ -214,13 +214,14 @@ class BatchRepo:
                     out.delivered.setdefault(cid, set()).add(pid)
                 upto = (
                     select(DeliveryRow.channel_id, func.max(DeliveryRow.upto_seq))
-                    .where(among(DeliveryRow.channel_id, ids, Integer))
+                    .where(among(DeliveryRow.channel_id, ids, Integer), DIGESTS)
                     .group_by(DeliveryRow.channel_id)
                 )
                 out.last_upto.update({cid: seq or 0 for cid, seq in conn.execute(upto)})
                 claimed = select(DeliveryRow.channel_id, DeliveryRow.digest_date).where(
                     among(DeliveryRow.channel_id, ids, Integer),
                     among(DeliveryRow.digest_date, days, Date),
+                    DIGESTS,
                 )
                 out.existing.update((cid, d) for cid, d in conn.execute(claimed))
         return out
@@ -245,6 +246,7 @@ class BatchRepo:
                 dict(
                     channel_id=c.channel_id,
                     digest_date=c.day,
+                    kind=DeliveryKind.DIGEST.value,
                     status=_status(c),
                     claimed_by=worker,
                     claimed_at=now,
@@ -260,7 +262,9 @@ class BatchRepo:
             ]
             deliveries, items_t = DeliveryRow.__table__, DeliveryItemRow.__table__
             returning = (deliveries.c.id, deliveries.c.channel_id, deliveries.c.status)
-            found = _insert_many(conn, deliveries, rows, ["channel_id", "digest_date"], returning)
+            found = _insert_many(
+                conn, deliveries, rows, ["channel_id", "kind", "digest_date"], returning
+            )
             got = {cid: (did, st) for did, cid, st in found}
             mine = [c for c in claims if c.channel_id in got]
             wanted = {got[c.channel_id][0]: len(c.items) for c in mine}

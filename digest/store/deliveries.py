@@ -14,12 +14,14 @@ from sqlalchemy import Connection, Engine, delete, exists, func, literal, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from digest.models import DeliveryState
+from digest.models import DeliveryKind, DeliveryState
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-# Plain strings for the queries (the core's DeliveryState names them for everyone else).
-CLAIMED, SENDING, POSTED, EMPTY, FAILED = (s.value for s in DeliveryState)
+# The one spelling of the states: DeliveryState's members (StrEnum: the stored strings).
+CLAIMED, SENDING, POSTED, EMPTY, FAILED = DeliveryState
 UNFINISHED = (CLAIMED, SENDING)
+#: Digests only (not weekly pictures): what a channel's day, history and ingest window read.
+DIGESTS = DeliveryRow.kind == DeliveryKind.DIGEST.value
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Delivery:
     last_error: str | None = None
     upto_seq: int | None = None
     posted_at: datetime | None = None
+    kind: DeliveryKind = DeliveryKind.DIGEST
 
     @property
     def lease(self) -> Lease:
@@ -100,6 +103,7 @@ def _delivery(row: DeliveryRow, items: list[DeliveryItemRow] | None = None) -> D
         last_error=row.last_error,
         upto_seq=row.upto_seq,
         posted_at=_aware(row.posted_at),
+        kind=DeliveryKind(row.kind),
     )
 
 
@@ -124,15 +128,19 @@ class DeliveryRepo:
         upto_seq: int = 0,
         lease_s: float = 120.0,
         grace_s: float = 12 * 3600,
+        kind: DeliveryKind = DeliveryKind.DIGEST,
     ) -> Delivery | None:
-        """Reserve (channel, day) and its papers in one transaction; None if already claimed.
+        """Reserve (channel, day) of ``kind`` and its papers in one transaction; None if already
+        claimed.
 
         An empty digest is still claimed: the day is covered, and a non-quiet channel is told so.
+        A weekly picture is claimed the same way, with no papers, ``day`` its Monday.
         """
         with Session(self.engine) as session:
             row = DeliveryRow(
                 channel_id=channel_id,
                 digest_date=day,
+                kind=kind.value,
                 status=EMPTY if quiet and not items else CLAIMED,  # a quiet empty day is done
                 claimed_by=worker,
                 claimed_at=self.now(),  # the database clock: recovery searches from here
@@ -169,6 +177,7 @@ class DeliveryRepo:
         undelivered = (
             (DeliveryRow.channel_id == channel_id)
             & (DeliveryRow.digest_date == day)
+            & DIGESTS
             & (DeliveryRow.status == FAILED)
             & ~exists().where(DeliveryItemRow.delivery_id == DeliveryRow.id)
         )
@@ -194,10 +203,14 @@ class DeliveryRepo:
             )
             return _delivery(row, list(items))
 
-    def for_day(self, channel_id: int, day: date) -> Delivery | None:
-        """The claim for a channel and day, if any."""
+    def for_day(
+        self, channel_id: int, day: date, kind: DeliveryKind = DeliveryKind.DIGEST
+    ) -> Delivery | None:
+        """The claim of ``kind`` for a channel and day (a picture's: its Monday), if any."""
         stmt = select(DeliveryRow.id).where(
-            DeliveryRow.channel_id == channel_id, DeliveryRow.digest_date == day
+            DeliveryRow.channel_id == channel_id,
+            DeliveryRow.digest_date == day,
+            DeliveryRow.kind == kind.value,
         )
         with Session(self.engine) as session:
             found = session.scalar(stmt)
@@ -250,11 +263,15 @@ class DeliveryRepo:
             session.commit()
         return Lease(delivery_id, worker, fence) if fence is not None else None
 
-    def expired(self, platforms: set[str] | None = None) -> list[int]:
+    def expired(
+        self, platforms: set[str] | None = None, kinds: set[DeliveryKind] | None = None
+    ) -> list[int]:
         """Unfinished deliveries whose lease ran out: crash leftovers and deferred retries."""
         stmt = select(DeliveryRow.id).where(
             DeliveryRow.status.in_(UNFINISHED), DeliveryRow.lease_until < self.now()
         )
+        if kinds is not None:
+            stmt = stmt.where(DeliveryRow.kind.in_(sorted(k.value for k in kinds)))
         if platforms is not None:
             stmt = stmt.join(ChannelRow, ChannelRow.id == DeliveryRow.channel_id).where(
                 ChannelRow.platform.in_(platforms)
@@ -280,6 +297,15 @@ class DeliveryRepo:
             session.commit()
             return changed
 
+    def nothing_to_send(self, lease: Lease) -> bool:
+        """Settle a held claim that has nothing to send (a weekly picture of empty weeks, or of a
+        channel paused or switched off since): empty, nothing posted. False if the lease is lost."""
+        stmt = update(DeliveryRow).where(self.held_by(lease)).values(status=EMPTY)
+        with Session(self.engine) as session:
+            done = session.execute(stmt).rowcount == 1
+            session.commit()
+            return done
+
     def unfinished(self) -> list[Delivery]:
         """Claimed or sending deliveries (in progress elsewhere, or crash leftovers)."""
         stmt = select(DeliveryRow.id).where(DeliveryRow.status.in_(UNFINISHED))
@@ -297,7 +323,7 @@ class DeliveryRepo:
         """The most recent digest claimed for a channel."""
         stmt = (
             select(DeliveryRow.id)
-            .where(DeliveryRow.channel_id == channel_id)
+            .where(DeliveryRow.channel_id == channel_id, DIGESTS)
             .order_by(DeliveryRow.digest_date.desc())
             .limit(1)
         )
@@ -307,7 +333,9 @@ class DeliveryRepo:
 
     def last_upto(self, channel_id: int) -> int:
         """The ingest sequence the channel's digests have considered up to (0: none yet)."""
-        stmt = select(func.max(DeliveryRow.upto_seq)).where(DeliveryRow.channel_id == channel_id)
+        stmt = select(func.max(DeliveryRow.upto_seq)).where(
+            DeliveryRow.channel_id == channel_id, DIGESTS
+        )
         with Session(self.engine) as session:
             return session.scalar(stmt) or 0
 
@@ -337,7 +365,7 @@ class DeliveryRepo:
         stmt = (
             select(func.count())
             .select_from(DeliveryRow)
-            .where(DeliveryRow.channel_id == channel_id)
+            .where(DeliveryRow.channel_id == channel_id, DIGESTS)
         )
         with Session(self.engine) as session:
             return session.scalar(stmt) or 0

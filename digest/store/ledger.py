@@ -35,11 +35,11 @@ from sqlalchemy.orm import Session
 
 from digest.models import MessageState
 from digest.store.deliveries import CLAIMED as CLAIMED_DELIVERY
-from digest.store.deliveries import FAILED, POSTED, DeliveryRepo, Lease
+from digest.store.deliveries import DIGESTS, FAILED, POSTED, DeliveryRepo, Lease
 from digest.store.deliveries import SENDING as SENDING_DELIVERY
 from digest.store.schema import ChannelRow, DeliveryItemRow, DeliveryMessageRow, DeliveryRow
 
-PLANNED, SENDING, CONFIRMED = (s.value for s in MessageState)  # plain strings for the queries
+PLANNED, SENDING, CONFIRMED = MessageState  # the one spelling (StrEnum: the stored strings)
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,7 @@ class LedgerRepo:
             .where(
                 DeliveryRow.channel_id == channel_id,
                 DeliveryRow.id < delivery_id,
+                DIGESTS,  # a picture's reference is a file on Slack, not a point in history
                 DeliveryMessageRow.status == CONFIRMED,
                 DeliveryMessageRow.message_ref.is_not(None),
             )

@@ -146,14 +146,17 @@ class SubscriptionRow(Base):
 
 
 class DeliveryRow(Base):
-    """A digest claimed for a channel and date; the unique key is what makes posting exactly-once."""
+    """A planned delivery to a channel: a day's digest, or a week's picture (``kind``); the
+    unique key is what makes posting exactly-once."""
 
     __tablename__ = "deliveries"
-    __table_args__ = (UniqueConstraint("channel_id", "digest_date"),)
+    __table_args__ = (UniqueConstraint("channel_id", "kind", "digest_date"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    # A digest's day, or the Monday (channel's calendar) a weekly picture is for.
     digest_date: Mapped[date] = mapped_column(Date)
+    kind: Mapped[str] = mapped_column(String(16), default="digest", server_default="digest")
     status: Mapped[str] = mapped_column(String(16), default="claimed")
     claimed_by: Mapped[str] = mapped_column(String(128), default="")
     claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -222,27 +225,6 @@ class FeedbackRow(Base):
     #: When a button or command last cast it, by the database's clock (None: before 0018): the
     #: same press again within DOUBLE_CLICK_S is one click, not a withdrawal.
     pressed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-
-
-class WeeklyPictureRow(Base):
-    """A channel's weekly picture for one week; the unique key makes each go out at most once."""
-
-    __tablename__ = "weekly_pictures"
-    __table_args__ = (UniqueConstraint("channel_id", "week"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
-    week: Mapped[date] = mapped_column(Date)  # the Monday (channel's local calendar) it is for
-    status: Mapped[str] = mapped_column(String(16), default="claimed")
-    claimed_by: Mapped[str] = mapped_column(String(128), default="")
-    fence: Mapped[int] = mapped_column(Integer, default=1)
-    # Database clock, as for digests: a lapsed lease (crash before posting, or a deferred
-    # retry) lets another process take the claim over.
-    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    message_ref: Mapped[str | None] = mapped_column(Text)
-    posted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class KeyValueRow(Base):

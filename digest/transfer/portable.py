@@ -1,6 +1,6 @@
 """Export and import of everything a deployment knows about its users, as one JSON document.
 
-Channels, subscriptions, feedback, delivery history and weekly-picture claims move between
+Channels, subscriptions, feedback and delivery history (digests and weekly pictures) move between
 databases (SQLite to PostgreSQL, or between hosts) without loss; papers are re-ingested from their sources, and any
 paper a vote, delivery or `like:` refers to travels along so nothing dangles, as does every
 library paper (read from someone's own file, no source would bring it back).
@@ -9,7 +9,9 @@ library paper (read from someone's own file, no source would bring it back).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, date, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import DateTime, MetaData, Table, select
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session
 from digest.clock.times import parse_time, parse_weekdays
 from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
-from digest.models import LIBRARY_SOURCE, SubscriptionKind
+from digest.models import LIBRARY_SOURCE, DeliveryKind, DeliveryState, SubscriptionKind
 from digest.store import Store
 from digest.store.schema import (
     ChannelRow,
@@ -28,13 +30,12 @@ from digest.store.schema import (
     FeedbackRow,
     PaperRow,
     SubscriptionRow,
-    WeeklyPictureRow,
 )
 
 FORMAT = "digestbot-export/1"
-#: Weekly-picture claims travel too: a week's picture already sent (or being sent when the
-#: export was made) is not sent again from the new database.
-TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow, WeeklyPictureRow)
+#: Deliveries carry weekly pictures too: a week's picture already sent is not sent again from
+#: the new database.
+TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow)
 
 
 def _row(obj: Any) -> dict[str, Any]:
@@ -118,12 +119,18 @@ def _secret_value(column: Any, value: Any) -> Any:
     return value
 
 
-def _weekly_status(value: str) -> None:
-    from digest.store.weekly import CLAIMED, EMPTY, FAILED, POSTED, SENDING
+def _one_of(kind: type[StrEnum]) -> Callable[[str], None]:
+    """A check that a stored value is one of ``kind``'s (an unknown state would silently count
+    as that day's or week's claim)."""
 
-    known = (CLAIMED, SENDING, POSTED, EMPTY, FAILED)
-    if value not in known:  # an unknown state would silently count as that week's claim
-        raise DigestError(f"not a picture state: {value[:40]!r} (one of {', '.join(known)}).")
+    def check(value: str) -> None:
+        if value not in set(kind):
+            known = ", ".join(kind)
+            raise DigestError(
+                f"not a delivery {kind.__name__[8:].lower()}: {value[:40]!r} ({known})."
+            )
+
+    return check
 
 
 #: Values the store holds as text but the scheduler parses: refused at import like any bad field.
@@ -131,7 +138,8 @@ CHECKS = {
     ("channels", "timezone"): parse_timezone,
     ("channels", "digest_time"): parse_time,
     ("channels", "weekdays"): parse_weekdays,
-    ("weekly_pictures", "status"): _weekly_status,
+    ("deliveries", "status"): _one_of(DeliveryState),
+    ("deliveries", "kind"): _one_of(DeliveryKind),
 }
 
 

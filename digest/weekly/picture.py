@@ -3,8 +3,8 @@
 Counts come from the store (papers delivered, by the interest their why-line credits, and votes,
 by week of the channel's own calendar); ``aggregate`` is pure, and drawing is in
 digest/weekly/chart.py (matplotlib, loaded only when a picture is drawn). A channel gets its
-picture once a week, on Monday at its digest time (or the first look after, that week), claimed
-in the database per (channel, week): see digest/store/weekly.py.
+picture once a week, on Monday at its digest time (or the first look after, that week), as a
+delivery of kind ``weekly`` in the one delivery ledger (digest/delivery/steps.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo
 
 from digest.models import Channel
 from digest.store import Store
-from digest.store.weekly import WeeklyLease
 from digest.weekly.stats import WeeklyStats
 
 __all__ = ["WEEKS", "Picture", "WeeklyPictures", "WeeklyStats", "aggregate", "due_week"]
@@ -102,20 +101,12 @@ def due_week(channel: Channel, now: datetime) -> date | None:
 
 
 class WeeklyPictures:
-    """Which channels owe a picture, claiming it once, drawing it; platform-free."""
+    """Which channels owe a picture, and drawing it; platform-free (the ledger sends it)."""
 
     def __init__(
-        self,
-        store: Store,
-        worker: str,
-        lease: timedelta = timedelta(minutes=5),
-        max_attempts: int = 4,
-        draw: Callable[[WeeklyStats, str], bytes] | None = None,
+        self, store: Store, draw: Callable[[WeeklyStats, str], bytes] | None = None
     ) -> None:
         self.store = store
-        self.worker = worker
-        self.lease_s = lease.total_seconds()
-        self.max_attempts = max_attempts
         # How a picture becomes PNG bytes: in this process unless the root gives a worker's
         # (digest/weekly/draw.py: the running bot draws in a child process).
         self.draw = draw
@@ -135,34 +126,6 @@ class WeeklyPictures:
             return []
         claimed = self.store.weekly.claimed_weeks(min(w for _, w in owed))
         return [(ch, w) for ch, w in owed if (ch.id, w) not in claimed]
-
-    def claim(self, channel: Channel, week: date) -> WeeklyLease | None:
-        """This week's picture is ours to send; None if another process has it."""
-        return self.store.weekly.claim(channel.id, week, self.worker, self.lease_s)
-
-    def take_over(self, platforms: set[str]) -> list[WeeklyLease]:
-        """Claims on ``platforms`` never posted whose owner died or whose retry is due; ours now."""
-        return self.store.weekly.take_over(self.worker, self.lease_s, platforms)
-
-    def sending(self, lease: WeeklyLease) -> bool:
-        """Mark a claim as uploading (never taken over after this); False if it was lost."""
-        return self.store.weekly.sending(lease)
-
-    def posted(self, lease: WeeklyLease, message_ref: str) -> bool:
-        """Record the uploaded picture's platform reference."""
-        return self.store.weekly.posted(lease, message_ref)
-
-    def nothing_to_draw(self, lease: WeeklyLease) -> bool:
-        """Close a claim whose eight weeks hold nothing (no picture is sent)."""
-        return self.store.weekly.empty(lease)
-
-    def fail(self, lease: WeeklyLease, error: str) -> bool:
-        """Close a claim that cannot be sent, keeping the reason."""
-        return self.store.weekly.fail(lease, error)
-
-    def retry_later(self, lease: WeeklyLease, error: str, delay_s: float) -> bool:
-        """A passing failure: tried again after ``delay_s``; False once attempts ran out."""
-        return self.store.weekly.defer(lease, error, delay_s, self.max_attempts)
 
     def stats(self, channel: Channel, last_week: date, partial: bool = False) -> WeeklyStats:
         """Counts for the eight weeks ending with ``last_week``."""
@@ -189,14 +152,12 @@ class WeeklyPictures:
         png = (self.draw or draw_here)(stats, title)
         return Picture(png, stats.alt_text(), title, f"weekly-{last_week}.png")
 
-    def for_week(self, lease: WeeklyLease) -> tuple[Channel, Picture] | None:
-        """What a claim sends: the eight weeks before its week; None (week settled) if empty."""
-        channel = self.store.channels.by_id(lease.channel_id)
-        # Paused or switched off since the claim (a retry, a take-over): that week gets none.
+    def for_week(self, channel: Channel | None, week: date) -> Picture | None:
+        """What ``week``'s claim sends: the eight weeks before it; None (nothing to send) when
+        they are empty, or the channel was paused or switched off since the claim."""
         if channel is None or channel.paused or channel.weekly is False:
             return None
-        pic = self.picture(channel, lease.week - timedelta(weeks=1))
-        return (channel, pic) if pic is not None else None
+        return self.picture(channel, week - timedelta(weeks=1))
 
     def now_picture(self, channel: Channel, now: datetime) -> Picture | None:
         """The on-demand picture (`stats`): the eight weeks ending with this one, so far."""

@@ -372,9 +372,21 @@ class FakeSlack(SlackMessages, LocalServer):
         if "files:read" not in self.scopes:
             return {"ok": False, "error": "missing_scope", "needed": "files:read"}
         since = int(float(args.get("ts_from") or 0))
+        # the app's own uploads count once completed into a channel (Slack lists shared files)
+        shared = [
+            {
+                "id": fid,
+                "name": u["name"],
+                "user": "UBOT",
+                "channels": [u["channel"]],
+                "created": u["created"],
+            }
+            for fid, u in self.uploads.items()
+            if u.get("channel")
+        ]
         found = [
             {k: v for k, v in f.items() if k != "content"}
-            for f in self.files.values()
+            for f in [*self.files.values(), *shared]
             if (not args.get("channel") or args["channel"] in f["channels"])
             and (not args.get("user") or f["user"] == args["user"])
             and f["created"] >= since

@@ -20,6 +20,7 @@ says where it is shared (``channels``/``groups`` and ``shares``), nowhere before
 from __future__ import annotations
 
 import json
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -91,6 +92,7 @@ def upload_ok(fake, method: str, args: dict) -> dict:  # noqa: ANN001 - a FakeSl
             "name": args.get("filename"),
             "length": int(args["length"]),
             "alt_txt": args.get("alt_txt"),
+            "created": int(time.time() + fake.clock_skew),  # Slack's clock, as message ts
         }
         return {"ok": True, "file_id": file_id, "upload_url": f"{fake.url}upload/{file_id}"}
     up = fake.uploads[method.removeprefix("upload-")]

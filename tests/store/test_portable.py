@@ -119,52 +119,44 @@ def test_an_older_export_without_followed_papers_still_imports(tmp_path):
 
 
 def test_a_weekly_picture_sent_before_the_move_is_not_sent_again(tmp_path, db_url):
-    """Weekly-picture claims travel with the export: the week already posted from the old
-    database is settled in the new one, and the sender there sends nothing for it (issue 25,
-    gap 3). Break that turns this red: WeeklyPictureRow left out of portable.TABLES (the
-    imported deployment posts the week's picture a second time)."""
-    from bot.runtime.weekly import WeeklySender
-    from digest.weekly.picture import WeeklyPictures
-    from tests.weekly.test_weekly_picture import AFTER, MONDAY, seed
-
-    class Pictures:
-        """A platform that takes pictures and keeps them."""
-
-        def __init__(self) -> None:
-            self.sent: list[str] = []
-
-        async def upload_image(self, ref, png, alt, title, filename="weekly.png") -> str:
-            self.sent.append(filename)
-            return f"{ref.channel_id}:{len(self.sent)}"
+    """Weekly pictures travel with the export as deliveries (kind weekly): the week already
+    posted from the old database is settled in the new one, and the sender there sends nothing
+    for it. Break that turns this red: the deliveries' ``kind`` left out of the export (the
+    picture imported as a digest: the new deployment posts the week's picture a second time)."""
+    from digest.models import DeliveryState
+    from tests.weekly.test_weekly_picture import picture, seed, sender
 
     src = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
     ch = seed(src.store, ChannelRef("console", "lab"))
-    sent = Pictures()
-    first = WeeklySender(WeeklyPictures(src.store, "w1"), {"console": sent}, clock=lambda: AFTER)
-    assert asyncio.run(first.sweep()) == {str(ch.id): "posted"}
+    sent = RecordingAdapter()
+    assert asyncio.run(sender(src, {"console": sent}).sweep()) == {
+        str(ch.id): "posted the weekly picture"
+    }
     doc = json.loads(json.dumps(export_state(src.store)))
     dst = make_app(db_url, tmp_path / "dst")
-    assert import_state(dst.store, doc)["weekly_pictures"] == 1
-    again = Pictures()
-    moved = WeeklySender(WeeklyPictures(dst.store, "w2"), {"console": again}, clock=lambda: AFTER)
-    assert asyncio.run(moved.sweep()) == {} and again.sent == [] and len(sent.sent) == 1
-    assert dst.store.weekly.state(ch.id, MONDAY)[0] == "posted"
+    import_state(dst.store, doc)
+    again = RecordingAdapter()
+    assert asyncio.run(sender(dst, {"console": again}, "w2").sweep()) == {}
+    assert again.messages == [] and len(sent.messages) == 1
+    assert picture(dst.store, ch.id).status == DeliveryState.POSTED
     dst.close()
 
 
-def test_an_unknown_picture_state_is_refused(tmp_path):
-    """A weekly claim in a state the sender does not know would silently settle that week:
-    refused in one line, nothing imported. Break: no check on the status (imported: red)."""
+def test_an_unknown_delivery_state_is_refused(tmp_path):
+    """A delivery (a digest or a weekly picture) in a state the ledger does not know would
+    silently settle that day or week: refused in one line, nothing imported. Break: no check
+    on the status (imported: red)."""
     from digest.errors import DigestError
+    from digest.models import DeliveryKind
     from tests.weekly.test_weekly_picture import MONDAY
 
     src = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
     ch = src.store.channels.ensure(ChannelRef("console", "lab"), name="lab")
-    assert src.store.weekly.claim(ch.id, MONDAY, "w", 60) is not None
+    assert src.store.deliveries.claim(ch.id, MONDAY, "w", [], kind=DeliveryKind.WEEKLY)
     doc = json.loads(json.dumps(export_state(src.store)))
-    doc["weekly_pictures"][0]["status"] = "bogus"
+    doc["deliveries"][0]["status"] = "bogus"
     dst = Store.open(f"sqlite:///{tmp_path / 'dst.db'}")
-    with pytest.raises(DigestError, match="not a picture state: 'bogus'"):
+    with pytest.raises(DigestError, match="not a delivery state: 'bogus'"):
         import_state(dst, doc)
     assert dst.channels.all() == []
     dst.close()

@@ -1,4 +1,4 @@
-"""The weekly picture: counts, drawing, the once-a-week claim, and the option (issue 25 item 3).
+"""The weekly picture: counts, drawing, its claim in the delivery ledger, and the option.
 
 The platform upload flows are in tests/weekly/test_weekly_upload.py.
 """
@@ -14,9 +14,10 @@ from PIL import Image
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from digest.models import Channel, ChannelRef, SubscriptionKind
-from digest.store.deliveries import ItemClaim
-from digest.store.schema import FeedbackRow, WeeklyPictureRow
+from bot.runtime.weekly import WeeklySender
+from digest.models import Channel, ChannelRef, DeliveryKind, SubscriptionKind
+from digest.store.deliveries import Delivery, ItemClaim
+from digest.store.schema import DeliveryRow, FeedbackRow
 from digest.weekly.picture import OTHER, WeeklyPictures, aggregate, due_week
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -32,6 +33,32 @@ def assert_png(data: bytes) -> None:
     img.load()
     assert img.format == "PNG" and img.size[0] >= 600 and img.size[1] >= 400
     assert len(img.convert("RGB").getcolors(1 << 20) or []) > 10
+
+
+def sender(app, adapters: dict, worker: str = "w1", draw=None) -> WeeklySender:
+    """The weekly job over ``adapters`` as `digestbot run` wires it (its runner sends the
+    pictures and takes lapsed ones over), as process ``worker``, drawing in this process."""
+    runner = app.runner_over(adapters)
+    runner.deliveries.worker = worker
+    pictures = WeeklyPictures(app.store, draw=draw)
+    runner.pictures = pictures.for_week
+    return WeeklySender(pictures, runner, clock=lambda: AFTER)
+
+
+def picture(store, channel_id: int) -> Delivery | None:
+    """The channel's picture for MONDAY as the ledger holds it."""
+    return store.deliveries.for_day(channel_id, MONDAY, DeliveryKind.WEEKLY)
+
+
+def lapse(store) -> None:
+    """Every picture's lease (or retry wait) has run out."""
+    with Session(store.engine) as s:
+        s.execute(
+            update(DeliveryRow)
+            .where(DeliveryRow.kind == "weekly")
+            .values(lease_until=AFTER - timedelta(days=1))
+        )
+        s.commit()
 
 
 def seed(store, ref: ChannelRef, topics=("diffusion models", "graph neural networks")) -> Channel:
@@ -144,7 +171,7 @@ def test_due_from_monday_at_the_digest_time_in_the_channel_zone():
 def test_on_by_default_from_two_interests_and_the_option_decides(app):
     """Breaks tried: counting exclusions as interests (the one-topic channel is due: red);
     ignoring `option weekly off` (red)."""
-    pics = WeeklyPictures(app.store, "w1")
+    pics = WeeklyPictures(app.store)
     two, one = ChannelRef("console", "two"), ChannelRef("console", "one")
     app.channels.follows.add(two, SubscriptionKind.TOPIC, "diffusion models")
     app.channels.follows.add(two, SubscriptionKind.TOPIC, "graph neural networks")
@@ -166,33 +193,23 @@ def test_on_by_default_from_two_interests_and_the_option_decides(app):
     assert pics.due(AFTER - timedelta(minutes=10), {"console"}) == []  # 08:55: not yet
 
 
-def test_each_week_is_claimed_once_across_processes(store, corpus_records):
-    """Two processes sharing the database: one claim per channel and week; a lapsed claim
-    (owner died before posting) is taken over by one worker, whose fence then rules; a claim
-    that was being posted is never taken over (it may be on the platform).
+def test_a_picture_and_the_days_digest_are_claimed_apart(store, corpus_records):
+    """Monday's picture and Monday's digest are two deliveries of one channel and day (the
+    unique key holds the kind); each is claimed once, and the digest's day, history and ingest
+    window never see the picture.
 
-    Breaks tried: dropping the unique constraint (two claims: red); take_over ignoring the
-    lease (taken while held: red); take_over accepting `sending` (red); `posted` not fenced
-    (the old owner records: red)."""
+    Breaks tried: the unique key without the kind (the picture cannot be claimed: red);
+    `for_day` not filtered to digests (the picture answers for Monday's digest: red)."""
     store.papers.upsert(corpus_records[:20])
     ch = seed(store, ChannelRef("console", "lab"))
-    a, b = WeeklyPictures(store, "a", lease=timedelta(seconds=30)), WeeklyPictures(store, "b")
-    assert [c.id for c, _ in a.due(AFTER, {"console"})] == [ch.id]
-    first = a.claim(ch, MONDAY)
-    assert first is not None and b.claim(ch, MONDAY) is None
-    assert a.due(AFTER, {"console"}) == [] and b.take_over({"console"}) == []  # still held
-    with Session(store.engine) as s:  # the owner died: its lease runs out
-        s.execute(update(WeeklyPictureRow).values(lease_until=AFTER - timedelta(days=1)))
-        s.commit()
-    (taken,) = b.take_over({"console"})
-    assert taken.fence == 2 and a.take_over({"console"}) == []
-    assert not store.weekly.sending(first) and store.weekly.sending(taken)
-    with Session(store.engine) as s:
-        s.execute(update(WeeklyPictureRow).values(lease_until=AFTER - timedelta(days=1)))
-        s.commit()
-    assert a.take_over({"console"}) == []  # being posted: never again
-    assert not store.weekly.posted(first, "x") and store.weekly.posted(taken, "console:x")
-    assert store.weekly.state(ch.id, MONDAY) == ("posted", None)
+    claim = store.deliveries.claim
+    pic = claim(ch.id, MONDAY, "a", [], kind=DeliveryKind.WEEKLY)
+    assert pic is not None and claim(ch.id, MONDAY, "b", [], kind=DeliveryKind.WEEKLY) is None
+    assert store.deliveries.for_day(ch.id, MONDAY) is None
+    digest = claim(ch.id, MONDAY, "a", [], upto_seq=7)
+    assert digest is not None and digest.id != pic.id
+    assert picture(store, ch.id).id == pic.id and store.deliveries.last(ch.id).id == digest.id
+    assert store.deliveries.last_upto(ch.id) == 7
 
 
 def test_eight_weeks_of_the_store_make_the_picture(store, corpus_records):
@@ -200,15 +217,14 @@ def test_eight_weeks_of_the_store_make_the_picture(store, corpus_records):
     votes. Breaks tried: counting the claim's own week (the last bar is empty: red)."""
     store.papers.upsert(corpus_records[:20])
     ch = seed(store, ChannelRef("console", "lab"))
-    pics = WeeklyPictures(store, "w")
+    pics = WeeklyPictures(store)
     stats = pics.stats(ch, MONDAY - timedelta(weeks=1))
     # The channel row is stamped now, after the seeded digests: the weeks with data are drawn,
     # the empty weeks before them (the channel did not exist) are not.
     assert stats.weeks[0] == MONDAY - timedelta(weeks=3)
     assert stats.per_interest == {"diffusion models": (2, 2, 2), "graph neural networks": (1, 1, 1)}
     assert sum(stats.up) == 2 and stats.down[-1] == 1
-    lease = pics.claim(ch, MONDAY)
-    channel, pic = pics.for_week(lease)
+    pic = pics.for_week(ch, MONDAY)
     assert_png(pic.png)
     assert pic.alt == stats.alt_text() and "#lab" in pic.title and pic.filename.endswith(".png")
 

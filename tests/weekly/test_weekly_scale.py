@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.runtime.weekly import WeeklySender
-from digest.models import ChannelRef, SubscriptionKind
+from bot.commands.replies import Reply
+from digest.models import ChannelRef, DeliveryKind, DeliveryState, SubscriptionKind
 from digest.weekly.draw import ProcessDrawer, draw_here
 from digest.weekly.picture import WeeklyPictures, WeeklyStats
-from tests.weekly.test_weekly_picture import AFTER, MONDAY, assert_png, seed
+from tests.weekly.test_weekly_picture import AFTER, MONDAY, assert_png, picture, seed, sender
 
 STATS = WeeklyStats((MONDAY,), {"diffusion models": (3,)}, (1,), (0,))
 
@@ -41,10 +41,10 @@ def test_a_sweep_after_the_pictures_went_out_reads_no_channel(store):
     one = store.channels.ensure(ChannelRef("console", "one"), name="one")
     store.channels.add_subscription(one.id, SubscriptionKind.TOPIC, "diffusion models", "ann")
     _two_topics(store, "paused", paused=True)
-    pics = WeeklyPictures(store, "w")
+    pics = WeeklyPictures(store)
     assert {c.id for c, _ in pics.due(AFTER, {"console"})} == set(ids)
     for cid in ids:
-        assert store.weekly.claim(cid, MONDAY, "w", 60) is not None
+        assert store.deliveries.claim(cid, MONDAY, "w", [], kind=DeliveryKind.WEEKLY) is not None
     loaded = []
     original = store.channels.all
     store.channels.all = lambda: loaded.append(1) or original()  # type: ignore[method-assign]
@@ -62,45 +62,52 @@ def test_the_zone_furthest_ahead_owes_next_weeks_picture_on_sunday(store):
 
     Breaks tried: taking the latest week from the UTC date (the channel is filtered out: red)."""
     cid = _two_topics(store, "kiritimati", timezone="Pacific/Kiritimati", digest_time="00:30")
-    assert store.weekly.claim(cid, MONDAY, "w", 60) is not None
+    assert store.deliveries.claim(cid, MONDAY, "w", [], kind=DeliveryKind.WEEKLY) is not None
     sunday = datetime(2026, 12, 6, 11, 0, tzinfo=UTC)
-    owed = WeeklyPictures(store, "w").due(sunday, {"console"})
+    owed = WeeklyPictures(store).due(sunday, {"console"})
     assert [(c.id, w) for c, w in owed] == [(cid, MONDAY + timedelta(weeks=1))]
 
 
 class _Recorder:
-    """An image poster that records, in order, what arrived and when claims were made."""
+    """A platform that records, in order, what arrived (the log also gets the claims)."""
+
+    platform = "console"
 
     def __init__(self, log: list[str]) -> None:
         self.log = log
 
-    async def upload_image(self, ref, png, alt, title, filename):  # noqa: ARG002
+    def plan(self, reply: Reply) -> list[tuple[str, ...]]:
+        return [()]
+
+    async def post_part(self, ref, reply, position, key, parent, degrade=False):  # noqa: ARG002
         self.log.append(f"posted {ref.channel_id}")
         return f"console:{ref.channel_id}"
 
+    async def find_part(self, ref, reply, position, key, parent, since=None):  # noqa: ARG002
+        return None
 
-def test_each_picture_is_claimed_just_before_it_is_drawn(store, corpus_records):
+
+def test_each_picture_is_claimed_just_before_it_is_drawn(app, corpus_records):
     """A sweep claims one picture, sends it, then claims the next: claiming every owed picture
     first would let the later leases (5 minutes) run out while earlier ones are drawn, and
     other processes take them over.
 
     Breaks tried: claiming all owed pictures before sending any (claim, claim, posted,
     posted: red)."""
-    store.papers.upsert(corpus_records[:30])
-    seed(store, ChannelRef("console", "a"))
-    seed(store, ChannelRef("console", "b"))
+    app.store.papers.upsert(corpus_records[:30])
+    seed(app.store, ChannelRef("console", "a"))
+    seed(app.store, ChannelRef("console", "b"))
     log: list[str] = []
-    pics = WeeklyPictures(store, "w", draw=lambda stats, title: b"\x89PNG fake")
-    claim = pics.claim
+    weekly = sender(app, {"console": _Recorder(log)}, draw=lambda stats, title: b"\x89PNG fake")
+    claim = weekly.runner.deliveries.claim_picture
 
     def logged_claim(channel, week):
         log.append(f"claim {channel.ref.channel_id}")
         return claim(channel, week)
 
-    pics.claim = logged_claim  # type: ignore[method-assign]
-    sender = WeeklySender(pics, {"console": _Recorder(log)}, clock=lambda: AFTER)
-    done = asyncio.run(sender.sweep())
-    assert sorted(done.values()) == ["posted", "posted"]
+    weekly.runner.deliveries.claim_picture = logged_claim  # type: ignore[method-assign]
+    done = asyncio.run(weekly.sweep())
+    assert sorted(done.values()) == ["posted the weekly picture"] * 2
     assert log == ["claim a", "posted a", "claim b", "posted b"]
 
 
@@ -142,15 +149,15 @@ def test_only_the_running_bot_gets_a_drawing_process(tmp_path, console):
     app.close()
 
 
-def test_a_picture_that_cannot_be_drawn_fails_alone(store, corpus_records):
+def test_a_picture_that_cannot_be_drawn_fails_alone(app, corpus_records):
     """One channel's picture raising while drawn (any fault, not a platform refusal) is given up
     for that week; the other channels still get theirs, and the next sweep does not try it again.
 
-    Break tried: no per-picture guard in the sender (the sweep stopped at the first channel and
+    Break tried: no catch-all in the runner's send (the sweep stopped at the first channel and
     "b" never got a picture, sweep after sweep: red)."""
-    store.papers.upsert(corpus_records[:30])
-    bad = seed(store, ChannelRef("console", "a"))
-    seed(store, ChannelRef("console", "b"))
+    app.store.papers.upsert(corpus_records[:30])
+    bad = seed(app.store, ChannelRef("console", "a"))
+    seed(app.store, ChannelRef("console", "b"))
     log: list[str] = []
 
     def draw(stats, title):
@@ -159,14 +166,12 @@ def test_a_picture_that_cannot_be_drawn_fails_alone(store, corpus_records):
             raise ValueError("Unknown symbol: \\nocmd")
         return b"\x89PNG fake"
 
-    sender = WeeklySender(
-        WeeklyPictures(store, "w", draw=draw), {"console": _Recorder(log)}, clock=lambda: AFTER
-    )
-    done = asyncio.run(sender.sweep())
-    assert done[str(bad.id)].startswith("not sent: ValueError")
+    weekly = sender(app, {"console": _Recorder(log)}, draw=draw)
+    done = asyncio.run(weekly.sweep())
+    assert "internal error (ValueError" in done[str(bad.id)]
     assert log == ["boom", "posted b"]
-    assert store.weekly.state(bad.id, MONDAY)[0] == "failed"
-    assert asyncio.run(sender.sweep()) == {}
+    assert picture(app.store, bad.id).status == DeliveryState.FAILED
+    assert asyncio.run(weekly.sweep()) == {}
 
 
 def test_labels_people_typed_are_drawn_as_typed():
@@ -176,14 +181,22 @@ def test_labels_people_typed_are_drawn_as_typed():
     assert_png(draw_here(stats, "Weekly picture for #m$\\nocmd$x"))
 
 
-def test_a_picture_owed_before_the_channel_was_paused_is_not_sent(store, corpus_records):
+def test_a_picture_owed_before_the_channel_was_paused_is_not_sent(app, corpus_records):
     """A claim retried (or taken over) after its channel was paused sends nothing: "A paused
-    channel gets none." Break tried: for_week not checking paused (posted: red)."""
-    store.papers.upsert(corpus_records[:30])
-    ch = seed(store, ChannelRef("console", "a"))
-    pics = WeeklyPictures(store, "w", draw=lambda stats, title: b"\x89PNG fake")
-    lease = pics.claim(ch, MONDAY)
-    store.channels.update(ch.id, paused=True)
+    channel gets none"; switched off, nothing either. Breaks tried: the runner not checking
+    paused for a stored claim and for_week not checking it (posted: red); for_week ignoring
+    `weekly off` (posted: red)."""
+    app.store.papers.upsert(corpus_records[:30])
+    ch = seed(app.store, ChannelRef("console", "a"))
     log: list[str] = []
-    sender = WeeklySender(pics, {"console": _Recorder(log)}, clock=lambda: AFTER)
-    assert asyncio.run(sender.send(lease)) == "nothing to draw" and log == []
+    weekly = sender(app, {"console": _Recorder(log)}, draw=lambda stats, title: b"\x89PNG fake")
+    claim = weekly.runner.deliveries.claim_picture(ch, MONDAY)
+    app.store.channels.update(ch.id, paused=True)
+    outcome = asyncio.run(weekly.runner.send(claim, _Recorder(log)))
+    assert "paused" in outcome and log == []
+    assert picture(app.store, ch.id).status == DeliveryState.FAILED
+    other = seed(app.store, ChannelRef("console", "b"))
+    claim = weekly.runner.deliveries.claim_picture(other, MONDAY)
+    app.store.channels.update(other.id, weekly=False)
+    assert asyncio.run(weekly.runner.send(claim, _Recorder(log))) == "nothing to draw"
+    assert log == [] and picture(app.store, other.id).status == DeliveryState.EMPTY

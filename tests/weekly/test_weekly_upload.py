@@ -18,33 +18,28 @@ import httpx
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import update
-from sqlalchemy.orm import Session
 
 from bot.adapters.console import ConsoleAdapter
 from bot.adapters.discord.poster import DiscordPoster
 from bot.adapters.slack.poster import SlackPoster
-from bot.runtime.weekly import WeeklySender
-from digest.models import ChannelRef
+from digest.models import ChannelRef, DeliveryState
 from digest.store import Store
-from digest.store.schema import WeeklyPictureRow
 from digest.weekly.picture import WeeklyPictures
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.support.cli_proc import digestbot
 from tests.support.corpus import synthetic_records
-from tests.weekly.test_weekly_picture import AFTER, MONDAY, assert_png, seed
+from tests.weekly.test_weekly_picture import (
+    AFTER,
+    MONDAY,
+    assert_png,
+    lapse,
+    picture,
+    seed,
+    sender,
+)
 
-
-def sender(app, adapters: dict, worker: str = "w1") -> WeeklySender:
-    return WeeklySender(WeeklyPictures(app.store, worker), adapters, clock=lambda: AFTER)
-
-
-def lapse(store: Store) -> None:
-    """Every claim's lease (or retry wait) has run out."""
-    with Session(store.engine) as s:
-        s.execute(update(WeeklyPictureRow).values(lease_until=AFTER - timedelta(days=1)))
-        s.commit()
+POSTED = "posted the weekly picture"
 
 
 @pytest.fixture
@@ -66,17 +61,17 @@ def test_the_weekly_picture_reaches_slack_once_through_the_upload_flow(app, slac
     alt_txt (red); a second process's sweep sending it again (two files: red)."""
     ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
     done = asyncio.run(sender(app, {"slack": slack_poster(slack)}).sweep())
-    assert done == {str(ch.id): "posted"}
+    assert done == {str(ch.id): POSTED}
     flow = [m for m, _ in slack.calls]
     assert flow == ["files.getUploadURLExternal", "upload-F1", "files.completeUploadExternal"]
     (shared,) = slack.shared_files("C1")
     assert_png(shared["bytes"])
-    pic = WeeklyPictures(app.store, "x").picture(ch, MONDAY - timedelta(weeks=1))
+    pic = WeeklyPictures(app.store).picture(ch, MONDAY - timedelta(weeks=1))
     assert shared["alt_txt"] == pic.alt and shared["comment"] == pic.title
     assert shared["name"] == f"weekly-{MONDAY - timedelta(weeks=1)}.png"
     assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}
     assert len(slack.shared_files("C1")) == 1 and slack.refusals == []
-    assert app.store.weekly.state(ch.id, MONDAY) == ("posted", None)
+    assert picture(app.store, ch.id).status == DeliveryState.POSTED
 
 
 def test_without_files_write_the_picture_fails_with_the_reason(app, slack):
@@ -87,10 +82,11 @@ def test_without_files_write_the_picture_fails_with_the_reason(app, slack):
     slack.scopes.discard("files:write")
     ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
     done = asyncio.run(sender(app, {"slack": slack_poster(slack)}).sweep())
-    assert "files:write" in done[str(ch.id)] and done[str(ch.id)].startswith("not sent")
+    assert "files:write" in done[str(ch.id)] and done[str(ch.id)].startswith("failed")
     assert slack.shared_files("C1") == []
-    status, error = app.store.weekly.state(ch.id, MONDAY)
-    assert status == "failed" and "files:write" in error
+    pic = picture(app.store, ch.id)
+    assert pic.status == DeliveryState.FAILED and "files:write" in pic.last_error
+    assert not app.store.channels.by_id(ch.id).paused  # the digests go on
 
 
 def test_a_passing_slack_error_is_retried_later_and_sent_once(app, slack):
@@ -101,11 +97,12 @@ def test_a_passing_slack_error_is_retried_later_and_sent_once(app, slack):
         (500, {}, {"ok": False, "error": "internal_error"})
     ]
     first = asyncio.run(sender(app, {"slack": slack_poster(slack)}).sweep())
-    assert first[str(ch.id)].startswith("retrying later")
-    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}  # waiting
+    assert first[str(ch.id)].startswith("retrying at")
+    other = sender(app, {"slack": slack_poster(slack)}, "w2")
+    assert asyncio.run(other.runner.recover()) == []  # waiting
     lapse(app.store)
-    again = asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep())
-    assert again == {str(ch.id): "posted"} and len(slack.shared_files("C1")) == 1
+    assert asyncio.run(other.runner.recover()) == [POSTED]
+    assert len(slack.shared_files("C1")) == 1
 
 
 def test_the_slack_fake_refuses_what_slack_refuses(slack):
@@ -175,7 +172,7 @@ def test_the_weekly_picture_reaches_discord_as_an_attachment(app, fake):
     for files[0] (the fake's 50035: red); no Attach Files permission posting anyway (red)."""
     ch = seed(app.store, ChannelRef("discord", "111", "77"))
     done = run_discord(lambda poster: sender(app, {"discord": poster}).sweep())
-    assert done == {str(ch.id): "posted"}
+    assert done == {str(ch.id): POSTED}
     (msg,) = fake.arrived("111")
     (att,) = fake.files[msg["id"]]
     assert_png(att["data"])
@@ -184,13 +181,13 @@ def test_the_weekly_picture_reaches_discord_as_an_attachment(app, fake):
         att["description"].startswith("Papers matched per interest") and "👍" in att["description"]
     )
     assert "Weekly picture for #lab" in msg["content"]
-    ref = app.store.weekly.state(ch.id, MONDAY)
-    assert ref == ("posted", None)
+    assert picture(app.store, ch.id).status == DeliveryState.POSTED
     other = seed(app.store, ChannelRef("discord", "222", "77"))
     fake.no_attach.add("222")
     app.store.channels.update(ch.id, weekly=False)
     done = run_discord(lambda poster: sender(app, {"discord": poster}, "w2").sweep())
-    assert done[str(other.id)].startswith("not sent: missing access") and fake.arrived("222") == []
+    assert done[str(other.id)].startswith("failed: Discord error missing access"), done
+    assert fake.arrived("222") == []
 
 
 def test_the_discord_fake_refuses_what_discord_refuses(fake):
@@ -216,7 +213,7 @@ def test_the_console_writes_the_picture_and_prints_its_path(app, tmp_path):
     out = io.StringIO()
     console = ConsoleAdapter(out, pictures=tmp_path / "pics")
     ch = seed(app.store, ChannelRef("console", "lab"))
-    assert asyncio.run(sender(app, {"console": console}).sweep()) == {str(ch.id): "posted"}
+    assert asyncio.run(sender(app, {"console": console}).sweep()) == {str(ch.id): POSTED}
     path = Path(out.getvalue().split("Picture: ", 1)[1].strip())
     assert path.parent == (tmp_path / "pics").resolve() and path.name.startswith("lab-weekly-")
     assert_png(path.read_bytes())
@@ -270,7 +267,7 @@ def test_the_composition_root_runs_weekly_sends_as_their_own_job(app):
     scheduler = app.scheduler
     job = scheduler.scheduler.get_job("weekly")
     assert job is not None and job.trigger.interval == timedelta(minutes=10)
-    assert set(job.func.__self__.adapters) == {"console"}
+    assert job.func.__self__.runner is app.runner and set(app.runner.adapters) == {"console"}
 
 
 async def test_stats_in_slack_uploads_the_picture_with_its_alt_text(app, slack):
@@ -315,36 +312,70 @@ def _once_on_complete(kind: str):
     return chaos
 
 
-@pytest.mark.parametrize("fault", ["500-stored", "drop"])
-def test_a_5xx_after_slack_shared_the_picture_never_shares_it_twice(app, slack, fault):
-    """Slack shares the picture, then answers 500 (or never answers): files.info shows it
-    shared, so the week is posted and nothing is uploaded again, however often the sender runs
-    (issue 25, gap 4). Breaks that turn this red: files_upload_v2 as before (the 500 is
-    transient, the claim retried: two pictures); _unsure() False for a 5xx (retried: two);
-    _shared_or_given_up() not reading files.info (settled failed, not posted)."""
+@pytest.mark.parametrize("fault", ["500-stored", "drop", "500"])
+def test_an_unsure_last_upload_step_is_looked_up_then_finished_once(app, slack, fault):
+    """Slack answers the step that shares the file with a 500 or not at all, having shared it
+    ("500-stored", "drop") or not ("500"). The picture waits for its retry, as a digest message
+    does; the retry looks the file up by its name first: the one shared is confirmed, one not
+    shared is uploaded once. One picture, posted, every time.
+
+    Breaks that turn this red: the 5xx taken as a refusal (failed, no picture for "500"); no
+    lookup before the retry's upload (two pictures for "500-stored" and "drop"); the lookup
+    not bounded to the channel (files.list without ``channel``: another channel's file of the
+    same week would count)."""
     slack.chaos = _once_on_complete(fault)
     ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
+    other = seed(app.store, ChannelRef("slack", "C2", "T1"))
+    slack.join("C2")  # its picture of the same week, shared under the same name
     poster = slack_poster(slack)
     poster.timeout = 1  # a dropped answer is given up on quickly
     first = asyncio.run(sender(app, {"slack": poster}).sweep())
-    assert first == {str(ch.id): "posted"}, first
+    assert first[str(ch.id)].startswith("retrying at") and first[str(other.id)] == POSTED
     lapse(app.store)
-    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}
+    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").runner.recover()) == [
+        POSTED
+    ]
     assert len(slack.shared_files("C1")) == 1 and slack.injected[fault] == 1
-    assert [m for m, _ in slack.calls].count("files.getUploadURLExternal") == 1
-    assert app.store.weekly.state(ch.id, MONDAY)[0] == "posted"
+    uploads = [m for m, _ in slack.calls].count("files.getUploadURLExternal")
+    assert uploads == (3 if fault == "500" else 2)  # C2's one, and C1's once (twice: not shared)
+    pic = picture(app.store, ch.id)
+    assert pic.status == DeliveryState.POSTED
+    (shared,) = [f for f, u in slack.uploads.items() if u.get("channel") == "C1"]
+    assert app.store.ledger.messages(pic.id)[0].message_ref == f"C1:{shared}"
 
 
-def test_a_5xx_that_shared_nothing_is_given_up_not_guessed(app, slack):
-    """A 500 on the last step with nothing shared: files.info does not show it, and whether
-    Slack will still share it is unknown, so the week is settled as failed with the reason,
-    never uploaded a second time. Break that turns this red: retrying it (a second upload)."""
-    slack.chaos = _once_on_complete("500")
+class Killed(BaseException):
+    """The process dies here (as kill -9 would: nothing after it runs, no handler records)."""
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_picture_whose_process_died_mid_upload_is_looked_up_and_finished(app, slack, shared):
+    """The process dies during the upload: after Slack shared the file (``shared``) or before
+    the last step. The picture stays `sending`; once its lease lapses any process takes it over,
+    looks it up (files.list, by its name, since the channel's last earlier message) and
+    confirms the one Slack has, or uploads it once: one picture either way, posted.
+
+    Breaks that turn this red: the take-over skipping pictures (`kinds` without weekly: stays
+    sending); no lookup for an image (`find_part` returning None: two pictures); the lookup
+    by a name the upload does not use (two pictures); confirming without looking (nothing
+    shared when the process died before the last step: posted but no picture)."""
     ch = seed(app.store, ChannelRef("slack", "C1", "T1"))
-    done = asyncio.run(sender(app, {"slack": slack_poster(slack)}).sweep())
-    assert done[str(ch.id)].startswith("not sent: Slack answered internal_error"), done
+    dying = slack_poster(slack)
+    upload = dying.upload_image
+
+    async def die(*args, **kwargs):
+        if shared:
+            await upload(*args, **kwargs)
+        raise Killed
+
+    dying.upload_image = die  # type: ignore[method-assign]
+    with pytest.raises(Killed):
+        asyncio.run(sender(app, {"slack": dying}).sweep())
+    assert picture(app.store, ch.id).status == DeliveryState.SENDING
+    later = sender(app, {"slack": slack_poster(slack)}, "w2")
+    assert asyncio.run(later.runner.recover()) == []  # its lease is still live
     lapse(app.store)
-    assert asyncio.run(sender(app, {"slack": slack_poster(slack)}, "w2").sweep()) == {}
-    assert [m for m, _ in slack.calls].count("files.getUploadURLExternal") == 1
-    status, error = app.store.weekly.state(ch.id, MONDAY)
-    assert status == "failed" and "never shared twice" in error
+    assert asyncio.run(later.runner.recover()) == [POSTED]
+    assert len(slack.shared_files("C1")) == 1
+    assert picture(app.store, ch.id).status == DeliveryState.POSTED
+    assert asyncio.run(later.runner.recover()) == [] and len(slack.shared_files("C1")) == 1

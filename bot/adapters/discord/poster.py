@@ -178,7 +178,10 @@ class DiscordPoster:
 
         In a threaded digest the papers go in the header's thread, started once; where the bot
         may not start one (50013, or no threads in this channel: 50024) they go inline instead.
+        A picture goes as a message with the file attached; its file name is its key.
         """
+        if (pic := reply.image) is not None:
+            return await self.upload_image(ref, pic.png, pic.alt, pic.title, pic.filename, key)
         msg = self._messages(reply)[position]
         msg = stamp(degraded(msg) if degrade else msg, key)
         if problems := message_problems(payload(msg, nonce(key))):
@@ -229,29 +232,32 @@ class DiscordPoster:
             after = discord.utils.time_snowflake(since)
         else:
             after = int(since.split(":", 1)[1]) if since else None
+        name = reply.image.filename if reply.image is not None else None
         with posting_errors("could not read history: "):
             places = [await self._target(ref)]
             if reply.threaded and position > 0 and parent:  # the thread first; degraded: inline
                 places.insert(0, self.client.get_partial_messageable(int(parent.split(":", 1)[1])))
             for where in places:
                 try:
-                    if (found := await self._scan(where, key, after)) is not None:
+                    if (found := await self._scan(where, key, after, name)) is not None:
                         return found
                 except discord.NotFound:
                     continue  # no thread yet: nothing was posted in it
         return None
 
     async def _scan(
-        self, where: discord.abc.Messageable, key: str, after: int | None
+        self, where: discord.abc.Messageable, key: str, after: int | None, name: str | None
     ) -> str | None:
-        """Page through ``where`` newest first (100 a request) for ``key``, down to ``after``."""
+        """Page through ``where`` newest first (100 a request) for ``key`` (a picture: the
+        attached file ``name``, one per channel and week), down to ``after``."""
         seen = 0
         async for m in where.history(limit=MAX_SCAN):
             if after is not None and m.id <= after:
                 return None  # older than a message stored before ours: it is not there
             seen += 1
             footer = m.embeds[-1].footer.text if m.embeds else None
-            if m.author.id == self.client.user.id and (footer or "").endswith(key):
+            ours = (footer or "").endswith(key) if name is None else _attached(m, name)
+            if m.author.id == self.client.user.id and ours:
                 return f"{m.channel.id}:{m.id}"
         if seen >= MAX_SCAN:
             raise PostError(
@@ -274,10 +280,17 @@ class DiscordPoster:
             raise PostError(f"no answer from Discord ({type(exc).__name__})", TRANSIENT) from exc
 
     async def upload_image(
-        self, ref: ChannelRef, png: bytes, alt: str, title: str, filename: str = "weekly.png"
+        self,
+        ref: ChannelRef,
+        png: bytes,
+        alt: str,
+        title: str,
+        filename: str = "weekly.png",
+        key: str | None = None,
     ) -> str:
         """A message with the PNG attached (multipart: ``files[0]`` and ``payload_json`` whose
-        ``attachments`` give its id, name and alt text as description); "channel:message"."""
+        ``attachments`` give its id, name and alt text as description); "channel:message".
+        With a ``key`` (a weekly picture) its nonce too: a repeat is answered with the first."""
         if len(png) > MAX_ATTACHMENT:
             raise PostError(f"refused (the picture is over {MAX_ATTACHMENT} bytes)", REJECTED)
         alt, title = clean_text(alt), clean_text(title)  # a channel's name is the platform's text
@@ -285,9 +298,17 @@ class DiscordPoster:
         with posting_errors():
             where = await self._target(ref)
             sent = await where.send(
-                content=cut(title, 2000), file=file, allowed_mentions=NO_MENTIONS
+                content=cut(title, 2000),
+                file=file,
+                allowed_mentions=NO_MENTIONS,
+                nonce=nonce(key) if key else None,  # discord.py adds enforce_nonce
             )
         return f"{sent.channel.id}:{sent.id}"
+
+
+def _attached(message: discord.Message, name: str) -> bool:
+    """Whether ``message`` carries a file named ``name``."""
+    return any(a.filename == name for a in message.attachments)
 
 
 def nonce(key: str) -> str:

@@ -183,7 +183,10 @@ class SlackPoster:
         parent: str | None,
         degrade: bool = False,
     ) -> str:
-        """One planned message, tagged with its key in Slack message metadata; validated first."""
+        """One planned message, tagged with its key in Slack message metadata; validated first.
+        A picture is shared as a file instead: its name (one per channel and week) is its key."""
+        if (pic := reply.image) is not None:
+            return await self.upload_image(ref, pic.png, pic.alt, pic.title, pic.filename)
         msg = self._messages(reply)[position]
         msg = degraded(msg) if degrade else msg
         if problems := message_problems(msg.blocks, msg.text):  # never send what Slack refuses
@@ -215,6 +218,8 @@ class SlackPoster:
         before that.
         """
         oldest = _oldest(since)
+        if reply.image is not None:
+            return await self._find_file(ref, reply.image.filename, oldest)
         with posting_errors("could not read history: "):
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -249,6 +254,26 @@ class SlackPoster:
                 )
         return None
 
+    async def _find_file(self, ref: ChannelRef, name: str, oldest: str | None) -> str | None:
+        """The picture shared in the channel as ``name`` since ``oldest`` (files.list, newest
+        first); unsure (a transient PostError) when a full page holds other files only."""
+        with posting_errors("could not read files: "):
+            client = await self.client(ref.workspace)
+            channel = await self._channel(client, ref)
+            got = await client.files_list(
+                channel=channel, types="images", ts_from=str(int(float(oldest or 0))), count=PAGE
+            )
+        files = got.get("files") or []
+        if (found := next((f["id"] for f in files if f.get("name") == name), None)) is not None:
+            return f"{channel}:{found}"
+        if len(files) >= PAGE:
+            raise PostError(
+                f"could not read files: over {PAGE} files since the picture was claimed; "
+                "not sharing it again while unsure",
+                TRANSIENT,
+            )
+        return None
+
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """An ordinary (public) message."""
         with posting_errors():
@@ -264,10 +289,9 @@ class SlackPoster:
         POSTed to the upload URL, then files.completeUploadExternal into the channel with the
         title as its comment (needs the files:write scope). Its reference: "channel:file id".
 
-        Until the last step nothing is shared, so a failure before it is safe to retry. The last
-        step is sent once: when Slack answers it 5xx (or not at all) it may have shared the
-        file anyway, so files.info says whether it did; if it does not show it shared, the
-        picture is given up (a rejected PostError), never shared a second time."""
+        Until the last step nothing is shared. When Slack answers the last one 5xx (or not at
+        all) it may have shared the file anyway: a transient PostError, and the ledger looks the
+        file up by its name (``find_part``) before it uploads it again."""
         alt, title = clean_text(alt), clean_text(title)  # a channel's name is the platform's text
         with posting_errors():
             client = await self.client(ref.workspace)
@@ -279,18 +303,9 @@ class SlackPoster:
             file_id = str(got["file_id"])
             await _upload_bytes(client, str(got["upload_url"]), png)
             files = [{"id": file_id, "title": title}]
-            try:
-                await client.files_completeUploadExternal(
-                    files=files, channel_id=channel, initial_comment=title
-                )
-            except SlackApiError as exc:
-                if not _unsure(exc):  # refused (or 429: not done): classified as ever
-                    raise
-                return await _shared_or_given_up(
-                    client, channel, file_id, str(exc.response.get("error"))
-                )
-            except TRANSPORT as exc:
-                return await _shared_or_given_up(client, channel, file_id, type(exc).__name__)
+            await client.files_completeUploadExternal(
+                files=files, channel_id=channel, initial_comment=title
+            )
         return f"{channel}:{file_id}"
 
 
@@ -307,34 +322,6 @@ async def _upload_bytes(client: AsyncWebClient, url: str, data: bytes) -> None:
         raise PostError(f"the file upload failed ({type(exc).__name__})", TRANSIENT) from exc
     if status != 200:
         raise PostError(f"the file upload failed (HTTP {status})", TRANSIENT)
-
-
-def _unsure(exc: SlackApiError) -> bool:
-    """Whether Slack may have done what it answered this error for: a 5xx or a server-side
-    failure it says may have partly succeeded (not a rate limit, which did nothing)."""
-    error = str(exc.response.get("error") or "")
-    status = exc.response.status_code
-    return status >= 500 or error in ("internal_error", "fatal_error", "request_timeout")
-
-
-async def _shared_or_given_up(client: AsyncWebClient, channel: str, file_id: str, why: str) -> str:
-    """After an unanswered files.completeUploadExternal: the file's reference when files.info
-    shows it shared in ``channel``; else a rejected PostError (nothing is sent again)."""
-    try:
-        info = (await client.files_info(file=file_id))["file"]
-    except (SlackApiError, *TRANSPORT):
-        info = {}
-    shares = info.get("shares") or {}
-    where = {*info.get("channels", []), *info.get("groups", []), *info.get("ims", [])}
-    where |= {c for kind in shares.values() for c in kind}
-    if channel in where:
-        log.warning("files.completeUploadExternal answered %s, but %s is shared", why, file_id)
-        return f"{channel}:{file_id}"
-    raise PostError(
-        f"Slack answered {why} when sharing the file and does not show it shared; not sent "
-        "again, so it is never shared twice",
-        REJECTED,
-    )
 
 
 def _oldest(since: str | datetime | None) -> str | None:
