@@ -9,12 +9,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bot.commands.replies import Reply, error
 from digest.channels.service import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
 from digest.text.characters import has_surrogates, has_visible
+
+if TYPE_CHECKING:
+    from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
@@ -176,11 +180,15 @@ class Commands:
     """Parses `/papers ...` text and runs the matching handler; every outcome is a Reply."""
 
     def __init__(
-        self, channels: ChannelService, observe: Callable[[str, float], None] | None = None
+        self,
+        channels: ChannelService,
+        observe: Callable[[str, float], None] | None = None,
+        zotero: ZoteroService | None = None,
     ) -> None:
         self.channels = channels
         self.papers = channels.papers
         self.observe = observe  # (platform, seconds) -> None, e.g. a latency histogram
+        self.zotero = zotero  # people's Zotero libraries (handlers_zotero.py); None: not built
 
     def handle(self, text: str, ctx: Context) -> Reply:
         """Run one command typed as text. Never raises: errors become short ephemeral replies."""

@@ -79,6 +79,9 @@ class Reply:
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
     schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
     threaded: bool = False  # a digest whose papers go as replies under its header
+    #: A private form the platform should open for the person (Slack modal, Discord modal,
+    #: console prompt), e.g. FORM_ZOTERO; its answers come back as one typed command.
+    form: str | None = None
 
 
 def error(text: str) -> Reply:
@@ -146,6 +149,7 @@ def card(
         Action("up", "👍", p.id),
         Action("down", "👎", p.id),
         Action("more", "More like this", p.id),
+        Action("save", "📚 Save to Zotero", p.id),
     )
     return Card(
         paper_id=p.id,
