@@ -155,6 +155,15 @@ class ZoteroLibrary:
                     return str(data["key"])
         return None
 
+    def alive(self, key: str) -> bool:
+        """Whether the item ``key`` is in the library and not in its trash."""
+        try:
+            found = self._call(self._z.item, key)
+        except ZoteroRefused:
+            return False
+        data = found.get("data", found) if isinstance(found, dict) else {}
+        return bool(data) and not data.get("deleted")
+
     def create(self, item: dict[str, Any]) -> str:
         """Create one item; its new key."""
         out = self._write(lambda v: self._z.create_items([item], last_modified=v))

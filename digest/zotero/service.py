@@ -272,10 +272,11 @@ class ZoteroService:
     def _save(self, conn: Connection, client: ZoteroLibrary, paper: Paper) -> SaveResult:
         known = self.store.zotero.saved_key(conn.id, paper.id)
         url = _url(paper)
-        marks = [m for m in (_arxiv_mark(paper), _doi(paper)) if m]
+        marks = [m for m in (_arxiv_mark(paper), _doi(paper), f"digestbot id {paper.id}") if m]
         # Remembered, or found by its URL or ids: saving twice (or after a crash between the
         # write and remembering it) makes one item.
-        existing = client.find(url, marks)
+        existing = known if known is not None and client.alive(known) else None
+        existing = existing or client.find(url, marks)
         if existing is not None:
             self.store.zotero.put_item(conn.id, SAVED, existing, paper.id, False)
             return SaveResult(existing, True, client.where)

@@ -273,6 +273,11 @@ class FakeZotero(LocalServer):
             return 200, found, headers | {"Total-Results": str(len(found))}
         if rest[0] != "items":
             return 404, "Not found", headers
+        if len(rest) == 2 and rest[1] != "top":
+            one = lib.items.get(rest[1])
+            if one is None:
+                return 404, "Not found", headers
+            return 200, {"key": one["key"], "version": one["version"], "data": one}, headers
         since_header = a.headers.get("if-modified-since-version")
         if since_header is not None:
             if not since_header.isdigit():

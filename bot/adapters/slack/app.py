@@ -25,6 +25,7 @@ from bot.adapters.slack.events import (
 )
 from bot.adapters.slack.http_middleware import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
+from bot.adapters.slack.zotero import register_zotero
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
 from digest.errors import DigestError
@@ -201,6 +202,7 @@ def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRunti
         register_commands,
         register_messages,
         register_actions,
+        register_zotero,
         register_reactions,
         register_home,
         register_lifecycle,
