@@ -25,9 +25,9 @@ from bot.adapters.slack.events import (
 )
 from bot.adapters.slack.http_middleware import guard_middleware
 from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
-from bot.adapters.slack.zotero import register_zotero
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
+from bot.adapters.slack.zotero import register_zotero
 from digest.errors import DigestError
 
 log = logging.getLogger(__name__)
