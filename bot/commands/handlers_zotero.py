@@ -40,7 +40,9 @@ def _person(ctx: Context) -> Person:
 
     if ctx.dm is None:
         raise DigestError("Zotero feeds your personal digest, which is not available here.")
-    return Person(ctx.ref.platform, ctx.ref.workspace, ctx.user, ctx.dm)
+    # One library per person wherever they type: the personal digest's workspace, not the
+    # channel's (on Discord one personal digest spans every server).
+    return Person(ctx.dm.platform, ctx.dm.workspace, ctx.user, ctx.dm)
 
 
 @command(
