@@ -47,8 +47,8 @@ def _person(ctx: Context) -> Person:
 
 @command(
     "zotero",
-    "me zotero connect|sync|status|disconnect",
-    "your Zotero library: connect it privately (user id and API key), sync its papers into your "
+    "zotero connect|sync|status|disconnect",
+    "(also as `me zotero …`) your Zotero library: connect it privately (user id and API key), sync its papers into your "
     "personal digest's `like:` interests (daily, or now), or disconnect (the key is deleted)",
 )
 def zotero_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
