@@ -139,3 +139,8 @@ _.fits  # unused attribute (digest/index/lifecycle.py:97): the tests count fits
 _.model_error  # unused attribute (digest/index/lifecycle.py:64)
 _.model_error  # unused attribute (digest/index/lifecycle.py:82)
 PLANNED  # unused variable (digest/store/ledger.py:17)
+_.on_submit  # unused method (bot/adapters/discord/zotero.py: discord.py calls a modal's submit)
+_.zotero_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers handler table)
+_.save_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers handler table)
+_._set_backoff  # unused method (digest/zotero/client.py: pyzotero calls it on Backoff/429)
+_._check_backoff  # unused method (digest/zotero/client.py: pyzotero calls it before a request)

@@ -43,4 +43,5 @@ def fill_form(commands: Commands, reply: Reply, ctx: Context, ask: Ask) -> Reply
         if not answer.strip():
             return error("Nothing was stored: the form was left empty.")
         values[name] = answer.strip()
-    return commands.invoke("zotero", ctx, Args.typed("connect", **values), personal=True)
+    args = Args.typed("connect", library=values["library"], key=values["key"])
+    return commands.invoke("zotero", ctx, args, personal=True)

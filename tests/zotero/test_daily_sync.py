@@ -11,7 +11,7 @@ from bot.runtime.scheduler import DigestScheduler
 from digest.delivery.steps import Deliveries
 from tests.fakes.recording import RecordingAdapter
 from tests.support.corpus import synthetic_records
-from tests.zotero.conftest import KEY, USER_LIB, answers, console_ctx
+from tests.zotero.conftest import KEY, answers, console_ctx
 
 
 def connect(app) -> None:

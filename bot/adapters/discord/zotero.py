@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Literal
+from typing import Any, Literal, cast
 
 import discord
 
@@ -31,7 +31,8 @@ class ConnectModal(discord.ui.Modal):
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         values = {n: str(box.value or "") for n, box in self.fields.items()}
-        work = run(self.deps, interaction, "zotero", Args.typed("connect", **values), personal=True)
+        args = Args.typed("connect", library=values["library"], key=values["key"])
+        work = run(self.deps, interaction, "zotero", args, personal=True)
         await guarded(interaction, work)
 
 
@@ -66,5 +67,7 @@ class Save(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:z:(?P<paper>
         return cls(match["paper"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        work = run(interaction.client.deps, interaction, "save", Args.typed(self.paper))
+        client: Any = interaction.client  # a DigestClient: its wiring
+        deps = cast(DiscordDeps, client.deps)
+        work = run(deps, interaction, "save", Args.typed(self.paper))
         await guarded(interaction, work)

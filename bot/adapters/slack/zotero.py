@@ -23,7 +23,7 @@ CALLBACK = "zotero_connect"
 def connect_view(team: str, channel: str) -> dict[str, Any]:
     """The modal: the library id and the API key. Slack has no masked input; the modal is seen
     by the person alone and its values go only to this app (never to a channel's history)."""
-    blocks = [
+    blocks: list[dict[str, Any]] = [
         {
             "type": "input",
             "block_id": name,
@@ -76,7 +76,7 @@ def register_zotero(app: AsyncApp, deps: SlackDeps) -> None:
         values = {
             n: (state.get(n, {}).get("value", {}).get("value") or "") for n, _, _ in FORM_FIELDS
         }
-        args = Args.typed("connect", **values)
+        args = Args.typed("connect", library=values["library"], key=values["key"])
         reply = await asyncio.to_thread(deps.commands.invoke, "zotero", ctx, args, True)
         await client.chat_postMessage(channel=user, text=reply.text)
 
