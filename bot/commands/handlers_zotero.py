@@ -69,13 +69,15 @@ def zotero_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
                 title=FORM_TITLE,
                 form=FORM_ZOTERO,
             )
+        from digest.errors import DigestError
+
         where = zot.connect(who, str(library), str(key))
-        report = zot.sync(who)
-        return Reply(
-            text=f"Connected Zotero library {where}; the key is stored encrypted. "
-            + _synced(report),
-            schedule_changed=ctx.dm,
-        )
+        head = f"Connected Zotero library {where}; the key is stored encrypted."
+        try:
+            synced = _synced(zot.sync(who))
+        except DigestError as exc:  # connected all the same: the daily sync tries again
+            synced = f"The first sync did not run: {exc}"
+        return Reply(text=f"{head} {synced}", schedule_changed=ctx.dm)
     if what == "sync":
         return Reply(text=_synced(zot.sync(who)), schedule_changed=ctx.dm)
     if what == "disconnect":

@@ -39,8 +39,9 @@ def build_app(db_url: str, folder: Path, fake: FakeZotero, secret: str | None = 
 
 
 @pytest.fixture
-def zapp(tmp_path: Path, zotero_fake: FakeZotero):
-    application = build_app(f"sqlite:///{tmp_path / 'z.db'}", tmp_path, zotero_fake)
+def zapp(db_url: str, tmp_path: Path, zotero_fake: FakeZotero):
+    """On SQLite, and on PostgreSQL when DIGESTBOT_TEST_POSTGRES_URL is set."""
+    application = build_app(db_url, tmp_path, zotero_fake)
     yield application
     application.close()
 

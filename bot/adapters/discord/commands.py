@@ -171,8 +171,9 @@ class ChannelCommands(app_commands.Group):
 class MeCommands(ChannelCommands):
     """/papers me: the personal digest's commands, plus the person's Zotero library."""
 
-    @app_commands.command(description="Your Zotero library: connect (privately), sync, status")
-    @app_commands.describe(action="connect asks for your user id and API key in a private form")
+    # Short words: every /papers name and description counts toward Discord's 4,000 characters.
+    @app_commands.command(description="Your Zotero library")
+    @app_commands.describe(action="connect opens a private form")
     async def zotero(self, i: discord.Interaction, action: ZoteroAction = "status") -> None:
         await zotero(self.deps, i, action)
 
@@ -251,7 +252,7 @@ class Papers(ChannelCommands):
     ) -> None:
         await self.invoke(i, "top", Args.typed(period), public)
 
-    @app_commands.command(description="Save a paper to your Zotero library (digestbot collection)")
+    @app_commands.command(description="Save a paper to Zotero")
     @app_commands.describe(paper="Paper id or title")
     async def save(self, i: discord.Interaction, paper: str) -> None:
         await self.invoke(i, "save", Args.typed(paper))
