@@ -138,6 +138,7 @@ class FakeZotero(LocalServer):
         self.arrived: list[Arrived] = []
         self.lock = threading.RLock()
         self._limited: list[float] = []  # 429s still to send (their Retry-After)
+        self._unlimited = 0  # requests still answered before those 429s
         self.backoff: float | None = None  # a Backoff header on each answer while set
         self._races = 0  # writes still to be overtaken by a concurrent change (412 once)
         server = self
@@ -206,8 +207,10 @@ class FakeZotero(LocalServer):
             del lib.items[key]
             lib.deleted[key] = lib.version
 
-    def rate_limit(self, retry_after: float = 30, times: int = 1) -> None:
+    def rate_limit(self, retry_after: float = 30, times: int = 1, after: int = 0) -> None:
+        """Answer the next ``times`` requests (after ``after`` more) with 429 Retry-After."""
         self._limited += [retry_after] * times
+        self._unlimited = after
 
     def race_next_write(self, times: int = 1) -> None:
         """Another client changes the library just before each of the next ``times`` writes."""
@@ -222,7 +225,9 @@ class FakeZotero(LocalServer):
         headers: dict[str, str] = {}
         if self.backoff is not None:
             headers["Backoff"] = str(int(self.backoff))
-        if self._limited:
+        if self._limited and self._unlimited > 0:
+            self._unlimited -= 1
+        elif self._limited:
             return 429, None, {"Retry-After": str(int(self._limited.pop(0)))}
         key = a.headers.get("zotero-api-key") or a.query.get("key", [""])[0]
         auth = a.headers.get("authorization", "")

@@ -151,3 +151,14 @@ def test_a_key_typed_into_the_command_is_refused(zapp, zotero_fake):
     reply = handle_console(zapp.commands, f"me zotero connect 475425 {KEY}", console_ctx())
     assert reply.error and KEY not in reply.text
     assert zapp.store.zotero.all() == []
+
+
+def test_a_first_sync_zotero_refuses_still_leaves_the_library_connected(zapp, zotero_fake):
+    """Breaks that turn this red: the first sync's 429 turned into a failed connect (the key
+    checked, then forgotten), or its wait not remembered."""
+    zotero_fake.add_item(USER_LIB, **item("Anything"))
+    zotero_fake.rate_limit(retry_after=120, after=1)  # the key check passes, the sync is refused
+    reply, _ = connect(zapp)
+    assert not reply.error and "Connected" in reply.text and "did not run" in reply.text
+    conn = zapp.store.zotero.get("console", "", "ann")
+    assert conn is not None and conn.backoff_until is not None and conn.version == 0
