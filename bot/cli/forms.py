@@ -24,7 +24,18 @@ def terminal_ask(label: str, secret: bool) -> str | None:
     if not sys.stdin.isatty():
         return None
     try:
-        return getpass.getpass(f"{label}: ") if secret else input(f"{label}: ")
+        if secret:
+            return getpass.getpass(f"{label}: ")  # /dev/tty, echo off
+        # The terminal itself, not sys.stdout: the console prompt redirects that while it runs.
+        with (
+            open("/dev/tty", "w", encoding="utf-8") as out,
+            open("/dev/tty", encoding="utf-8") as inp,
+        ):
+            out.write(f"{label}: ")
+            out.flush()
+            return inp.readline().strip()
+    except OSError:
+        return None
     except (EOFError, KeyboardInterrupt):
         return ""
 
