@@ -21,8 +21,8 @@ FORM_FIELDS = (
 NOT_HERE = "Zotero is not set up on this bot."
 USAGE = "Use `/papers me zotero connect`, `sync`, `status` or `disconnect`."
 TYPED_KEY = (
-    "Don't type your API key into a command: the platform keeps commands in its history. "
-    "`/papers me zotero connect` alone asks for it privately."
+    "Type `/papers me zotero connect` alone: it asks for your id and API key privately (a key "
+    "typed into a command stays in the platform's history). Nothing was stored."
 )
 
 
