@@ -49,8 +49,8 @@ def import_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         data, name = args.raw.encode("utf-8"), "the pasted text"
     else:
         return error(how_to())
-    from digest.library.entries import parse_library
+    from digest.library.formats import parse_library
 
     library = parse_library(data, name)  # a LibraryError is the reply (the core catches it)
-    report = cmds.channels.import_library(ctx.ref, library, ctx.user)
+    report = cmds.imports.import_library(ctx.ref, library, ctx.user)
     return Reply(text=report.summary(), schedule_changed=ctx.ref)

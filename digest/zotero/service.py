@@ -207,7 +207,9 @@ class ZoteroService:
         if not usable:
             return
         library = Library("Zotero", tuple(e for _, e in usable))
-        imported = self.channels.import_library(ref, library, conn.user_id)
+        from digest.library.seed import LibraryImports  # `/papers import`'s path, as is
+
+        imported = LibraryImports.over(self.channels).import_library(ref, library, conn.user_id)
         report.added += imported.added
         found = self.store.papers.find_wanted([_wanted(e) for _, e in usable])
         added = set(imported.liked)

@@ -9,7 +9,8 @@ from typing import Any, Literal, cast
 
 import discord
 
-from bot.adapters.discord.interact import DiscordDeps, guarded, invoke, run
+from bot.adapters.deps import Deps
+from bot.adapters.discord.interact import guarded, invoke, run
 from bot.commands.core import Args
 from bot.commands.handlers_zotero import FORM_FIELDS, FORM_TITLE
 
@@ -18,7 +19,7 @@ class ConnectModal(discord.ui.Modal):
     """The library id and the API key (Discord has no masked input; only the person sees the
     modal, and its values reach this app alone, never a channel)."""
 
-    def __init__(self, deps: DiscordDeps) -> None:
+    def __init__(self, deps: Deps) -> None:
         super().__init__(title=FORM_TITLE, custom_id="zotero_connect", timeout=600)
         self.deps = deps
         self.fields: dict[str, discord.ui.TextInput] = {}
@@ -36,7 +37,7 @@ class ConnectModal(discord.ui.Modal):
         await guarded(interaction, work)
 
 
-async def zotero(deps: DiscordDeps, i: discord.Interaction, action: str) -> None:
+async def zotero(deps: Deps, i: discord.Interaction, action: str) -> None:
     """`/papers me zotero <action>`: connect opens the modal (it must be the first response,
     before any deferral); the rest run as any command."""
     if action != "connect":
@@ -68,6 +69,6 @@ class Save(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:z:(?P<paper>
 
     async def callback(self, interaction: discord.Interaction) -> None:
         client: Any = interaction.client  # a DigestClient: its wiring
-        deps = cast(DiscordDeps, client.deps)
+        deps = cast(Deps, client.deps)
         work = run(deps, interaction, "save", Args.typed(self.paper))
         await guarded(interaction, work)

@@ -138,7 +138,7 @@ class SlackPoster:
 
     async def _channel(self, client: AsyncWebClient, ref: ChannelRef) -> str:
         """The conversation id; `@U123` (a personal digest) opens the user's DM with the app."""
-        if not ref.channel_id.startswith("@"):
+        if not ref.personal:
             return ref.channel_id
         resp = await client.conversations_open(users=ref.channel_id[1:])
         return resp["channel"]["id"]

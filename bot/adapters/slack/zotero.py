@@ -11,11 +11,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.listener_errors import guarded
+from bot.commands import Context
 from bot.commands.core import Args
 from bot.commands.handlers_zotero import FORM_FIELDS, FORM_TITLE, FORM_ZOTERO
+from digest.models import ChannelRef
 
 if TYPE_CHECKING:
-    from bot.adapters.slack.listeners import SlackDeps
+    from bot.adapters.deps import Deps
 
 CALLBACK = "zotero_connect"
 
@@ -62,16 +64,22 @@ async def open_form(client: AsyncWebClient, command: dict[str, Any]) -> None:
     await client.views_open(trigger_id=command["trigger_id"], view=view)
 
 
-def register_zotero(app: AsyncApp, deps: SlackDeps) -> None:
+def _context(team: str, channel: str, user: str) -> Context:
+    """The caller as the core sees them. Zotero is the person's own: no channel setting is
+    changed, so no admin look-up (and no import of the listeners, which import this)."""
+    ref = ChannelRef("slack", f"@{user}" if channel.startswith("D") else channel, team)
+    return Context(ref=ref, user=user, dm=ChannelRef("slack", f"@{user}", team))
+
+
+def register_zotero(app: AsyncApp, deps: Deps) -> None:
     """The modal's submission and the Save button."""
-    from bot.adapters.slack.listeners import _context
 
     async def submitted(ack, body, view, client) -> None:
         await ack()  # closes the modal; the answer comes by direct message
         user = body["user"]["id"]
         where = json.loads(view.get("private_metadata") or "{}")
         team = where.get("team") or body.get("team", {}).get("id", "")
-        ctx = await _context(deps, client, team, where.get("channel") or f"@{user}", user)
+        ctx = _context(team, where.get("channel") or "D", user)
         state = view["state"]["values"]
         values = {
             n: (state.get(n, {}).get("value", {}).get("value") or "") for n, _, _ in FORM_FIELDS
@@ -82,9 +90,7 @@ def register_zotero(app: AsyncApp, deps: SlackDeps) -> None:
 
     async def save(ack, body, action, client, respond) -> None:
         await ack()
-        ctx = await _context(
-            deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
-        )
+        ctx = _context(body["team"]["id"], body["channel"]["id"], body["user"]["id"])
         args = Args.typed(action["value"].split(" ")[0])
         reply = await asyncio.to_thread(deps.commands.invoke, "save", ctx, args)
         await respond(text=reply.text, response_type="ephemeral", replace_original=False)

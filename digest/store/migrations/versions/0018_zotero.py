@@ -1,16 +1,16 @@
 """A person's live Zotero library: the connection (API key encrypted at rest, the library
 version synced, Zotero's backoff) and the items sync read or `/papers save` created.
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-02
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0016"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

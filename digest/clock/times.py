@@ -12,6 +12,10 @@ from digest.text.numbers import numeric_text
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
 
+#: The default catch-up grace window: how long a missed scheduled digest is still delivered
+#: (DIGESTBOT_CATCHUP_GRACE_HOURS, bot/config.py).
+GRACE = timedelta(hours=12)
+
 
 def parse_time(text: str) -> str:
     """'9', '9:30', '09:30', '9.30', '9h30', '21h', '0930' -> 'HH:MM' (24-hour clock).
