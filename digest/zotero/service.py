@@ -15,15 +15,20 @@ from typing import TYPE_CHECKING, Any
 
 from digest.clock import Clock, system_clock
 from digest.errors import DigestError
-from digest.library.entries import Library, make_entry
 from digest.models import ChannelRef, Paper, SubscriptionKind
-from digest.store.papers import Wanted
-from digest.store.zotero import SAVED, SYNCED, Connection
-from digest.zotero.client import API_KEY, LIBRARY_ID, NotModified, RateLimited, ZoteroLibrary
-from digest.zotero.secrets import NO_SECRET, SecretBox
 
+# pyzotero (with bibtexparser, feedparser), cryptography and the library readers load with the
+# first Zotero call: every command builds this service, and `/papers list` must not pay for them.
 if TYPE_CHECKING:
     from digest.channels.service import ChannelService
+    from digest.store.papers import Wanted
+    from digest.store.zotero import Connection
+    from digest.zotero.client import ZoteroLibrary
+    from digest.zotero.secrets import SecretBox
+
+SYNCED, SAVED = "synced", "saved"  # as digest/store/zotero.py names the two kinds of item
+LIBRARY_ID = re.compile(r"\d{1,12}")
+API_KEY = re.compile(r"[A-Za-z0-9]{24}")
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +102,8 @@ class ZoteroService:
         return bool(self._secret)
 
     def _box(self) -> SecretBox:
+        from digest.zotero.secrets import NO_SECRET, SecretBox
+
         if not self._secret:
             raise ZoteroError(NO_SECRET)
         return SecretBox(self._secret)
@@ -106,6 +113,8 @@ class ZoteroService:
     def connect(self, who: Person, library: str, key: str) -> str:
         """Check ``library`` (a user id, or `group:ID`) and ``key`` against Zotero, then store
         the key sealed; the library it names ('users/123')."""
+        from digest.zotero.client import NotModified, RateLimited, ZoteroLibrary
+
         box = self._box()  # first: without a secret nothing is read or sent
         library_type, library_id = parse_library(library)
         key = key.strip()
@@ -143,6 +152,8 @@ class ZoteroService:
         return self.store.zotero.get(who.platform, who.workspace, who.user)
 
     def _open(self, conn: Connection) -> ZoteroLibrary:
+        from digest.zotero.client import ZoteroLibrary
+
         key = self._box().open(conn.key_encrypted)
         self.reveal(key)
         return ZoteroLibrary(self.api_url, conn.library_type, conn.library_id, key)
@@ -169,6 +180,8 @@ class ZoteroService:
         return self._sync(conn)
 
     def _sync(self, conn: Connection) -> SyncReport:
+        from digest.zotero.client import NotModified, RateLimited
+
         now = self.clock()
         self._wait_over(conn, now)
         client = self._open(conn)
@@ -201,6 +214,8 @@ class ZoteroService:
         self, conn: Connection, ref: ChannelRef, items: list[dict[str, Any]], report: SyncReport
     ) -> None:
         """Each item as a library entry, followed through the `/papers import` path."""
+        from digest.library.entries import Library, make_entry
+
         entries = [(str(i["key"]), make_entry(n, _fields(i))) for n, i in enumerate(items, 1)]
         usable = [(k, e) for k, e in entries if e.ref or e.record is not None]
         report.skipped += len(entries) - len(usable)
@@ -257,6 +272,8 @@ class ZoteroService:
 
     def save(self, who: Person, paper_id: str) -> tuple[Paper, SaveResult]:
         """Put a paper in the person's `digestbot` collection, once."""
+        from digest.zotero.client import RateLimited
+
         paper = self.channels.papers.paper_named(paper_id)
         conn = self.connection(who)
         if conn is None:
@@ -339,6 +356,8 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wanted(entry: Any) -> Wanted:
+    from digest.store.papers import Wanted
+
     rec = entry.record
     return Wanted(
         arxiv=entry.ref.arxiv,
