@@ -146,3 +146,8 @@ appends  # unused attribute (digest/index/lifecycle.py: what this process comput
 merges  # unused attribute (digest/index/lifecycle.py: merges written; tests read it)
 add_documents  # unused function (digest/rank/index.py: make_segment + apply_segment; tests, benches)
 sizes  # unused method (digest/store/index_parts.py: parts and bytes stored; tests, bench)
+_.on_submit  # unused method (bot/adapters/discord/zotero.py: discord.py calls a modal's submit)
+_.zotero_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers handler table)
+_.save_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers handler table)
+_._set_backoff  # unused method (digest/zotero/client.py: pyzotero calls it on Backoff/429)
+_._check_backoff  # unused method (digest/zotero/client.py: pyzotero calls it before a request)

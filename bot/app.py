@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from digest.store import Store
     from digest.store.leases import LeaseRepo
     from digest.weekly.draw import ProcessDrawer
+    from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,24 @@ class App:
         """The `/papers` command core shared by every adapter."""
         from bot.commands import Commands
 
-        return Commands(self.channels, observe=self._observe, digests=self.digests)
+        return Commands(
+            self.channels, observe=self._observe, digests=self.digests, zotero=self.zotero
+        )
+
+    @cached_property
+    def zotero(self) -> ZoteroService:
+        """People's Zotero libraries; their keys sealed with DIGESTBOT_SECRET_KEY (none: refused)."""
+        from bot.logs import never_log
+        from digest.zotero.service import ZoteroService
+
+        secret = self.settings.secret_key
+        return ZoteroService(
+            self.channels,
+            secret.get_secret_value() if secret is not None else None,
+            self.settings.zotero_api_url,
+            clock=self.clock,
+            reveal=never_log,
+        )
 
     def _observe(self, platform: str, seconds: float) -> None:
         """Count a command's time once this process keeps metrics (a running bot builds them
@@ -347,6 +365,7 @@ class App:
             ingest=self._scheduled_ingest if self._sources() else None,
             # leased: the shards held now (none before the first renewal), then each change
             shards=self.leases.shards if self.shards_leased else self.settings.discord_shards(),
+            chores=(self._zotero_sync,),
         )
         # The weekly picture is its own job (not part of the digest tick): it starts with the
         # scheduler and stops with it.
@@ -370,6 +389,12 @@ class App:
         from digest.weekly.picture import WeeklyPictures
 
         return WeeklySender(WeeklyPictures(self.store, draw=self.drawer), runner, self.clock)
+
+    async def _zotero_sync(self) -> None:
+        """The sweep's Zotero chore: each library a day after its last sync (cheap when none is)."""
+        done = await asyncio.to_thread(self.zotero.sync_due)
+        if done:
+            log.info("zotero daily sync: %s", done)
 
     def _sources(self) -> list[str]:
         s = self.settings

@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     llm_timeout_seconds: float = Field(20.0, gt=0, le=MAX_LLM_SECONDS, allow_inf_nan=False)
     llm_per_run: int = Field(50, ge=0)
     llm_per_day: int = Field(500, ge=0)
+    # Seals people's Zotero API keys at rest (Fernet; a Fernet key or any passphrase); unset:
+    # `/papers me zotero connect` is refused (docs/zotero.md).
+    secret_key: SecretStr | None = None
+    zotero_api_url: str = "https://api.zotero.org"  # only for tests and proxies
 
     @field_validator("llm_url")
     @classmethod

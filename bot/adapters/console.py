@@ -71,6 +71,8 @@ def render_card(c: Card) -> str:
         lines.append(
             f"   feedback: /papers up {c.paper_id} · /papers down {c.paper_id} · /papers similar {c.paper_id}"
         )
+    if any(a.kind == "save" for a in c.actions):  # the "📚 Save to Zotero" button, as a command
+        lines.append(f"   📚 Save to Zotero: /papers save {c.paper_id}")
     return "\n".join(lines)
 
 

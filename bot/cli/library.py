@@ -14,6 +14,7 @@ from digest.errors import DigestError
 from digest.models import ChannelRef
 
 if TYPE_CHECKING:
+    from bot.cli.forms import Ask
     from bot.commands import Commands, Context
     from bot.commands.replies import Reply
 
@@ -61,16 +62,22 @@ def _local_path(rest: str) -> str | None:
     return text if exists or PATH_LIKE.search(text) else None
 
 
-def handle_console(commands: Commands, text: str, ctx: Context) -> Reply:
+def handle_console(commands: Commands, text: str, ctx: Context, ask: Ask | None = None) -> Reply:
     """A line typed at the console or given to `cmd`: `import PATH` reads that file first (only
-    here: a chat user never names a file on the bot's machine); anything else as typed."""
+    here: a chat user never names a file on the bot's machine); a private form (Zotero's key)
+    is asked at the terminal (``ask``, default: getpass); anything else as typed."""
     from bot.commands.core import Args, _split
     from bot.commands.replies import error
 
     name, personal, rest = _split(text)
     path = _local_path(rest) if name == "import" else None
     if path is None:
-        return commands.handle(text, ctx)
+        reply = commands.handle(text, ctx)
+        if reply.form is None:
+            return reply
+        from bot.cli.forms import fill_form, terminal_ask
+
+        return fill_form(commands, reply, ctx, ask or terminal_ask)
     try:
         upload = read_upload(path)
     except DigestError as exc:

@@ -22,6 +22,7 @@ from digest.text.characters import has_surrogates, has_visible
 
 if TYPE_CHECKING:
     from digest.library.seed import LibraryImports
+    from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
@@ -190,11 +191,13 @@ class Commands:
         channels: ChannelService,
         observe: Callable[[str, float], None] | None = None,
         digests: Digests | None = None,
+        zotero: ZoteroService | None = None,
     ) -> None:
         self.channels = channels
         self.papers = channels.papers
         self.digests = digests or Digests(channels)
         self.observe = observe  # (platform, seconds) -> None, e.g. a latency histogram
+        self.zotero = zotero  # people's Zotero libraries (handlers_zotero.py); None: not built
 
     @cached_property
     def imports(self) -> LibraryImports:

@@ -81,6 +81,9 @@ class Reply:
     deliver_now: ChannelRef | None = None  # the runner should post this channel's digest now
     schedule_changed: ChannelRef | None = None  # the scheduler should re-read this channel
     threaded: bool = False  # a digest whose papers go as replies under its header
+    #: A private form the platform should open for the person (Slack modal, Discord modal,
+    #: console prompt), e.g. FORM_ZOTERO; its answers come back as one typed command.
+    form: str | None = None
 
 
 def error(text: str) -> Reply:
@@ -159,7 +162,7 @@ def card(
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
     tldr = tldr_line(p)
-    buttons = _feedback_actions(p.id)
+    buttons = (*_feedback_actions(p.id), Action("save", "📚 Save to Zotero", p.id))
     return Card(
         paper_id=p.id,
         title=headline(p),

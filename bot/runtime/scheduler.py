@@ -74,6 +74,7 @@ class DigestScheduler:
         sweep_every: timedelta = timedelta(minutes=1),
         concurrency: int = 64,
         shards: Shards | None = None,
+        chores: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.runner, self.grace, self.clock = runner, grace, clock
         self.ticks = Ticks(runner.deliveries)  # the due channels and their claims, in bulk
@@ -81,6 +82,8 @@ class DigestScheduler:
         self.shards = shards  # this replica's Discord shards; None: all of them
         # A taken channel is due again after this if its replica died before moving it on.
         self.hold = timedelta(seconds=runner.deliveries.lease_s)
+        # Periodic work riding on the sweep (Zotero's daily sync): no job or thread of its own.
+        self.chores = tuple(chores)
         self.ingest, self.ingest_every = ingest, ingest_every
         # Digests posting at once: 10,000 channels due in one minute all start within it (a
         # platform answering in 50 ms), and a slow platform holds at most this many.
@@ -251,6 +254,11 @@ class DigestScheduler:
             await self.tick()
         except Exception:  # noqa: BLE001 - a failed sweep (database blip) must not stop the next
             log.exception("delivery sweep failed")
+        for chore in self.chores:
+            try:
+                await chore()
+            except Exception:  # noqa: BLE001 - a chore's failure never stops digests
+                log.exception("sweep chore failed")
 
     def start(self, first_tick: bool = True) -> None:
         """Start in the running event loop: the sweep, the due timer and configured ingest.

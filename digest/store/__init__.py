@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from digest.store.ledger import LedgerRepo
     from digest.store.papers import PaperRepo
     from digest.store.weekly import WeeklyRepo
+    from digest.store.zotero import ZoteroRepo
 
 __all__ = ["Store"]  # UpsertCounts: from digest.store.papers, where it lives
 
@@ -93,6 +94,13 @@ class Store:
         from digest.store.weekly import WeeklyRepo
 
         return WeeklyRepo(self.engine)
+
+    @cached_property
+    def zotero(self) -> ZoteroRepo:
+        """People's Zotero connections and the item keys they know."""
+        from digest.store.zotero import ZoteroRepo
+
+        return ZoteroRepo(self.engine, self.clock)
 
     @cached_property
     def batch(self) -> BatchRepo:

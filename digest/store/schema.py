@@ -326,3 +326,43 @@ class IndexClaimRow(Base):
     claimed_by: Mapped[str] = mapped_column(String(128))
     lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     done: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ZoteroConnectionRow(Base):
+    """A person's Zotero library: its id, their API key encrypted at rest, and how far sync got."""
+
+    __tablename__ = "zotero_connections"
+    __table_args__ = (UniqueConstraint("platform", "workspace", "user_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    workspace: Mapped[str] = mapped_column(String(64), default="")
+    user_id: Mapped[str] = mapped_column(String(128))
+    # The personal digest its library feeds (a DM channel id, '@user' on the console).
+    channel_id: Mapped[str] = mapped_column(String(128))
+    library_type: Mapped[str] = mapped_column(String(8))  # user | group
+    library_id: Mapped[str] = mapped_column(String(32))
+    key_encrypted: Mapped[str] = mapped_column(Text)  # Fernet token; never the key itself
+    collection_key: Mapped[str | None] = mapped_column(String(16))  # the `digestbot` collection
+    version: Mapped[int] = mapped_column(BigInteger, default=0)  # Last-Modified-Version synced
+    synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Zotero asked us to wait (429 Retry-After, Backoff): nothing is sent before this time.
+    backoff_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ZoteroItemRow(Base):
+    """One Zotero item as sync last saw it, the paper it became, and whether sync added the like."""
+
+    __tablename__ = "zotero_items"
+    __table_args__ = (UniqueConstraint("connection_id", "item_key", "kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    connection_id: Mapped[int] = mapped_column(
+        ForeignKey("zotero_connections.id", ondelete="CASCADE")
+    )
+    item_key: Mapped[str] = mapped_column(String(16))
+    # synced: read from the library (feeds a like); saved: created by `/papers save`
+    kind: Mapped[str] = mapped_column(String(8))
+    paper_id: Mapped[str | None] = mapped_column(String(128))
+    added_like: Mapped[bool] = mapped_column(Boolean, default=False)

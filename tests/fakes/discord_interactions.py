@@ -20,7 +20,8 @@ UNKNOWN_INTERACTION = (404, {}, {"message": "Unknown interaction", "code": 10062
 TOKEN_LIFE = timedelta(minutes=15)  # follow-ups and edits work this long after the interaction
 EXPIRED_TOKEN = (401, {}, {"message": "Invalid Webhook Token", "code": 50027})
 #: Response types each interaction type takes (7 UPDATE_MESSAGE and 6 only for components).
-VALID = {COMMAND: {4, 5, 9}, COMPONENT: {4, 5, 6, 7, 9}, AUTOCOMPLETE: {8}}
+MODAL_SUBMIT = 5
+VALID = {COMMAND: {4, 5, 9}, COMPONENT: {4, 5, 6, 7, 9}, AUTOCOMPLETE: {8}, MODAL_SUBMIT: {4, 5, 6}}
 
 
 EPHEMERAL = 64  # message flag
@@ -159,6 +160,8 @@ class InteractionEndpoints:
             return self._invalid(token, problems)
         if body.get("type") == 8 and (problems := choice_problems(data.get("choices") or [])):
             return self._invalid(token, problems)
+        if body.get("type") == 9 and (problems := modal_problems(data)):
+            return self._invalid(token, problems)
         self.acks[token].append(body)
         if body.get("type") == 5:
             self.loading[token] = int(data.get("flags") or 0) & EPHEMERAL
@@ -272,3 +275,27 @@ def choice_problems(choices: list[dict]) -> list[str]:
         if not 1 <= len(str(c.get("name", ""))) <= 100 or len(str(c.get("value", ""))) > 100:
             out.append(f"choice {str(c.get('name'))[:30]!r}: name or value length")
     return out
+
+
+def modal_problems(data: dict) -> list[str]:
+    """A MODAL response as Discord checks it: a custom_id, a title of 1-45 characters, and 1-5
+    action rows each holding one text input (custom_id, a label of 1-45 characters, style 1|2)."""
+    problems = []
+    if not 1 <= len(data.get("custom_id") or "") <= 100:
+        problems.append("modal custom_id must be 1-100 characters")
+    if not 1 <= len(data.get("title") or "") <= 45:
+        problems.append("modal title must be 1-45 characters")
+    rows = data.get("components") or []
+    if not 1 <= len(rows) <= 5:
+        problems.append("a modal needs 1-5 rows")
+    for row in rows:
+        inputs = row.get("components") or []
+        if row.get("type") != 1 or len(inputs) != 1 or inputs[0].get("type") != 4:
+            problems.append("each modal row holds one text input")
+            continue
+        t = inputs[0]
+        if not t.get("custom_id") or not 1 <= len(t.get("label") or "") <= 45:
+            problems.append("a text input needs a custom_id and a 1-45 character label")
+        if t.get("style") not in (1, 2):
+            problems.append("text input style must be 1 or 2")
+    return problems

@@ -305,6 +305,8 @@ class FakeSlack(SlackMessages, LocalServer):
                 return {"ok": False, "error": error_code(problems), "errors": problems}
         if method.startswith(("files.", "upload-")):
             return upload_refused(self, method, args)
+        if method == "views.open":
+            return modal_refused(self, args)
         return None
 
     def _ok_more(self, method: str, args: dict) -> dict | None:
@@ -344,6 +346,11 @@ class FakeSlack(SlackMessages, LocalServer):
             return upload_ok(self, method, args)
         if method == "files.completeUploadExternal":
             return complete_ok(self, args)
+        if method == "views.open":
+            view = args["view"]
+            view = json.loads(view) if isinstance(view, str) else view
+            self.__dict__.setdefault("modals", []).append(view)
+            return {"ok": True, "view": {"id": f"V{len(self.modals)}", **view}}
         return None
 
     def share_file(self, channel: str, user: str, name: str, data: bytes, age: float = 0) -> dict:
@@ -416,3 +423,36 @@ class FakeSlack(SlackMessages, LocalServer):
     def shared_files(self, channel: str) -> list[dict]:
         """Files whose upload was completed into ``channel``."""
         return [f for f in self.uploads.values() if f.get("channel") == channel]
+
+
+def modal_refused(fake: FakeSlack, args: dict) -> dict | None:
+    """views.open as Slack checks it: a trigger_id used once, a modal with a title of at most 24
+    characters, a callback_id, and (with input blocks) a submit button and labelled inputs."""
+    trigger = str(args.get("trigger_id") or "")
+    used = fake.__dict__.setdefault("used_triggers", set())
+    if not trigger:
+        return {"ok": False, "error": "invalid_trigger_id"}
+    if trigger in used:
+        return {"ok": False, "error": "exchanged_trigger_id"}
+    used.add(trigger)
+    view = args.get("view")
+    view = json.loads(view) if isinstance(view, str) else view or {}
+    problems = []
+    title = (view.get("title") or {}).get("text", "")
+    if view.get("type") != "modal":
+        problems.append("view type must be modal")
+    if not title or len(title) > 24:
+        problems.append("title must be 1-24 characters")
+    blocks = view.get("blocks") or []
+    inputs = [b for b in blocks if b.get("type") == "input"]
+    if inputs and not view.get("submit"):
+        problems.append("a view with input blocks needs submit")
+    for b in inputs:
+        if not (b.get("label") or {}).get("text") or not b.get("element"):
+            problems.append("input block needs label and element")
+    if len(blocks) > 100 or len(view.get("private_metadata", "")) > 3000:
+        problems.append("too many blocks or private_metadata too long")
+    if problems:
+        fake.rejected.append(("views.open", problems))
+        return {"ok": False, "error": "invalid_arguments", "errors": problems}
+    return None

@@ -106,4 +106,13 @@ class OldPage(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:p:(?P<tex
         await apologise(interaction, hint)
 
 
-BUTTONS: tuple[type[discord.ui.DynamicItem], ...] = (Vote, ChannelVote, More, Page, OldPage)
+from bot.adapters.discord.zotero import Save  # noqa: E402 - it imports interact, as these do
+
+BUTTONS: tuple[type[discord.ui.DynamicItem], ...] = (
+    Vote,
+    ChannelVote,
+    More,
+    Save,
+    Page,
+    OldPage,
+)

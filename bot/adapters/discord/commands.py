@@ -14,6 +14,8 @@ from bot.adapters.discord import choices
 from bot.adapters.discord.choices import paper_choices, subscription_choices
 from bot.adapters.discord.help import help_reply, localise
 from bot.adapters.discord.interact import answer, run, search_args
+from bot.adapters.discord.zotero import Action as ZoteroAction
+from bot.adapters.discord.zotero import zotero
 from bot.commands.core import Args
 
 __all__ = ["Papers", "paper_choices", "subscription_choices"]
@@ -167,6 +169,23 @@ class ChannelCommands(app_commands.Group):
         await self.invoke(i, "stats", Args.typed())
 
 
+class MeCommands(ChannelCommands):
+    """/papers me: the personal digest's commands, plus the person's Zotero library."""
+
+    # Short words: every /papers name and description counts toward Discord's 4,000 characters.
+    @app_commands.command(description="Your Zotero library")
+    @app_commands.describe(action="connect opens a private form")
+    async def zotero(self, i: discord.Interaction, action: ZoteroAction = "status") -> None:
+        await zotero(self.deps, i, action)
+
+
+# As for Papers below: discord.py collects a group's commands from its own class body only.
+MeCommands.__discord_app_commands_group_children__ = [
+    MeCommands.zotero,
+    *ChannelCommands.__discord_app_commands_group_children__,
+]
+
+
 class Papers(ChannelCommands):
     """The /papers group: the channel's digest, paper look-ups, and `me` for one's own digest."""
 
@@ -179,7 +198,7 @@ class Papers(ChannelCommands):
             allowed_contexts=CONTEXTS,
             allowed_installs=INSTALLS,
         )
-        me = ChannelCommands(deps, True, name="me", description="Your personal digest, sent by DM")
+        me = MeCommands(deps, True, name="me", description="Your personal digest, sent by DM")
         self.add_command(me)
         deps.syntax = partial(localise, self)
 
@@ -234,8 +253,14 @@ class Papers(ChannelCommands):
     ) -> None:
         await self.invoke(i, "top", Args.typed(period), public)
 
+    @app_commands.command(description="Save a paper to Zotero")
+    @app_commands.describe(paper="Paper id or title")
+    async def save(self, i: discord.Interaction, paper: str) -> None:
+        await self.invoke(i, "save", Args.typed(paper))
+
     @paper.autocomplete("paper")
     @similar.autocomplete("paper")
+    @save.autocomplete("paper")
     async def _papers(self, i: discord.Interaction, current: str) -> Choices:
         return await paper_choices(self.deps, current)
 

@@ -218,6 +218,11 @@ def register_commands(app: AsyncApp, deps: Deps) -> None:
             team = command["team_id"]
             ctx = replace(ctx, visible=await visible_channels(client, deps.channels, team, user))
         reply = await handled(deps, client, text, ctx, channel)
+        if reply.form is not None:  # a private form (Zotero's key): a modal, not a message
+            from bot.adapters.slack.zotero import open_form
+
+            await open_form(client, command)
+            return
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         public = reply.public and not reply.error  # private unless `--public` was asked for
         await deps.effects.carry_out(reply, ResponseOutlet(client, respond, channel, user, public))

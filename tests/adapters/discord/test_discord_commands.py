@@ -57,7 +57,9 @@ async def call(group, name_, interaction, /, **kwargs):
 
 async def test_every_core_subcommand_is_an_app_command(group):
     names = {c.name for c in group.commands}
-    assert set(REGISTRY) <= names and len(names) <= 25
+    # `zotero` is about a person, so it lives under `me` only (and /papers is at Discord's 25)
+    me = next(c for c in group.commands if c.name == "me")
+    assert set(REGISTRY) <= names | {c.name for c in me.commands} and len(names) <= 25
     for c in group.walk_commands():
         assert c.description and all(p.description for p in getattr(c, "parameters", []))
 

@@ -35,14 +35,13 @@ def test_pathological_text_is_escaped_and_cut():
 def test_buttons_carry_paper_ids_in_short_custom_ids():
     (m,) = render(digest_reply(digest(2)))  # paper 0 has a 102-character id, paper 1 a short one
     long_row, short_row = m.rows
-    assert [b.custom_id for b in short_row if b.custom_id] == ["dv:u:p1", "dv:d:p1", "dv:m:p1"]
+    ids = ["dv:u:p1", "dv:d:p1", "dv:m:p1", "dv:z:p1"]
+    assert [b.custom_id for b in short_row if b.custom_id] == ids
     assert [
         b.custom_id for b in long_row if b.custom_id
     ] == []  # would exceed Discord's 100 characters
-    assert [b.url for b in short_row if b.url] == [
-        "https://arxiv.org/pdf/1",
-        "https://arxiv.org/abs/1",
-    ]
+    # five buttons a row: with 📚 Save to Zotero, the PDF only (the embed's title links the abstract)
+    assert [b.url for b in short_row if b.url] == ["https://arxiv.org/pdf/1"]
 
 
 def test_two_links_on_one_line_are_both_neutralised():

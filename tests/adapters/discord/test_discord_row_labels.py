@@ -69,8 +69,9 @@ def test_each_digest_row_names_the_paper_its_embed_numbers(app, fake):
         rows = shown_rows(message)
         assert [n for n, _, _ in rows] == titles  # row i is embed i's paper
         for n, buttons, paper in rows:
-            assert [b["label"] for b in buttons] == [f"👍 #{n}", f"👎 #{n}", f"More like #{n}"]
-            assert [b["custom_id"] for b in buttons] == [f"dv:{k}:{paper}" for k in "udm"]
+            labels = [f"👍 #{n}", f"👎 #{n}", f"More like #{n}", f"📚 Save to Zotero #{n}"]
+            assert [b["label"] for b in buttons] == labels
+            assert [b["custom_id"] for b in buttons] == [f"dv:{k}:{paper}" for k in "udmz"]
         seen += titles
     assert seen == list(range(1, 9))
 
