@@ -40,16 +40,15 @@ class Profile:
 
 
 def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) -> list[str | None]:
-    """The followed author (as typed) for each row, or None."""
-    wanted = [(n, n.lower().strip()) for n in names if n.strip()]
+    """The followed author (as typed) for each row, or None: a whole-name match
+    (``authors.people``), never a substring ("Yu Zhang" is not "Chenyu Zhang")."""
+    from digest.rank.authors import by, people
+
+    wanted = [(n, frozenset(p.key for p in people(index.authors, n))) for n in names if n.strip()]
+    wanted = [(n, keys) for n, keys in wanted if keys]
     if not wanted:
         return [None] * len(rows)
-    out: list[str | None] = []
-    for r in rows:
-        authors = index.authors[r]
-        hit = next((n for n, low in wanted if any(low in a for a in authors)), None)
-        out.append(hit)
-    return out
+    return [next((n for n, keys in wanted if by(index.authors[r], keys)), None) for r in rows]
 
 
 def author_scores(
@@ -59,13 +58,15 @@ def author_scores(
     ``AUTHOR_BASE``, plus ``AUTHOR_LEAD`` when they lead it, plus ``AUTHOR_TOPIC`` x ``other``."""
     import numpy as np
 
+    from digest.rank.authors import by, people
+
+    keys = {n: frozenset(p.key for p in people(index.authors, n)) for n in set(filter(None, names))}
     out = np.zeros(len(rows), dtype=np.float32)
     for i, (r, name) in enumerate(zip(rows.tolist(), names, strict=True)):
         if name is None:
             continue
         authors = index.authors[r]
-        low = name.lower().strip()
-        lead = bool(authors) and (low in authors[0] or low in authors[-1])
+        lead = bool(authors) and by((authors[0], authors[-1]), keys[name])
         extra = AUTHOR_LEAD * lead + AUTHOR_TOPIC * min(max(float(other[i]), 0.0), 1.0)
         out[i] = AUTHOR_BASE + extra
     return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
+from digest.rank.authors import Person, by, people
 from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
@@ -124,6 +125,10 @@ class Ranker:
             self._blocked[key] = check(self.index, key, suggest=False).blocked
         return self._blocked[key]
 
+    def people(self, name: str) -> list[Person]:
+        """The stored authors ``name`` means (several: the name is ambiguous), most papers first."""
+        return people(self.index.authors, name)
+
     def _filter_rows(self, f: Filters) -> np.ndarray | None:
         if not (f.venue or f.year or f.author):
             return None
@@ -134,9 +139,9 @@ class Ranker:
         if f.venue:
             v = f.venue.lower()
             mask &= np.array([v in venue for venue in ix.venues])
-        if f.author:
-            a = f.author.lower()
-            mask &= np.array([any(a in name for name in names) for names in ix.authors])
+        if f.author:  # a whole name (``authors.people``), never a substring of another
+            keys = frozenset(p.key for p in self.people(f.author))
+            mask &= np.array([by(names, keys) for names in ix.authors], dtype=bool)
         return np.flatnonzero(mask)
 
     def search(
