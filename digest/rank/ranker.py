@@ -192,17 +192,19 @@ class Ranker:
         return weak.message(topics)
 
     def similar(self, paper_id: str, k: int = 5) -> list[Hit]:
-        """Papers closest to ``paper_id`` in the latent space."""
+        """Papers closest to ``paper_id`` in the latent space, none below ``close_floor`` (an
+        empty list: nothing stored is close to it)."""
         pos = self.index.pos.get(paper_id)
         if pos is None:
             return []
         sims = prof.like_scores(self.index, np.arange(len(self.index)), paper_id)
         top = np.argsort(-sims, kind="stable")[:k]
         title = self.index.titles[pos]
+        floor = prof.close_floor(self.index)
         return [
             Hit(self.index.ids[r], round(float(sims[r]), 4), f"similar to {_quote(title, 50)}")
             for r in top
-            if sims[r] > 0
+            if sims[r] > 0 and sims[r] >= floor
         ]
 
     def refined(self, topic: str | None, votes: tuple[tuple[str, int], ...]) -> TopicState | None:
