@@ -3,8 +3,8 @@ score, in both spaces `similar` uses (sentence embeddings when present, else LSA
 
 Pairs are taken from the library tasks (liked paper -> every other paper; related = shares the
 task's keyword). For each score band it prints how many of a liked paper's top-5 neighbours fall
-in it and what share of those are related, so the floor sits where neighbours stop being related
-more often than chance.
+in it and what share of those are related, and what random pairs and a paper's nearest neighbour
+score: the floor (digest/rank/profile.py) sits about where one random pair in twenty scores.
 
     python -m bench.similar_floor
 """
@@ -12,6 +12,8 @@ more often than chance.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -65,7 +67,6 @@ def bands(space: np.ndarray, ids: list[str], tasks: list[dict]) -> list[list]:
 
 
 def main() -> None:
-    from bench.common import dense_vectors  # noqa: F401  (the cache the other benches fill)
     from digest.rank.index import build_index
 
     docs, _ = load_eval()
@@ -77,10 +78,9 @@ def main() -> None:
             "LSA space", ["score", "top-5 neighbours", "related"], bands(index.latent, ids, tasks)
         )
     )
-    import glob
-
-    cached = sorted(glob.glob("/tmp/digestbot-bench/dense-*.npy"))
-    for path in cached:
+    # The sentence embeddings bench.common.dense_vectors cached (about 7 minutes to compute).
+    cache = Path(os.environ.get("DIGESTBOT_BENCH_CACHE", "/tmp/digestbot-bench"))
+    for path in sorted(cache.glob("dense-*.npy")):
         vecs = np.load(path)
         if len(vecs) == len(ids):
             print(
