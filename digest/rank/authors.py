@@ -86,27 +86,58 @@ class Person:
     papers: int
 
 
+class _Table:
+    """Every stored author of one index by surname, with their rows: built once per index (a
+    name looked up costs its surname's people, not a pass over every paper)."""
+
+    def __init__(self, authors: Sequence[tuple[str, ...]]) -> None:
+        self.authors = authors  # held: the cache below is keyed by its identity
+        self.surnames: dict[str, dict[NameKey, list]] = {}
+        self.rows: dict[NameKey, list[int]] = {}
+        for row, names in enumerate(authors):
+            for name in names:
+                if (k := name_key(name)) is None:
+                    continue
+                entry = self.surnames.setdefault(k.surname, {}).setdefault(k, [name, row, 0])
+                entry[2] += 1
+                rows = self.rows.setdefault(k, [])
+                if not rows or rows[-1] != row:
+                    rows.append(row)
+
+
+_TABLES: dict[int, _Table] = {}
+
+
+def _table(authors: Sequence[tuple[str, ...]]) -> _Table:
+    table = _TABLES.get(id(authors))
+    if table is None or table.authors is not authors:
+        if len(_TABLES) >= 4:  # an index or two live at once; older ones are gone
+            _TABLES.pop(next(iter(_TABLES)))
+        table = _TABLES[id(authors)] = _Table(authors)
+    return table
+
+
 def people(authors: Sequence[tuple[str, ...]], typed: str) -> list[Person]:
     """The stored authors ``typed`` means, most papers first: those equal to it once
     normalised when there are any (under either reading of "Zhang Yu"), else all it fits."""
     key = name_key(typed)
     if key is None:
         return []
-    exact = {key} | ({k} if (k := _swapped(typed)) else set())
-    found: dict[NameKey, list] = {}
-    fitting: dict[NameKey, list] = {}
-    for row, names in enumerate(authors):
-        for name in names:
-            k = name_key(name)
-            if k is None:
-                continue
-            into = found if k in exact else fitting if fits(key, k) else None
-            if into is not None:
-                entry = into.setdefault(k, [name, row, 0])
-                entry[2] += 1
-    chosen = found or fitting
-    out = [Person(k, n, r, c) for k, (n, r, c) in chosen.items()]
+    table = _table(authors)
+    exact = [key] + ([k] if (k := _swapped(typed)) else [])
+    found = {
+        k: table.surnames[k.surname][k] for k in exact if k in table.surnames.get(k.surname, {})
+    }
+    if not found:
+        found = {k: e for k, e in table.surnames.get(key.surname, {}).items() if fits(key, k)}
+    out = [Person(k, n, r, c) for k, (n, r, c) in found.items()]
     return sorted(out, key=lambda p: (-p.papers, p.name))
+
+
+def rows_of(authors: Sequence[tuple[str, ...]], keys: frozenset[NameKey]) -> set[int]:
+    """The rows (papers) any of the people ``keys`` wrote."""
+    table = _table(authors)
+    return {r for k in keys for r in table.rows.get(k, ())}
 
 
 def by(names: Sequence[str], keys: frozenset[NameKey]) -> bool:

@@ -42,13 +42,17 @@ class Profile:
 def author_matches(index: PaperIndex, rows: np.ndarray, names: tuple[str, ...]) -> list[str | None]:
     """The followed author (as typed) for each row, or None: a whole-name match
     (``authors.people``), never a substring ("Yu Zhang" is not "Chenyu Zhang")."""
-    from digest.rank.authors import by, people
+    from digest.rank.authors import people, rows_of
 
-    wanted = [(n, frozenset(p.key for p in people(index.authors, n))) for n in names if n.strip()]
-    wanted = [(n, keys) for n, keys in wanted if keys]
+    wanted = [
+        (n, rows_of(index.authors, frozenset(p.key for p in people(index.authors, n))))
+        for n in names
+        if n.strip()
+    ]
+    wanted = [(n, mine) for n, mine in wanted if mine]
     if not wanted:
         return [None] * len(rows)
-    return [next((n for n, keys in wanted if by(index.authors[r], keys)), None) for r in rows]
+    return [next((n for n, mine in wanted if r in mine), None) for r in rows.tolist()]
 
 
 def author_scores(

@@ -9,7 +9,7 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
-from digest.rank.authors import Person, by, people
+from digest.rank.authors import Person, people, rows_of
 from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
@@ -141,7 +141,9 @@ class Ranker:
             mask &= np.array([v in venue for venue in ix.venues])
         if f.author:  # a whole name (``authors.people``), never a substring of another
             keys = frozenset(p.key for p in self.people(f.author))
-            mask &= np.array([by(names, keys) for names in ix.authors], dtype=bool)
+            mine = np.zeros(len(ix), dtype=bool)
+            mine[list(rows_of(ix.authors, keys))] = True
+            mask &= mine
         return np.flatnonzero(mask)
 
     def search(
