@@ -14,8 +14,6 @@ Breaks that turn this red:
 - `authors.fits` comparing initials as whole words ("Y. Zhang" fits nobody), or
   `PaperService.one_author` dropped: `subscribe author:Y. Zhang` follows both Yu and Yang Zhang
   silently (`test_an_ambiguous_name_is_refused_with_its_candidates`).
-- `authors.people` without preferring exact names: "Yu Zhang" is called ambiguous beside a
-  stored "Y. Zhang"-like spelling.
 """
 
 from __future__ import annotations
