@@ -6,7 +6,7 @@ import shlex
 from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
-from bot.commands.replies import Action, Reply, card, error
+from bot.commands.replies import Action, Reply, card, error, nothing_close
 from digest.delivery.backlog import outlook
 from digest.errors import DigestError, NotFoundError
 from digest.rank.results import Filters  # not .engine: listings must not load the ranker
@@ -112,8 +112,8 @@ def similar_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.words:
         return error("Similar to which paper? e.g. `/papers similar 2401.01234`")
     paper, hits, papers = cmds.papers.similar(args.words[0], k=PER_PAGE)
-    if not hits:
-        return error(f"Nothing close to {shorten(paper.title, 80)!r} yet.")
+    if not hits:  # every stored paper is below the likeness floor (``profile.close_floor``)
+        return nothing_close(paper.title)
     cards = tuple(
         card(papers[h.paper_id], h.why, i, h.score)
         for i, h in enumerate(hits, 1)

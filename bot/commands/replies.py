@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Links, Paper
 from digest.text.hashes import normalize_title
-from digest.text.headline import contribution_sentences
+from digest.text.headline import contribution_sentences, shorten
 from digest.text.links import http_only, is_http
 from digest.text.numbers import plural
 from digest.text.sentences import sentences
@@ -89,6 +89,16 @@ class Reply:
 def error(text: str) -> Reply:
     """A short ephemeral error."""
     return Reply(text=text, error=True)
+
+
+def nothing_close(title: str) -> Reply:
+    """`similar` when no stored paper is closer to ``title`` than unrelated papers get: said
+    plainly rather than listing the least unrelated ones."""
+    return Reply(
+        text=f"Nothing stored is close to this paper ({shorten(title, 80)!r}) yet; "
+        "`/papers similar` will list papers once close ones arrive.",
+        title="More like this",
+    )
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:

@@ -43,6 +43,8 @@ class Subscriptions:
                     "letters, symbols and plain numbers are not); say what to follow, e.g. "
                     "`subscribe sparse autoencoders`."
                 )
+        if kind is SubscriptionKind.AUTHOR:
+            self.papers.one_author(text)  # "Y. Zhang" fitting Yu and Yang Zhang: say which
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
             text = self.papers.paper_named(text).id  # an id, or an arXiv/DOI/OpenReview link

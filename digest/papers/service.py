@@ -184,8 +184,42 @@ class PaperService:
                 query, (), 0, page, per_page, "No papers stored yet: run `digestbot ingest` first."
             )
             return SearchView(empty, {})
+        if filters is not None and filters.author:
+            self.one_author(filters.author)
         result = ranker.search(query, filters, page, per_page)
         return SearchView(result, self.store.papers.get_many(h.paper_id for h in result.hits))
+
+    def authors_named(self, name: str) -> list[str]:
+        """The stored authors ``name`` means (whole names; several when it is ambiguous), as
+        their papers spell them, most papers first."""
+        from digest.rank.authors import name_key
+
+        ranker = self.ranker()
+        if ranker is None:
+            return []
+        found = ranker.people(name)
+        papers = self.store.papers.get_many(ranker.index.ids[p.row] for p in found)
+        out = []
+        for p in found:
+            paper = papers.get(ranker.index.ids[p.row])
+            spelt = paper and next((a for a in paper.authors if name_key(a) == p.key), None)
+            spelt = spelt or p.name.title()
+            if "," in spelt:  # "Zhang, Yu" named as a reader says it: "Yu Zhang"
+                family, _, given = spelt.partition(",")
+                spelt = f"{given.strip()} {family.strip()}"
+            out.append(spelt)
+        return out
+
+    def one_author(self, name: str) -> None:
+        """Raise when ``name`` fits several stored authors, naming them (an unknown name passes:
+        its papers may arrive later)."""
+        found = self.authors_named(name)
+        if len(found) > 1:
+            shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
+            raise DigestError(
+                f"{name.strip()[:60]!r} is ambiguous: it fits {len(found)} stored authors "
+                f'({shown}); give the whole name, e.g. author:"{found[0]}".'
+            )
 
     def search_ready(self, query: str, per_page: int = 10) -> SearchView | None:
         """A first page from the index complete now, or None when there is none yet (never

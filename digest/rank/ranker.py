@@ -9,6 +9,7 @@ import numpy as np
 
 from digest.rank import calibrate, feedback
 from digest.rank import profile as prof
+from digest.rank.authors import Person, people, rows_of
 from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
 from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
@@ -158,6 +159,10 @@ class Ranker:
             self._blocked[key] = check(self.index, key, suggest=False).blocked
         return self._blocked[key]
 
+    def people(self, name: str) -> list[Person]:
+        """The stored authors ``name`` means (several: the name is ambiguous), most papers first."""
+        return people(self.index.authors, name)
+
     def _filter_rows(self, f: Filters) -> np.ndarray | None:
         if not (f.venue or f.year or f.author):
             return None
@@ -168,9 +173,11 @@ class Ranker:
         if f.venue:
             v = f.venue.lower()
             mask &= np.array([v in venue for venue in ix.venues])
-        if f.author:
-            a = f.author.lower()
-            mask &= np.array([any(a in name for name in names) for names in ix.authors])
+        if f.author:  # a whole name (``authors.people``), never a substring of another
+            keys = frozenset(p.key for p in self.people(f.author))
+            mine = np.zeros(len(ix), dtype=bool)
+            mine[list(rows_of(ix.authors, keys))] = True
+            mask &= mine
         return np.flatnonzero(mask)
 
     def search(
@@ -221,17 +228,19 @@ class Ranker:
         return weak.message(topics)
 
     def similar(self, paper_id: str, k: int = 5) -> list[Hit]:
-        """Papers closest to ``paper_id`` in the latent space."""
+        """Papers closest to ``paper_id`` in the latent space, none below ``close_floor`` (an
+        empty list: nothing stored is close to it)."""
         pos = self.index.pos.get(paper_id)
         if pos is None:
             return []
         sims = prof.like_scores(self.index, np.arange(len(self.index)), paper_id)
         top = np.argsort(-sims, kind="stable")[:k]
         title = self.index.titles[pos]
+        floor = prof.close_floor(self.index)
         return [
             Hit(self.index.ids[r], round(float(sims[r]), 4), f"similar to {_quote(title, 50)}")
             for r in top
-            if sims[r] > 0
+            if sims[r] > 0 and sims[r] >= floor
         ]
 
     def refined(self, topic: str | None, votes: tuple[tuple[str, int], ...]) -> TopicState | None:

@@ -112,19 +112,30 @@ def _best(
     a: int,
     b: int,
 ) -> str | None:
-    """The title ``words[a:b]``'s highest-idf word or phrase whose terms are all kept."""
-    best, best_idf = None, 0.0
+    """The title ``words[a:b]``'s highest-idf phrase whose terms are all kept: two adjacent
+    title words, or its best word with the kept word beside it; None when no two kept words
+    stand together (a lone word, "on till", reads as a fragment, not as what the paper is on)."""
+    best, best_idf, at = None, 0.0, -1
     # Words first, then phrases, each in title order: the first of the highest idf wins.
     for i in range(a, b):
         if (c := cols[0][i]) is not None and terms[i] and (v := float(idf[c])) > best_idf:
-            best, best_idf = words[i], v
+            best, best_idf, at = words[i], v, i
     # A phrase must stand in the title as two adjacent words; a phrase says more (x1.3).
     for i in range(a, b - 1):
         if (c := cols[1][i]) is None or not (terms[i] and terms[i + 1]):
             continue
         if (v := float(idf[c]) * 1.3) > best_idf:
-            best, best_idf = f"{words[i]} {words[i + 1]}", v
-    return best
+            best, best_idf, at = f"{words[i]} {words[i + 1]}", v, -1
+    if at < 0:
+        return best
+    # A single word: extended by the kept word beside it (the more specific of the two sides),
+    # so the tail names a phrase of the title; dropped when both neighbours are topic or
+    # stop words.
+    sides = [j for j in (at - 1, at + 1) if a <= j < b and terms[j]]
+    if not sides:
+        return None
+    j = max(sides, key=lambda k: float(idf[c]) if (c := cols[0][k]) is not None else 0.0)
+    return f"{words[j]} {words[at]}" if j < at else f"{words[at]} {words[j]}"
 
 
 def by_meaning(state: TopicState, row: int, fused: float) -> bool:

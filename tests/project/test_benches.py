@@ -40,6 +40,7 @@ BENCHES = [
     ("weekly_sweep", ["--channels", "20"], "20"),
     ("embed_cost", ["--papers", "8"], "papers"),
     ("cli_cost", ["--runs", "1"], "channels"),
+    ("similar_floor", [], "LSA space"),
 ]
 NEEDS_MODEL = {"embed_cost"}
 #: The comparison systems come from the `bench` extra (CI installs it); without it these skip.

@@ -59,7 +59,8 @@ def matched_terms(
 
 
 def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
-    """The title's highest-idf phrase (x1.3) or word not in ``skip``."""
+    """The title's highest-idf phrase (x1.3) or word not in ``skip``; a word extended by the
+    kept title word beside it, or None when it has none."""
     words = [w.lower() for w in re.findall(r"[^\W_]+", index.titles[row])]
     terms = [term_of(w) for w in words]
     options = [(t, w) for t, w in zip(terms, words, strict=True) if t]
@@ -76,7 +77,22 @@ def distinct(index: PaperIndex, row: int, skip: set[str]) -> str | None:
         idf = float(index.idf[col]) * (1.3 if " " in t else 1.0)
         if idf > best_idf:
             best, best_idf = shown, idf
-    return best
+    if best is None or " " in best:
+        return best
+    # One word is never the tail: the kept title word beside it (the rarer side) joins it.
+    at = next(i for i, (t, w) in enumerate(zip(terms, words, strict=True)) if w == best and t)
+    kept = [
+        j for j in (at - 1, at + 1) if 0 <= j < len(words) and terms[j] and terms[j] not in skip
+    ]
+    if not kept:
+        return None
+
+    def rarity(j: int) -> float:
+        col = index.vocab.get(terms[j])
+        return float(index.idf[col]) if col is not None else 0.0
+
+    j = max(kept, key=rarity)
+    return f"{words[j]} {best}" if j < at else f"{best} {words[j]}"
 
 
 def by_meaning(state: TopicState, row: int, fused: float) -> bool:
