@@ -66,9 +66,9 @@ class App:
         # Only the default data directory is ours to create; a typed URL's folder must exist.
         create = self.database_url == default_database_url()
         store = Store.open(self.database_url, create_folder=create, clock=self.clock)
-        llm = self.settings.llm()
-        if llm is not None:  # papers carry this model's TL;DRs (without one: None, the default)
-            store.papers.tldr_model = llm.model
+        # Papers carry their stored abstractive TL;DR, whichever model wrote it, so a process
+        # without the LLM settings shows the line another one paid for (docs/tldr.md).
+        store.papers.tldr_stored = self.settings.tldr == "stored"
         return store
 
     @cached_property
