@@ -279,6 +279,7 @@ class App:
             replace_existing=True,
             max_instances=1,
             coalesce=True,
+            misfire_grace_time=None,  # late on a busy machine: it runs late, with no warning
             next_run_time=self.clock() + timedelta(minutes=1),
         )
         return scheduler

@@ -285,7 +285,10 @@ async def _prompted(
     """The terminal loop: Ctrl-D ends it, Ctrl-C clears the line being typed."""
     from prompt_toolkit.patch_stdout import patch_stdout
 
-    with patch_stdout(raw=True):  # anything printed meanwhile goes above the prompt, redrawn
+    from bot.logs import LogsAbovePrompt
+
+    # Anything printed meanwhile, log lines included, goes above the prompt, which is redrawn.
+    with patch_stdout(raw=True), LogsAbovePrompt(sys.stdout):
         while True:
             try:
                 line = await session.prompt_async(prompt)
