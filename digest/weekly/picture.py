@@ -40,6 +40,16 @@ class Picture:
     filename: str
 
 
+def shown_name(channel: Channel) -> str:
+    """'#lab': the channel's name as people know it. A console channel's id is its name; a
+    Slack or Discord channel whose name was never seen keeps its platform reference."""
+    if channel.name:
+        return f"#{channel.name}"
+    if channel.ref.platform == "console":
+        return f"#{channel.ref.channel_id}"
+    return str(channel.ref)
+
+
 @dataclass(frozen=True)
 class WeeklyStats:
     """Per-week counts for one channel, oldest week first (``weeks`` are Mondays)."""
@@ -56,9 +66,13 @@ class WeeklyStats:
         return not any(sum(v) for v in self.per_interest.values()) and not sum(self.up + self.down)
 
     def span(self) -> str:
-        """'weeks of 5 Oct – 23 Nov 2026' for titles and alt text."""
+        """'weeks of 5 Oct – 23 Nov 2026' for titles and alt text; 'the week of 30 Nov 2026'
+        for one week; each date with its year when the weeks span a new year."""
         first, last = self.weeks[0], self.weeks[-1]
-        return f"weeks of {first:%-d %b} – {last:%-d %b %Y}"
+        if first == last:
+            return f"the week of {first:%-d %b %Y}"
+        start = f"{first:%-d %b %Y}" if first.year != last.year else f"{first:%-d %b}"
+        return f"weeks of {start} – {last:%-d %b %Y}"
 
     def count(self) -> str:
         """'8 weeks' or '1 week': how many weeks are drawn."""
@@ -221,8 +235,7 @@ class WeeklyPictures:
             return None
         from digest.weekly.draw import draw_here
 
-        name = f"#{channel.name}" if channel.name else str(channel.ref)
-        title = f"Weekly picture for {name}, {stats.span()}"
+        title = f"Weekly picture for {shown_name(channel)}, {stats.span()}"
         png = (self.draw or draw_here)(stats, title)
         return Picture(png, stats.alt_text(), title, f"weekly-{last_week}.png")
 
