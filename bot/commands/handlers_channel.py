@@ -253,8 +253,9 @@ def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("resume", "resume", "restart digests", True)
 def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    cmds.channels.set_paused(ctx.ref, False)
-    return _changed(ctx, "Digests resumed.")
+    channel = cmds.channels.set_paused(ctx.ref, False)
+    due = cmds.channels.next_digest(channel, ctx.now)  # what the scheduler will really send
+    return _changed(ctx, f"Digests resumed. {_next_line(cmds, channel, due, ctx)}.")
 
 
 @command(
