@@ -365,3 +365,43 @@ def test_a_discord_take_over_sends_the_planned_thread_after_threads_is_turned_of
     assert asyncio.run(scenario()) == ["posted 5 papers"]
     (header,) = fake_discord.arrived("111")
     assert len(fake_discord.arrived(header["id"])) == 5  # every paper in the planned thread
+
+
+def test_a_claim_that_cannot_be_rebuilt_is_failed_and_the_take_over_goes_on(
+    app, slack, monkeypatch
+):
+    """The take-over path's per-claim guard (`Deliveries.take_over`'s try/except around
+    `rebuild`): one lapsed claim whose digest cannot be rebuilt is failed with the reason, and
+    the claims after it are still taken over and posted, on the strict Slack fake.
+
+    Breaks that turn this red: the try/except around `rebuild` removed (recover raises at the
+    second claim: the third is never posted and the second keeps no reason); the guard catching
+    without `ledger.fail` (the broken claim stays unfinished, taken over again every sweep, and
+    `list` names no reason); `continue` instead of the append (nothing is posted)."""
+    from digest.delivery import steps
+
+    chans = [slack_channel(app, cid) for cid in ("C1", "C2", "C3")]
+    dead = deliveries(app, "host-1")
+    for ch in chans:  # claimed, then the process died before posting anything
+        assert dead.claim(ch, DAY) is not None
+    lapse()
+    real = steps.Deliveries.rebuild
+
+    def rebuild(self, d):
+        if d.channel_id == chans[1].id:  # a stored claim this code can no longer read
+            raise KeyError("paper gone")
+        return real(self, d)
+
+    monkeypatch.setattr(steps.Deliveries, "rebuild", rebuild)
+    runner = DigestRunner(deliveries(app, "host-2"), {"slack": slack_poster(slack)})
+    outcomes = asyncio.run(runner.recover())
+    assert outcomes == ["posted 5 papers", "posted 5 papers"]
+    assert len(top_level_papers(slack.arrived("C1"))) == 5
+    assert len(top_level_papers(slack.arrived("C3"))) == 5
+    assert slack.arrived("C2") == [] and not slack.rejected
+    bad = app.store.deliveries.for_day(chans[1].id, DAY)
+    assert bad.status == FAILED and "internal error (KeyError" in bad.last_error
+    lapse()
+    assert asyncio.run(runner.recover()) == []  # failed for good: never taken over again
+    listing = app.commands.handle("list", Context(ref=chans[1].ref, user="u", now=NOON)).text
+    assert "not delivered: not sent because of an internal error (KeyError" in listing
