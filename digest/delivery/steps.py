@@ -241,7 +241,12 @@ def next_digest(
 def today_state(store: Store, channel: Channel, now: datetime) -> str:
     """The true state of the channel's digest for its local today."""
     day = local_day(now, channel.timezone)
-    return describe(store.deliveries.for_day(channel.id, day), store.ledger.messages)
+    d = store.deliveries.for_day(channel.id, day)
+    if channel.paused and d is None:  # not "not delivered yet", as if it might still come
+        return f"not sent: {channel.pause_state}"
+    if channel.paused and d.status == DeliveryState.FAILED:
+        return f"{describe(d, store.ledger.messages)} (channel paused)"
+    return describe(d, store.ledger.messages)
 
 
 def preview_target(

@@ -405,3 +405,59 @@ def test_a_claim_that_cannot_be_rebuilt_is_failed_and_the_take_over_goes_on(
     assert asyncio.run(runner.recover()) == []  # failed for good: never taken over again
     listing = app.commands.handle("list", Context(ref=chans[1].ref, user="u", now=NOON)).text
     assert "not delivered: not sent because of an internal error (KeyError" in listing
+
+
+def test_channels_says_a_discord_digest_paused_after_its_header_was_paused_and_why(
+    app, fake_discord, capsys, monkeypatch
+):
+    """A Discord digest whose header was posted and whose next message Discord refused (twice,
+    the second time degraded): `digestbot channels` says how much was posted, that the channel
+    was paused and why, and today's digest as not sent because of the pause, never the bare
+    "(partly delivered); today: not delivered".
+
+    Breaks that turn this red: `channels_cmd` printing "(partly delivered)" alone (no pause, no
+    reason); `today_state` not looking at the pause (no "(channel paused)")."""
+    from bot.cli import channels as cli_channels
+
+    ref = ChannelRef("discord", "111", "77")
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.set_option(ref, "threads", True)  # header in the channel, papers in its thread
+    ch = app.store.channels.get(ref)
+    refused = (400, {}, {"message": "Invalid Form Body", "code": 50035, "errors": {}})
+
+    day = app.clock().date()
+    refusing: list[str] = []
+
+    async def scenario():
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login("fake-token")
+        try:
+            r = DigestRunner(deliveries(app), {"discord": DiscordPoster(client)})
+            original = DiscordPoster.post_part
+
+            async def post_part(self, ref, reply, position, key, parent, degrade=False):
+                if position == 1 and not refusing:  # the first paper: Discord refuses it twice
+                    (header,) = fake_discord.arrived("111")
+                    refusing.append(header["id"])
+                    fake_discord.fail[header["id"]] = [refused]  # in the thread
+                    fake_discord.fail["111"] = [refused]  # and degraded, inline
+                return await original(self, ref, reply, position, key, parent, degrade)
+
+            monkeypatch.setattr(DiscordPoster, "post_part", post_part)
+            return await r.run_channel(ch.id, day)
+        finally:
+            await client.close()
+
+    outcome = asyncio.run(scenario())
+    assert "channel paused" in outcome, outcome
+    (header,) = fake_discord.arrived("111")
+    assert fake_discord.arrived(header["id"]) == []  # nothing got into the thread
+    monkeypatch.setattr(cli_channels, "wired", lambda db: app)
+    monkeypatch.setattr(app, "close", lambda: None)
+    cli_channels.channels_cmd(None)
+    out = capsys.readouterr().out
+    stored = app.store.deliveries.for_day(ch.id, day)
+    assert f"last {day} (partly delivered: 1 of " in out, out
+    assert f"messages posted, then paused: {stored.last_error})" in out, out
+    assert "50035" in stored.last_error
+    assert f"today: not delivered: {stored.last_error} (channel paused)" in out, out
