@@ -461,3 +461,60 @@ def test_channels_says_a_discord_digest_paused_after_its_header_was_paused_and_w
     assert f"messages posted, then paused: {stored.last_error})" in out, out
     assert "50035" in stored.last_error
     assert f"today: not delivered: {stored.last_error} (channel paused)" in out, out
+
+
+@pytest.mark.parametrize("platform", ["slack", "discord"])
+def test_a_host_clock_hours_ahead_does_not_repost_a_channels_first_message(
+    app, slack, fake_discord, platform
+):
+    """A channel's first message ever, its answer lost, with the host's clock two hours ahead of
+    the platform's: the lookup is bounded by the channel's newest message read from the
+    platform before posting (the platform's clock), so the message is found, not posted twice.
+    Each fake stamps messages with its own, skewed clock.
+
+    Breaks that turn this red: `_keep_first_bound` not called (the lookup falls back to the
+    claim time less an hour on the host's clock: the message is posted twice); `first_bound`
+    read but ignored in the lookup (posted twice)."""
+    if platform == "slack":
+        slack.clock_skew = -2 * 3600
+        slack.chaos = failing_nth_post(1, "drop")  # the header is stored; its answer is lost
+        ref = ChannelRef("slack", "C1", "T1")
+        poster, where = slack_poster(slack), "C1"
+    else:
+        fake_discord.clock_skew = -2 * 3600
+        dropped = {"n": 0}
+
+        def drop_first(method, path):
+            if method == "POST" and path == "/channels/111/messages":
+                dropped["n"] += 1
+                return "drop" if dropped["n"] == 1 else None
+            return None
+
+        fake_discord.chaos = drop_first
+        ref, where = ChannelRef("discord", "111", "77"), "111"
+    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    ch = app.store.channels.get(ref)
+
+    async def scenario():
+        if platform == "slack":
+            r = DigestRunner(deliveries(app), {"slack": poster})
+            first = await r.run_channel(ch.id, DAY)
+            await asyncio.sleep(0.45)
+            return first, await r.recover()
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login("fake-token")
+        try:
+            r = DigestRunner(deliveries(app), {"discord": DiscordPoster(client)})
+            first = await r.run_channel(ch.id, DAY)
+            await asyncio.sleep(0.45)
+            return first, await r.recover()
+        finally:
+            await client.close()
+
+    first, again = asyncio.run(scenario())
+    assert first.startswith("retrying at "), first
+    assert again == ["posted 5 papers"]
+    if platform == "slack":
+        assert len(slack.arrived(where)) == 1 == len(slack.posts(where))  # posted once
+    else:
+        assert len(fake_discord.arrived(where)) == 1  # one digest message, not two
