@@ -40,6 +40,7 @@ from bench.common import (
 from bench.quality import fmt_ci
 from digest.channels.service import ChannelService
 from digest.delivery.compose import diversity_for
+from digest.delivery.digests import Digests
 from digest.index.lifecycle import doc_input
 from digest.ingest.parse import make_record
 from digest.models import ChannelRef, SubscriptionKind
@@ -160,21 +161,21 @@ def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
     """Channel ``n`` follows the query; its first digest (20) is shown and every item voted on."""
     size = day1_size()
     ref = ChannelRef("bench", f"c{n}")
-    svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, str(size))
-    svc.set_threshold(ref, "0")
-    shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
+    svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.settings.set_size(ref, str(size))
+    svc.settings.set_threshold(ref, "0")
+    shown = [i.paper.id for i in Digests(svc).preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)
-    svc.set_size(ref, "10")
+    svc.settings.set_size(ref, "10")
     return ref, shown
 
 
 def day2(svc: ChannelService, ref: ChannelRef) -> tuple[list[str], float]:
     """(the channel's next digest, CPU ms to compose it) as the channel service delivers it."""
     t = time.process_time()
-    ids = [i.paper.id for i in svc.preview(ref, DAY2).items]
+    ids = [i.paper.id for i in Digests(svc).preview(ref, DAY2).items]
     return ids, (time.process_time() - t) * 1000
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from bench.common import EVAL_DIR
-from digest.papers.headline import derive_title
+from digest.text.headline import derive_title
 
 BACKGROUND = re.compile(
     r"^(prior|recent|existing|most|many|current|despite|while|although)\b", re.I
@@ -81,7 +81,7 @@ def main() -> None:
     """Print one row per rule: the current one and, with --old, a previous text.py."""
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--old", help="a previous digest/papers/headline.py whose derive_title to compare"
+        "--old", help="a previous digest/text/headline.py whose derive_title to compare"
     )
     args = parser.parse_args()
     papers = [json.loads(line) for line in (EVAL_DIR / "papers.jsonl").open()]

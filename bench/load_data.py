@@ -231,7 +231,7 @@ def export_doc(cfg: Config, work: Path) -> dict:
     app = build(url, Settings(index_dir=str(work / "template-index"), database_url=url))
     try:
         ref = ChannelRef("slack", "CTEMPLATE", "T1")
-        app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[0])
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, TOPICS[0])
         # schedule via the command path, so any column it maintains is set as it would be
         from bot.commands import Context
 

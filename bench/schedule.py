@@ -83,7 +83,7 @@ def run(n: int, concurrency: int, delay: float, db: str | None) -> list:
     app.papers.ingest(str(BUNDLED_PAPERS))
     seed(app, n)
     platform = SlowPlatform(delay)
-    runner = DigestRunner(Deliveries(app.channels, "bench"), {"console": platform})
+    runner = DigestRunner(Deliveries(app.papers, "bench"), {"console": platform})
     sched = DigestScheduler(runner, clock=lambda: NINE, concurrency=concurrency)
 
     async def tick() -> dict[str, str]:  # with the bot's worker threads (bot/cli/run.py)

@@ -24,6 +24,7 @@ import numpy as np
 
 from bench.common import EVAL_DIR, load_eval, load_query_files, machine, paired_bootstrap, table
 from bench.quality import fmt_ci
+from digest.delivery.digests import Digests
 from digest.models import ChannelRef, SubscriptionKind
 from digest.rank.index import build_index
 from digest.rank.ranker import Ranker
@@ -75,19 +76,19 @@ def day2(svc, n: int, q: dict, votes_only: bool):
     from bench.feedback import DAY1, DAY2
 
     ref = ChannelRef("why", f"c{n}")
-    svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, "20")
-    svc.set_threshold(ref, "0")
+    svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.settings.set_size(ref, "20")
+    svc.settings.set_threshold(ref, "0")
     relevant = set(q["relevant"])
     liked = []
-    for item in svc.preview(ref, DAY1).items:
+    for item in Digests(svc).preview(ref, DAY1).items:
         up = item.paper.id in relevant
         svc.vote(ref, "ann", item.paper.id, 1 if up else -1)
         liked += [item.paper.id] if up else []
     if votes_only:
-        svc.unsubscribe(ref, "all")
-    svc.set_size(ref, "10")
-    return svc.preview(ref, DAY2).items, liked
+        svc.follows.unsubscribe(ref, "all")
+    svc.settings.set_size(ref, "10")
+    return Digests(svc).preview(ref, DAY2).items, liked
 
 
 class Tally:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from bot.runtime.scheduler import DigestScheduler
     from bot.runtime.weekly import WeeklySender
     from digest.channels.service import ChannelService
+    from digest.delivery.digests import Digests
     from digest.models import ChannelRef
+    from digest.papers.pages import SearchPages
     from digest.papers.service import PaperService
     from digest.store import Store
     from digest.weekly.draw import ProcessDrawer
@@ -113,8 +115,14 @@ class App:
             self.settings.default_timezone,
             frozenset({"discord"}),
             grace,
-            draw=self.drawer,
         )
+
+    @cached_property
+    def digests(self) -> Digests:
+        """What channels' digests are and will be (previews, next, today, weekly pictures)."""
+        from digest.delivery.digests import Digests
+
+        return Digests(self.channels, draw=self.drawer)
 
     @cached_property
     def drawer(self) -> ProcessDrawer | None:
@@ -132,12 +140,12 @@ class App:
         """The `/papers` command core shared by every adapter."""
         from bot.commands import Commands
 
-        return Commands(self.channels, observe=self._observe)
+        return Commands(self.channels, observe=self._observe, digests=self.digests)
 
     def _observe(self, platform: str, seconds: float) -> None:
         """Count a command's time once this process keeps metrics (a running bot builds them
         with its runner); a one-shot CLI command has no one to scrape them and must not load
-        Prometheus for it (issue 21, item 4)."""
+        Prometheus for it."""
         if "metrics" in self.__dict__:
             self.metrics.command(platform, seconds)
 
@@ -156,16 +164,23 @@ class App:
         return new_instance_id()
 
     @cached_property
+    def pages(self) -> SearchPages:
+        """Searches kept behind page buttons, one service for every platform, on the one clock."""
+        from digest.papers.pages import SearchPages
+
+        return SearchPages(self.store, self.clock)
+
+    @cached_property
     def slack(self) -> SlackRuntime | None:
         """The Slack app and poster, or None when no Slack token is configured."""
         cfg = self.settings.slack()
         cfg.check()  # half-configured Slack stops the start with one clear error
         if not cfg.enabled:
             return None
+        from bot.adapters.deps import Deps
         from bot.adapters.slack.app import build_slack  # Slack code loads only when it is used
-        from bot.adapters.slack.listeners import SlackDeps
 
-        deps = SlackDeps(self.commands, self.channels, self.effects)
+        deps = Deps(self.commands, self.channels, self.effects, self.pages)
         return build_slack(cfg, self.store.engine, deps)
 
     @cached_property
@@ -173,12 +188,12 @@ class App:
         """The Discord client, or None when no Discord token is configured."""
         if self.settings.discord_token is None:
             return None
+        from bot.adapters.deps import Deps
         from bot.adapters.discord.client import DigestClient  # loads only when it is used
-        from bot.adapters.discord.commands import DiscordDeps
 
         s = self.settings
         return DigestClient(
-            DiscordDeps(self.commands, self.channels, self.effects),
+            Deps(self.commands, self.channels, self.effects, self.pages),
             shard_ids=s.discord_shard_ids,
             shard_count=s.discord_shard_count,
         )
@@ -242,13 +257,15 @@ class App:
 
         s = self.settings
         deliveries = Deliveries(
-            self.channels,
+            self.papers,
             self.worker,
             lease=timedelta(seconds=s.delivery_lease_seconds),
             grace=timedelta(hours=s.catchup_grace_hours),
             backoff=tuple(s.delivery_backoff_seconds),
         )
-        return DigestRunner(deliveries, adapters, on_outcome=self.metrics.digest)
+        return DigestRunner(
+            deliveries, adapters, on_outcome=self.metrics.digest, channels=self.channels
+        )
 
     @cached_property
     def scheduler(self) -> DigestScheduler:

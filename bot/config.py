@@ -12,9 +12,9 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
-from bot.cli.options import read_text_file
+from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
-from digest.schedule.zones import parse_timezone
+from digest.text.files import read_text_file
 
 if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackConfig

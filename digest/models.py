@@ -120,6 +120,11 @@ class SubscriptionKind(StrEnum):
 WORKSPACE_PLATFORMS = ("slack", "discord")
 
 
+#: What a personal digest's channel id starts with (``@<user>``): ChannelRef.personal, and the
+#: store's queries that leave personal digests out.
+PERSONAL_MARK = "@"
+
+
 @dataclass(frozen=True, slots=True)
 class ChannelRef:
     """Identifies a channel on a platform; a DM is just another channel."""
@@ -145,6 +150,11 @@ class ChannelRef:
                 )
             return cls(platform=platform, channel_id=channel_id, workspace=workspace)
         return cls(platform=platform, channel_id=rest)
+
+    @property
+    def personal(self) -> bool:
+        """A person's own digest (its id is ``@<user>``, one per platform), not a shared channel."""
+        return self.channel_id.startswith(PERSONAL_MARK)
 
     def __str__(self) -> str:
         """``platform:id``, or ``platform:workspace/id`` when the channel belongs to a workspace."""

@@ -82,8 +82,8 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
     from bot.cli.channels import DEMO_TOPICS
     from bot.config import Settings
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.models import ChannelRef, SubscriptionKind
-    from digest.schedule.times import local_day
     from tests.fakes.discord import FakeDiscord
     from tests.fakes.slack import FakeSlack
 
@@ -94,7 +94,7 @@ def chat_posts() -> tuple[dict[str, list[dict]], str]:
         app.papers.ingest(str(BUNDLED_PAPERS))  # what `digestbot run` loads on a fresh machine
         for ref in refs.values():
             for topic in DEMO_TOPICS:
-                app.channels.add(ref, SubscriptionKind.TOPIC, topic, "digestbot")
+                app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic, "digestbot")
         slack.join("C1")
         discord.http.Route.BASE = fake.base
 

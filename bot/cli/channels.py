@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.cli.digest import digest_day, digest_exit_code, preview, print_run
 from bot.cli.main import DbOption, app, err, out, wired
+from bot.cli.options import CONSOLE_USER, UserOption, _ref, cli_user
 
 __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
@@ -23,47 +23,6 @@ if TYPE_CHECKING:
 
 DEMO_CHANNEL = ChannelRef("console", "lab")
 DEMO_TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning")
-#: Who types at `digestbot run`'s console prompt; `cmd` on a console channel is the same person,
-#: so `/papers me …` reaches one personal digest (console:@you) from both.
-CONSOLE_USER = "you"
-
-
-#: The platforms digestbot can deliver to; a channel anywhere else would never get a digest.
-PLATFORMS = ("console", "slack", "discord")
-
-
-#: Per platform: (workspace id, channel id, what to say). A personal digest's id is ``@<user>``.
-ID_RULES = {
-    "slack": (
-        r"[A-Z][A-Z0-9]{0,30}",
-        r"@?[A-Z][A-Z0-9]{0,30}",
-        "Slack ids are uppercase letters and digits, e.g. slack:T123/C456",
-    ),
-    "discord": (
-        r"[0-9]{1,20}",
-        r"@?[0-9]{1,20}",
-        "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385",
-    ),
-    "console": (
-        r"",
-        r"[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,64}",
-        "console channels are a name of at most 64 characters without spaces, e.g. console:lab",
-    ),
-}
-
-
-def _ref(text: str) -> ChannelRef:
-    ref = ChannelRef.parse(text)
-    if ref.platform not in PLATFORMS:
-        raise DigestError(
-            f"Unknown platform {ref.platform[:20]!r}: channels are {', '.join(PLATFORMS)}."
-        )
-    workspace, channel, rule = ID_RULES[ref.platform]
-    # ids end up in `channels` output, logs and API calls: a space or a 5000-char id breaks them
-    if not (re.fullmatch(workspace, ref.workspace) and re.fullmatch(channel, ref.channel_id)):
-        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "…"
-        raise DigestError(f"Not a valid channel {shown!r}: {rule}.")
-    return ref
 
 
 async def apply_reply(application: App, reply: Reply, ctx: Context) -> str:
@@ -74,27 +33,6 @@ async def apply_reply(application: App, reply: Reply, ctx: Context) -> str:
     outlet = ConsoleOutlet(application.settings.resolved_index_dir().parent)
     await application.effects.carry_out(reply, outlet, now=ctx.now)
     return outlet.text
-
-
-def cli_user(user: str | None, ref: ChannelRef) -> str:
-    """Who a command-line action is by: ``--user``, else `run`'s console user on console channels
-    (so `feedback` and `cmd` there are the same person as the prompt), else ``cli``."""
-    if user is None:
-        return CONSOLE_USER if ref.platform == "console" else "cli"
-    if not user.strip():  # an empty name would be a voter no one can be, or silently `you`
-        raise DigestError("--user needs a name, e.g. --user ann.")
-    if has_surrogates(user):  # bytes that are not UTF-8 on the command line: nothing can store them
-        raise DigestError("--user holds bytes that are not UTF-8; retype the name.")
-    return user.strip()
-
-
-#: `--user`: who a command runs as (shared by `cmd` and `import-library`).
-UserOption = Annotated[
-    str | None,
-    typer.Option(
-        "--user", help="As this user (default: the console's user on console:, else cli)."
-    ),
-]
 
 
 @app.command("cmd")
@@ -123,7 +61,7 @@ def cmd_cmd(
 
     reply = handle_console(application.commands, text, ctx)
     if reply.error and reply.text in (no_channel(target), NO_CHANNEL, NO_PERSONAL):  # one line
-        raise DigestError(NO_PERSONAL if target.channel_id.startswith("@") else no_channel(target))
+        raise DigestError(NO_PERSONAL if target.personal else no_channel(target))
     # Only `digest now` posts: the runner (metrics, platform clients) is built for it alone.
     print(asyncio.run(apply_reply(application, reply, ctx)))
     if reply.error:  # the reply says so itself: printed as chat shows it, but the exit code is 2
@@ -141,9 +79,9 @@ def subscribe_cmd(channel: str, topic: str, db: DbOption = None) -> None:
         "exclude": SubscriptionKind.EXCLUDE,
     }
     if sep and kind.lower() in kinds:
-        print(application.channels.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
+        print(application.channels.follows.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
     else:
-        print(application.channels.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
+        print(application.channels.follows.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
 
 
 @app.command("feedback")
@@ -198,7 +136,7 @@ def digest_cmd(
 @app.command("channels")
 def channels_cmd(db: DbOption = None) -> None:
     """Every channel: schedule, next and last digest, paused reason."""
-    from digest.schedule.due import overdue_note
+    from digest.delivery.due import overdue_note
 
     application = wired(db)
     now = application.clock()
@@ -210,7 +148,7 @@ def channels_cmd(db: DbOption = None) -> None:
         )
     for ch in channels:
         last = service.last_delivery(ch)
-        due = service.next_digest(ch, now)
+        due = application.digests.next_digest(ch, now)
         state = (
             f"PAUSED ({ch.pause_state})"
             if ch.paused
@@ -231,7 +169,7 @@ def channels_cmd(db: DbOption = None) -> None:
             last_text = f"last {last.digest_date} ({how})"
         else:
             last_text = "no digest delivered yet"
-        last_text += f"; today: {service.today_state(ch, now)}"
+        last_text += f"; today: {application.digests.today_state(ch, now)}"
         topics = len(service.subscriptions_of(ch))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"

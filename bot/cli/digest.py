@@ -6,9 +6,9 @@ import json
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from digest.clock.times import local_day
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, Paper
-from digest.schedule.times import local_day
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -33,7 +33,7 @@ def digest_day(
     connected: set[str],
 ) -> tuple[Channel, date]:
     """The channel and day `digest` acts on; a DigestError (one line) when there is none."""
-    from digest.schedule.due import refuse_day
+    from digest.delivery.due import refuse_day
 
     if day is not None:
         parse_day(day, "UTC", now)  # a malformed --date is said before anything about the channel
@@ -76,7 +76,7 @@ def print_run(
 
 
 def digest_exit_code(outcome: Outcome) -> int:
-    """The exit code of `digestbot digest` for a run's outcome (README, `digest`): 0 settled;
+    """The exit code of `digestbot digest` for a run's outcome (docs/commands.md, `digest`): 0 settled;
     3 another process holds it (not an error, not settled by us); 1 our own post failed
     (retried later or given up); 2 not sent (paused, follows nothing...)."""
     from bot.runtime.outcome import (
@@ -104,8 +104,8 @@ def preview(application: App, ch: Channel, day: date, as_json: bool, now: dateti
     note = ""
     today = local_day(now, ch.timezone)
     if day == today:
-        day, note = application.channels.preview_target(ch, now)
-    d = application.channels.preview(ch.ref, day)
+        day, note = application.digests.preview_target(ch, now)
+    d = application.digests.preview(ch.ref, day)
     if as_json:
         items = [(i.paper.id, i.paper, i.score, i.why) for i in d.items]
         print(_digest_json(ch.ref, day, f"preview: {note}" if note else "preview", items))

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.cli.channels import UserOption, _ref, cli_user
 from bot.cli.main import DbOption, app, wired
+from bot.cli.options import UserOption, _ref, cli_user
 from digest.errors import DigestError
 from digest.models import ChannelRef
 

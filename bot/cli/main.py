@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.exceptions import Abort, TyperException
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 class _LazyConsole:
     """A rich Console made on first use: most commands print plain lines, and `channels` or
-    `cmd … list` must not pay for loading rich (issue 21, item 4)."""
+    `cmd … list` must not pay for loading rich (a third of their start-up time)."""
 
     def __init__(self, stderr: bool = False) -> None:
         self._stderr = stderr
@@ -45,7 +45,11 @@ class _LazyConsole:
             )
         return self._console
 
-    def __getattr__(self, name: str) -> object:
+    def print(self, *objects: Any, **options: Any) -> None:
+        """Console.print, on the console made now."""
+        self.console().print(*objects, **options)
+
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.console(), name)
 
 
@@ -189,7 +193,7 @@ def register(argv: list[str]) -> None:
     """Import the module that registers the command ``argv`` names, or every one (help, errors).
 
     Only that module: `digestbot channels` need not load the ingest, library and run commands'
-    modules (issue 21, item 4). The commands are then put in help order whatever was imported
+    modules. The commands are then put in help order whatever was imported
     first (an earlier ``main`` in this process may have imported one module alone)."""
     import importlib
 
@@ -234,8 +238,8 @@ def entry() -> int:
 
     Before the interpreter exits, every object still alive is frozen out of the garbage
     collector: its last full collection walked SQLAlchemy's, pydantic's and Typer's module
-    objects for about 0.3 CPU-seconds, a third of what `digestbot channels` cost (issue 21,
-    item 4). Nothing else changes at exit (files are still flushed and closed, atexit handlers
+    objects for about 0.3 CPU-seconds, a third of what `digestbot channels` cost.
+    Nothing else changes at exit (files are still flushed and closed, atexit handlers
     run); in-process callers (tests) use ``main``, so their objects stay collectable.
 
     A one-shot command also collects less often while it runs: loading SQLAlchemy, pydantic

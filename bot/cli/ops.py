@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.cli.main import DbOption, app, wired
-from bot.cli.options import read_text_file, whole
+from bot.cli.options import whole
 from digest.errors import DigestError
+from digest.text.files import read_text_file
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -50,7 +51,7 @@ async def _discord_sync(application: App, guild: int | None, remove: bool) -> No
 
     from bot.adapters.discord import sync
 
-    client, kv = application.discord, application.channels
+    client, kv = application.discord, application.channels.notes
     client.sync_on_change = False  # this command syncs explicitly
     try:
         await client.login(application.settings.discord_token.get_secret_value())

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
-from digest.channels.topic_text import MAX_QUERY_CHARS, query_too_long
+import typer
+
 from digest.errors import DigestError
+from digest.models import ChannelRef
 from digest.text.characters import has_surrogates, has_visible
+from digest.text.files import read_text_file
 from digest.text.numbers import whole_number
+from digest.text.topic_text import MAX_QUERY_CHARS, query_too_long
 
 #: Bounds no real use reaches; beyond them a number is a typo (and SQLite's integers overflow).
 MAX_LIST = 100_000
@@ -25,20 +31,6 @@ def whole(option: str, low: int, high: int | None = None) -> Callable[[str | int
         return whole_number(str(text), option, low, high)  # typer passes defaults as ints
 
     return parse
-
-
-def read_text_file(path: Path) -> str:
-    """The UTF-8 text of ``path``; a missing file, a directory or other bytes is one clear error."""
-    if not path.exists():
-        raise DigestError(f"No such file: {path}")
-    if path.is_dir():
-        raise DigestError(f"'{path}' is a directory, not a file.")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DigestError(f"cannot read '{path}': not UTF-8 text (byte {exc.start}).") from None
-    except OSError as exc:
-        raise DigestError(f"cannot read '{path}': {exc.strerror or 'unreadable'}.") from None
 
 
 def read_queries(path: Path) -> list[str]:
@@ -98,3 +90,67 @@ def _query_of(path: Path, n: int, line: str) -> str:
     if has_surrogates(query):  # a "\ud800" escape: half a character, nothing can encode it
         raise DigestError(f"{path}:{n}: 'query' holds a lone surrogate (e.g. \\ud800).")
     return query
+
+
+#: Who types at `digestbot run`'s console prompt; `cmd` on a console channel is the same person,
+#: so `/papers me …` reaches one personal digest (console:@you) from both.
+CONSOLE_USER = "you"
+
+
+#: The platforms digestbot can deliver to; a channel anywhere else would never get a digest.
+PLATFORMS = ("console", "slack", "discord")
+
+
+#: Per platform: (workspace id, channel id, what to say). A personal digest's id is ``@<user>``.
+ID_RULES = {
+    "slack": (
+        r"[A-Z][A-Z0-9]{0,30}",
+        r"@?[A-Z][A-Z0-9]{0,30}",
+        "Slack ids are uppercase letters and digits, e.g. slack:T123/C456",
+    ),
+    "discord": (
+        r"[0-9]{1,20}",
+        r"@?[0-9]{1,20}",
+        "Discord ids are numbers (snowflakes), e.g. discord:81384788765712384/81384788765712385",
+    ),
+    "console": (
+        r"",
+        r"[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,64}",
+        "console channels are a name of at most 64 characters without spaces, e.g. console:lab",
+    ),
+}
+
+
+def _ref(text: str) -> ChannelRef:
+    ref = ChannelRef.parse(text)
+    if ref.platform not in PLATFORMS:
+        raise DigestError(
+            f"Unknown platform {ref.platform[:20]!r}: channels are {', '.join(PLATFORMS)}."
+        )
+    workspace, channel, rule = ID_RULES[ref.platform]
+    # ids end up in `channels` output, logs and API calls: a space or a 5000-char id breaks them
+    if not (re.fullmatch(workspace, ref.workspace) and re.fullmatch(channel, ref.channel_id)):
+        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "…"
+        raise DigestError(f"Not a valid channel {shown!r}: {rule}.")
+    return ref
+
+
+def cli_user(user: str | None, ref: ChannelRef) -> str:
+    """Who a command-line action is by: ``--user``, else `run`'s console user on console channels
+    (so `feedback` and `cmd` there are the same person as the prompt), else ``cli``."""
+    if user is None:
+        return CONSOLE_USER if ref.platform == "console" else "cli"
+    if not user.strip():  # an empty name would be a voter no one can be, or silently `you`
+        raise DigestError("--user needs a name, e.g. --user ann.")
+    if has_surrogates(user):  # bytes that are not UTF-8 on the command line: nothing can store them
+        raise DigestError("--user holds bytes that are not UTF-8; retype the name.")
+    return user.strip()
+
+
+#: `--user`: who a command runs as (shared by `cmd` and `import-library`).
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user", help="As this user (default: the console's user on console:, else cli)."
+    ),
+]

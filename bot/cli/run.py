@@ -10,8 +10,9 @@ import stat
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.channels import CONSOLE_USER, DEMO_CHANNEL, DEMO_TOPICS, apply_reply
+from bot.cli.channels import DEMO_CHANNEL, DEMO_TOPICS, apply_reply
 from bot.cli.main import DbOption, app, out, wired
+from bot.cli.options import CONSOLE_USER
 from digest.errors import DigestError
 from digest.models import ChannelRef, SubscriptionKind
 
@@ -38,7 +39,7 @@ def _first_run(application: App) -> None:
     if application.papers.paper_count() == 0 and not (s.arxiv_queries or s.openreview_venues):
         _load_bundled(application)
     if application.slack is not None or application.discord is not None:
-        return  # a real deployment: no console demo channel (README, `run`)
+        return  # a real deployment: no console demo channel (docs/commands.md, `run`)
     if not application.channels.all_channels():
         _create_demo(application)
 
@@ -64,7 +65,7 @@ def _create_demo(application: App) -> None:
     ours = [
         topic
         for topic in DEMO_TOPICS
-        if application.channels.add(
+        if application.channels.follows.add(
             DEMO_CHANNEL, SubscriptionKind.TOPIC, topic, "digestbot"
         ).startswith("Now following")
     ]
@@ -127,7 +128,7 @@ async def _recover(runner: DigestRunner) -> None:
 async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
     """The demo channel's first digest, shown at once (the Quickstart's promise); every other
     channel keeps to its schedule, so a later `run` never uses up a day's digest early."""
-    from digest.schedule.times import local_day
+    from digest.clock.times import local_day
 
     demo = application.channels.existing(DEMO_CHANNEL)
     if demo is None or demo.paused or application.channels.last_delivery(demo) is not None:
@@ -180,7 +181,7 @@ async def _stop_all(
 
 async def _start_platforms(application: App, interactive: bool) -> asyncio.Task | None:
     """Log in to each configured platform once; report failures, give up if nothing is left."""
-    from bot.runtime.startup import report, slack_problem, start_discord
+    from bot.cli.startup import report, slack_problem, start_discord
 
     discord_task, running = None, ["the console"] if interactive else []
     if application.slack is not None:

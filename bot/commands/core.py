@@ -9,12 +9,19 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from bot.commands.replies import Reply, error
+from digest.channels.access import may_change
 from digest.channels.service import ChannelService
+from digest.delivery.digests import Digests
 from digest.errors import DigestError
 from digest.models import ChannelRef
 from digest.text.characters import has_surrogates, has_visible
+
+if TYPE_CHECKING:
+    from digest.library.seed import LibraryImports
 
 log = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 4000
@@ -24,7 +31,7 @@ BROKEN_TEXT = (
     "That command holds a broken character (half of an emoji or symbol); please retype it."
 )
 #: Commands that read (or empty) a channel's digest: on a shared channel or personal digest
-#: nobody set up they answer without creating it, so a look at `list` never starts a digest (README).
+#: nobody set up they answer without creating it, so a look at `list` never starts a digest (docs/commands.md, `list`).
 READS_CHANNEL = frozenset({"list", "stats", "why", "digest", "export", "unsubscribe"})
 #: Commands whose text is a pasted file: its line breaks are kept (every other text is one line).
 KEEPS_LINES = frozenset({"import"})
@@ -43,7 +50,7 @@ class Context:
     user: str
     is_admin: bool = True
     dm: ChannelRef | None = None  # the user's direct-message channel, for `me` commands
-    #: When it was typed; None: Commands fills it in from the one clock (digest/clock.py), so
+    #: When it was typed; None: Commands fills it in from the one clock (digest/clock/__init__.py), so
     #: every date a command derives agrees with the scheduler's and the CLI's.
     now: datetime | None = None
     personal: bool = False
@@ -176,11 +183,22 @@ class Commands:
     """Parses `/papers ...` text and runs the matching handler; every outcome is a Reply."""
 
     def __init__(
-        self, channels: ChannelService, observe: Callable[[str, float], None] | None = None
+        self,
+        channels: ChannelService,
+        observe: Callable[[str, float], None] | None = None,
+        digests: Digests | None = None,
     ) -> None:
         self.channels = channels
         self.papers = channels.papers
+        self.digests = digests or Digests(channels)
         self.observe = observe  # (platform, seconds) -> None, e.g. a latency histogram
+
+    @cached_property
+    def imports(self) -> LibraryImports:
+        """Library imports (`import`): made on first use, so the file readers load with it."""
+        from digest.library.seed import LibraryImports
+
+        return LibraryImports.over(self.channels)
 
     def handle(self, text: str, ctx: Context) -> Reply:
         """Run one command typed as text. Never raises: errors become short ephemeral replies."""
@@ -247,7 +265,7 @@ class Commands:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
             ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
-        elif ctx.ref.channel_id.startswith("@"):  # typed in a DM with the app: the same digest
+        elif ctx.ref.personal:  # typed in a DM with the app: the same digest
             ctx = replace(ctx, personal=True)
         if ctx.now is None:  # read once per command: every date it derives is of one instant
             ctx = replace(ctx, now=self.channels.clock())
@@ -256,7 +274,7 @@ class Commands:
         if spec is None:
             return error(unknown_command(name))
         if name in READS_CHANNEL and self.channels.existing(ctx.ref) is None:
-            return error(NO_PERSONAL if ctx.ref.channel_id.startswith("@") else NO_CHANNEL)
+            return error(NO_PERSONAL if ctx.ref.personal else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused
         if not ctx.personal and (spec.changes_channel or ctx.place or ctx.public is not None):
@@ -269,12 +287,10 @@ class Commands:
     def refusal(self, ctx: Context) -> Reply | None:
         """The error for someone who may not change this channel's digest; None if they may."""
         channel = self.channels.channel(ctx.ref)
-        # Where admin-only is opt-in (Slack), whoever set the digest up or locked it keeps
-        # control, as the Slack Home says; where it is the default (Discord), the platform's
-        # permission decides alone.
-        owner = channel.owner_user == ctx.user
-        opt_in = ctx.ref.platform not in self.channels.restricted_platforms
-        if ctx.is_admin or not channel.admin_only or (owner and opt_in):
+        # A personal digest reached here is the caller's own (`me`, a DM with the app) or the
+        # operator's choice on the command line.
+        restricted = self.channels.restricted_platforms
+        if ctx.personal or may_change(channel, ctx.user, ctx.is_admin, restricted):
             return None
         return error(
             "Only channel admins can change this channel's digest here. "

@@ -8,13 +8,13 @@ from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
 from bot.commands.replies import Reply, digest_reply, error
+from digest.clock.times import local_day, parse_weekdays
+from digest.clock.zones import parse_timezone
+from digest.delivery.due import overdue_note
 from digest.errors import DigestError
 from digest.models import Channel, Subscription, SubscriptionKind
-from digest.papers.headline import shorten
-from digest.schedule.due import overdue_note
-from digest.schedule.times import local_day, parse_weekdays
-from digest.schedule.zones import parse_timezone
 from digest.text.characters import has_visible
+from digest.text.headline import shorten
 from digest.text.numbers import plural
 
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
@@ -48,14 +48,16 @@ def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         kind, text = SubscriptionKind(str(args.options["kind"])), args.raw
     else:
         kind, text = _subscribe_kind(args.raw)
-    return _changed(ctx, cmds.channels.add(ctx.ref, kind, text, ctx.user))
+    return _changed(ctx, cmds.channels.follows.add(ctx.ref, kind, text, ctx.user))
 
 
 @command("exclude", "exclude <term>", "never post papers that mention a term", True)
 def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not has_visible(args.raw):
         return error("Say what to exclude, e.g. `/papers exclude quantum`.")
-    return _changed(ctx, cmds.channels.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user))
+    return _changed(
+        ctx, cmds.channels.follows.add(ctx.ref, SubscriptionKind.EXCLUDE, args.raw, ctx.user)
+    )
 
 
 @command(
@@ -67,7 +69,7 @@ def exclude_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 def unsubscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if not args.raw:
         return error("Unsubscribe from what? `/papers list` numbers what this channel follows.")
-    return _changed(ctx, cmds.channels.unsubscribe(ctx.ref, args.raw))
+    return _changed(ctx, cmds.channels.follows.unsubscribe(ctx.ref, args.raw))
 
 
 @command("list", "list", "what this channel follows, its schedule and settings")
@@ -78,13 +80,13 @@ def list_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     lines = [f"{i}. {_followed(cmds, s)}" for i, s in enumerate(subs, 1)] or [
         f"Nothing yet: `/papers {me}subscribe <topic>`."
     ]
-    due = cmds.channels.next_digest(channel, ctx.now)
+    due = cmds.digests.next_digest(channel, ctx.now)
     state = f"⏸ {channel.pause_state}" if channel.paused else "active"
     lines += [
         "",
         f"Schedule: {channel.digest_time} {channel.timezone} on {channel.weekdays} ({state})",
         _next_line(cmds, channel, due, ctx),
-        f"Today's digest: {cmds.channels.today_state(channel, ctx.now)}",
+        f"Today's digest: {cmds.digests.today_state(channel, ctx.now)}",
         _settings_line(channel, ctx.personal),
     ]
     who = (
@@ -148,9 +150,9 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
                 f"`/papers {me}resume` first, then `/papers {me}digest now`."
             )
         return Reply(text="Posting today's digest…", deliver_now=ctx.ref)
-    day, note = cmds.channels.preview_target(channel, ctx.now)
+    day, note = cmds.digests.preview_target(channel, ctx.now)
     upcoming = day > local_day(ctx.now, channel.timezone)  # the next digest: today's went out
-    reply = digest_reply(cmds.channels.preview(ctx.ref, day), upcoming)
+    reply = digest_reply(cmds.digests.preview(ctx.ref, day), upcoming)
     return replace(reply, text=f"{note}\n{reply.text}") if note else reply
 
 
@@ -169,7 +171,7 @@ def schedule_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         if isinstance(parsed, Reply):
             return parsed
         at, tz, days = parsed
-    ch = cmds.channels.set_schedule(ctx.ref, at, tz, days)
+    ch = cmds.channels.settings.set_schedule(ctx.ref, at, tz, days)
     # What was left out keeps its value: said, so `schedule 02:30 Europe/Berlin` after
     # `schedule 09:30 UTC mon` does not look as if the days had been set to mon just now.
     kept = " and ".join(name for name, given in (("time zone", tz), ("days", days)) if not given)
@@ -221,7 +223,7 @@ def _is_days(word: str) -> bool:
 
 @command("size", "size <n>", "papers per digest (1-25)", True)
 def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    ch = cmds.channels.set_size(ctx.ref, args.raw)
+    ch = cmds.channels.settings.set_size(ctx.ref, args.raw)
     return Reply(text=f"Digests now hold up to {ch.digest_size} papers.")
 
 
@@ -229,7 +231,7 @@ def size_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     from digest.rank.calibrate import highest
 
-    ch = cmds.channels.set_threshold(ctx.ref, args.raw)
+    ch = cmds.channels.settings.set_threshold(ctx.ref, args.raw)
     # As set: 0.6349 is not "0.63", which would read as at or under a top of 0.634.
     level = (
         f"{ch.threshold:.2f}" if round(ch.threshold, 2) == ch.threshold else f"{ch.threshold:.4g}"
@@ -247,14 +249,14 @@ def threshold_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("pause", "pause", "stop digests until resumed", True)
 def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    cmds.channels.set_paused(ctx.ref, True, f"paused by {ctx.who}")
+    cmds.channels.settings.set_paused(ctx.ref, True, f"paused by {ctx.who}")
     return _changed(ctx, "Digests paused. `/papers resume` restarts them.")
 
 
 @command("resume", "resume", "restart digests", True)
 def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    channel = cmds.channels.set_paused(ctx.ref, False)
-    due = cmds.channels.next_digest(channel, ctx.now)  # what the scheduler will really send
+    channel = cmds.channels.settings.set_paused(ctx.ref, False)
+    due = cmds.digests.next_digest(channel, ctx.now)  # what the scheduler will really send
     return _changed(ctx, f"Digests resumed. {_next_line(cmds, channel, due, ctx)}.")
 
 
@@ -273,10 +275,7 @@ def option_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
             return error(f"Use `/papers option {name} on` or `/papers option {name} off`.")
         return error("Use `/papers option quiet on` or `/papers option admin-only off`.")
     name, on = args.words[0].lower(), args.words[1].lower() == "on"
-    channel = cmds.channels.set_option(ctx.ref, name, on)
-    if name == "admin-only" and on and channel.owner_user != ctx.user and not ctx.personal:
-        # whoever locks a channel must be able to unlock it, admin or not
-        cmds.channels.set_owner(channel, ctx.user)
+    cmds.channels.settings.set_option(ctx.ref, name, on, ctx.user)
     if name == "admin-only" and on:
         return Reply(
             text="Option admin-only is now on: only channel admins and you can change this "
@@ -306,7 +305,7 @@ def export_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 )
 def stats_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     s = cmds.channels.stats(ctx.ref)
-    picture = cmds.channels.weekly_picture(ctx.ref, ctx.now) if s.papers or s.up or s.down else None
+    picture = cmds.digests.weekly_picture(ctx.ref, ctx.now) if s.papers or s.up or s.down else None
     lines = [
         f"{plural(s.digests, 'digest')}, {plural(s.papers, 'paper')} posted, {s.up} 👍, {s.down} 👎."
     ]

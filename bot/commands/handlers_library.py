@@ -9,7 +9,7 @@ from bot.commands.replies import Reply, error
 from digest.text.characters import has_visible
 
 # digest.library.entries (its BibTeX, RIS and CSV parsers) loads with an import: every command registers
-# this module, and `/papers list` must not pay for the parsers (issue 21, item 4).
+# this module, and `/papers list` must not pay for the parsers.
 
 
 def how_to() -> str:
@@ -49,8 +49,8 @@ def import_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         data, name = args.raw.encode("utf-8"), "the pasted text"
     else:
         return error(how_to())
-    from digest.library.entries import parse_library
+    from digest.library.formats import parse_library
 
     library = parse_library(data, name)  # a LibraryError is the reply (the core catches it)
-    report = cmds.channels.import_library(ctx.ref, library, ctx.user)
+    report = cmds.imports.import_library(ctx.ref, library, ctx.user)
     return Reply(text=report.summary(), schedule_changed=ctx.ref)

@@ -9,9 +9,9 @@ from bot.commands.core import Args, Commands, Context, command, help_reply
 from bot.commands.replies import Action, Reply, card, error
 from digest.delivery.backlog import outlook
 from digest.errors import DigestError, NotFoundError
-from digest.papers.headline import shorten
 from digest.rank.results import Filters  # not .engine: listings must not load the ranker
 from digest.text.characters import has_visible
+from digest.text.headline import shorten
 from digest.text.numbers import is_number, numeric_text, plural, whole_number
 
 PER_PAGE = 5

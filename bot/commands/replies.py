@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from digest.ingest import FEED_HINT
 from digest.models import ChannelRef, Paper
-from digest.papers.headline import contribution_sentences
 from digest.text.hashes import normalize_title
+from digest.text.headline import contribution_sentences
 from digest.text.sentences import sentences
 from digest.tldr.extractive import line_of, tldr_line
 

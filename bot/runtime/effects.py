@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from digest.clock import Clock, system_clock
-from digest.schedule.times import local_day
+from digest.clock.times import local_day
 
 if TYPE_CHECKING:
     from bot.commands.replies import Reply

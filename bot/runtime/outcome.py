@@ -10,7 +10,7 @@ from digest.models import DeliveryState
 
 
 class Kind(Enum):
-    """The kinds of outcome callers act on (the CLI's exit codes: README, `digest`)."""
+    """The kinds of outcome callers act on (the CLI's exit codes: docs/commands.md, `digest`)."""
 
     POSTED = "posted"  # this run posted the digest
     SETTLED = "settled"  # already delivered, or a quiet day: nothing left to do

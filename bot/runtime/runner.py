@@ -19,6 +19,7 @@ from bot.ports import REJECTED, TRANSIENT, Adapter, PostError
 from bot.runtime import stored_reply
 from bot.runtime.group_commit import GroupCommit
 from bot.runtime.outcome import Kind, Outcome, state_kind
+from digest.channels.service import ChannelService
 from digest.delivery.steps import Claim, Deliveries, PlannedMessage
 from digest.models import Channel, ChannelRef, DeliveryState, MessageState
 
@@ -71,10 +72,12 @@ class DigestRunner:
         adapters: dict[str, Adapter],
         on_outcome: Callable[[str, Outcome], None] | None = None,
         composing: int = 2,
+        channels: ChannelService | None = None,
     ) -> None:
         self.deliveries = deliveries
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
-        self.channels = deliveries.channels
+        # Finding channels and pausing one the platform refused (the app's; a plain one in tests).
+        self.channels = channels or ChannelService(deliveries.papers)
         self.adapters = adapters
         # Composing is CPU work and each claim one short write: a few at a time keep the cores
         # and SQLite's one writer busy, not queued; posting (the slow part) is not held by it.
@@ -121,11 +124,11 @@ class DigestRunner:
         """Why ``channel`` gets no digest on ``day`` before anything is claimed (paused, no
         connection, follows nothing), or None. The one place these are checked: every run goes
         through it, and the scheduler's tick asks the same rules (``held``; following nothing
-        is left out by the bulk claim, digest/schedule/tick.py), so a channel that is never sent is not
+        is left out by the bulk claim, digest/delivery/tick.py), so a channel that is never sent is not
         run, logged and counted every minute."""
         if (held := self.held(channel)) is not None:
             return held
-        if await asyncio.to_thread(self.deliveries.channels.follows_nothing, channel, day):
+        if await asyncio.to_thread(self.channels.follows_nothing, channel, day):
             return Outcome(NOTHING_FOLLOWED, Kind.NOT_SENT)
         return None
 
@@ -163,7 +166,7 @@ class DigestRunner:
 
     def render(self, digest: Digest) -> tuple[list[tuple[str, ...]], str, Reply]:
         """A digest as its channel's platform posts it: the messages' papers, the rendering
-        stored with the plan, and the reply (for a claim taken in bulk, digest/schedule/tick.py)."""
+        stored with the plan, and the reply (for a claim taken in bulk, digest/delivery/tick.py)."""
         reply = digest_reply(digest)
         parts = self.adapters[digest.channel.ref.platform].plan(reply)
         return parts, stored_reply.dumps(reply), reply
@@ -239,9 +242,9 @@ class DigestRunner:
 
     async def _tell_owner(self, channel: Channel, adapter: Adapter, reason: str) -> None:
         """A channel the platform refused is paused: its owner (who set it up) hears so by
-        direct message, with how to restart it, instead of finding out days later (issue 23)."""
+        direct message, with how to restart it, instead of finding out days later."""
         owner = channel.owner_user
-        if not owner or channel.ref.channel_id.startswith("@"):  # a DM digest: no one to tell
+        if not owner or channel.ref.personal:  # a DM digest: no one to tell
             return
         name = f"#{channel.name}" if channel.name else f"channel {channel.ref.channel_id}"
         note = Reply(
@@ -401,7 +404,7 @@ class DigestRunner:
                 return Outcome(f"retrying at {when:%H:%M} UTC after {reason}", Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
-        self.channels.pause(channel, exc.reason)
+        self.channels.settings.set_paused(channel.ref, True, exc.reason)
         self.deliveries.fail(claim, reason)  # unposted papers go to the next digest once resumed
         return Outcome(f"failed: {reason} (channel paused)", Kind.FAILED)
 

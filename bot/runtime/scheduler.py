@@ -22,11 +22,11 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.runtime.outcome import Kind, Outcome
 from bot.runtime.runner import DigestRunner
 from digest.clock import Clock, system_clock
+from digest.clock.times import local_day, next_due
+from digest.delivery.due import catch_up_due
 from digest.delivery.steps import Claim
+from digest.delivery.tick import CHUNK, Ticks, chunks
 from digest.models import Channel, Shards
-from digest.schedule.due import catch_up_due
-from digest.schedule.tick import CHUNK, Ticks, chunks
-from digest.schedule.times import local_day, next_due
 
 log = logging.getLogger(__name__)
 #: How far a channel whose schedule names no day is put off (it is looked at again then).

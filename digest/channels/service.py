@@ -8,24 +8,17 @@ from datetime import date, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from digest.delivery.backlog import compose_digest, profile_of
+from digest.clock.times import GRACE
 from digest.errors import DigestError, NotFoundError
-from digest.models import Channel, ChannelRef, MessageState, Paper, Subscription, SubscriptionKind
-from digest.schedule.due import GRACE
+from digest.models import PERSONAL_MARK, Channel, ChannelRef, MessageState, Paper, Subscription
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from datetime import datetime
-
+    from digest.channels.notes import Notes
     from digest.channels.settings import ChannelSettings
     from digest.channels.subscriptions import Subscriptions
-    from digest.delivery.compose import Digest
-    from digest.library.entries import Library
-    from digest.library.seed import ImportReport, LibraryImports
     from digest.papers.service import PaperService
     from digest.rank.profile import Profile
     from digest.store.deliveries import Delivery
-    from digest.weekly.picture import Picture, WeeklyStats
 
 __all__ = ["PERSONAL_WORKSPACE", "ChannelService", "Stats", "no_channel"]
 
@@ -59,14 +52,14 @@ class ChannelService:
         default_timezone: str = "UTC",
         restricted_platforms: frozenset[str] = frozenset(),
         catchup_grace: timedelta = GRACE,
-        draw: Callable[[WeeklyStats, str], bytes] | None = None,
     ) -> None:
         self.papers = papers
-        self.draw = draw  # how `stats` draws its picture (None: in this process)
         # How long a missed scheduled digest is still delivered (what `why` and `list` announce).
         self.catchup_grace = catchup_grace
         self.store = papers.store
-        self.clock = papers.clock  # the one clock (digest/clock.py), built by the composition root
+        self.clock = (
+            papers.clock
+        )  # the one clock (digest/clock/__init__.py), built by the composition root
         self.default_timezone = default_timezone
         # Platforms whose new (non-DM) channels start with settings limited to channel admins.
         self.restricted_platforms = restricted_platforms
@@ -74,7 +67,7 @@ class ChannelService:
         self.create_missing = True
 
     # The parts are made on first use: `digestbot channels` lists channels and needs none of
-    # them (the library import alone loads the BibTeX, RIS and CSV parsers; issue 21, item 4).
+    # them (the library import alone loads the BibTeX, RIS and CSV parsers).
 
     @cached_property
     def follows(self) -> Subscriptions:
@@ -84,62 +77,18 @@ class ChannelService:
         return Subscriptions(self.store, self.papers, self.channel)
 
     @cached_property
+    def notes(self) -> Notes:
+        """Values the bot keeps for itself (a command tree's hash, where it was synced)."""
+        from digest.channels.notes import Notes
+
+        return Notes(self.store)
+
+    @cached_property
     def settings(self) -> ChannelSettings:
         """A channel's schedule, size, threshold and pause."""
         from digest.channels.settings import ChannelSettings
 
         return ChannelSettings(self.store, self.channel)
-
-    @cached_property
-    def library(self) -> LibraryImports:
-        """Following the papers of someone's library (`import`)."""
-        from digest.library.seed import LibraryImports
-
-        return LibraryImports(self.store, self.papers, self.channel)
-
-    # What a channel follows and its settings: the parts' use cases, under the service's names.
-
-    def add(
-        self, ref: ChannelRef, kind: SubscriptionKind, text: str, user: str | None = None
-    ) -> str:
-        """Follow a topic, author or liked paper, or exclude a term; returns a confirmation."""
-        return self.follows.add(ref, kind, text, user)
-
-    def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
-        """Stop following by number, text, `all` or `exclusions` (see Subscriptions)."""
-        return self.follows.unsubscribe(ref, selector)
-
-    def import_library(
-        self, ref: ChannelRef, library: Library, user: str | None = None
-    ) -> ImportReport:
-        """Follow every entry of an exported library as a `like:` (see LibraryImports)."""
-        return self.library.import_library(ref, library, user)
-
-    def set_schedule(
-        self, ref: ChannelRef, at: str, tz: str | None = None, days: str | None = None
-    ) -> Channel:
-        """Change when digests arrive."""
-        return self.settings.set_schedule(ref, at, tz, days)
-
-    def set_size(self, ref: ChannelRef, text: str) -> Channel:
-        """Papers per digest, 1 to 25."""
-        return self.settings.set_size(ref, text)
-
-    def set_threshold(self, ref: ChannelRef, text: str) -> Channel:
-        """Minimum score for a paper to be posted, 0 to 1."""
-        return self.settings.set_threshold(ref, text)
-
-    def set_paused(self, ref: ChannelRef, paused: bool, reason: str | None = None) -> Channel:
-        """Pause or resume digests, saying why."""
-        return self.settings.set_paused(ref, paused, reason)
-
-    def pause_workspace(self, platform: str, workspace: str, reason: str) -> int:
-        """Pause every channel of a workspace the app was removed from, in one write."""
-        return self.settings.pause_workspace(platform, workspace, reason)
-
-    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog."""
-        return self.settings.set_option(ref, name, on)
 
     def channel(self, ref: ChannelRef, name: str = "", owner: str | None = None) -> Channel:
         """The channel for ``ref``, created on first use.
@@ -150,11 +99,9 @@ class ChannelService:
         """
         if not self.create_missing:
             return self.find(ref)
-        restricted = ref.platform in self.restricted_platforms and not ref.channel_id.startswith(
-            "@"
-        )
+        restricted = ref.platform in self.restricted_platforms and not ref.personal
         # the console's channels are one operator's: nobody there is kept from seeing them
-        public = True if ref.platform == "console" and not ref.channel_id.startswith("@") else None
+        public = True if ref.platform == "console" and not ref.personal else None
         return self.store.channels.ensure(
             ref,
             name=name,
@@ -174,30 +121,21 @@ class ChannelService:
         if channel is None:  # only read: nobody set this channel up, and reading creates nothing
             return None
         fields: dict[str, object] = {"name": name} if name and name != channel.name else {}
-        if public is not None and public != channel.public and not ref.channel_id.startswith("@"):
+        if public is not None and public != channel.public and not ref.personal:
             fields["public"] = public
-        if user and channel.owner_user is None and not ref.channel_id.startswith("@"):
+        if user and channel.owner_user is None and not ref.personal:
             fields["owner_user"] = user
         return self.store.channels.update(channel.id, **fields) if fields else channel
 
     def personal_ref(self, platform: str, user: str) -> ChannelRef:
-        """A person's one personal digest on a platform, reachable from every server and the DM.
-
-        Older versions made one per server; the oldest is kept and takes over the others'
-        subscriptions, votes (the newer of two on a paper wins) and papers sent (never sent
-        again), and the others are paused, so nobody gets the same digest twice a day.
-        """
-        mine = self.store.channels.with_channel_id(platform, f"@{user}")
-        if not mine:
-            return ChannelRef(platform, f"@{user}", PERSONAL_WORKSPACE)
-        keep, *extra = mine
-        for ch in (c for c in extra if not c.paused):
-            for sub in self.store.channels.subscriptions(ch.id):
-                self.store.channels.add_subscription(keep.id, sub.kind, sub.text, sub.created_by)
-            self.store.channels.absorb_votes(keep.id, ch.id)
-            self.store.deliveries.absorb_items(keep.id, ch.id)
-            self.set_paused(ch.ref, True, "merged into your one personal digest")
-        return keep.ref
+        """A person's one personal digest on a platform, reachable from every server and the DM
+        (the oldest, where an older version made one per server: migration 0017 merged them)."""
+        mine = self.store.channels.with_channel_id(platform, f"{PERSONAL_MARK}{user}")
+        return (
+            mine[0].ref
+            if mine
+            else ChannelRef(platform, f"{PERSONAL_MARK}{user}", PERSONAL_WORKSPACE)
+        )
 
     def find(self, ref: ChannelRef) -> Channel:
         """An existing channel or a NotFoundError."""
@@ -205,12 +143,6 @@ class ChannelService:
         if channel is None:
             raise NotFoundError(no_channel(ref))
         return channel
-
-    def seen_as(self, ref: ChannelRef, public: bool) -> None:
-        """Record whether everyone in ``ref``'s workspace can see it, as its platform just said
-        (a 👍 there may be named in other channels' digests only while it is public); a channel
-        nobody set up is not created."""
-        self.claim(ref, None, public=public)
 
     def existing(self, ref: ChannelRef) -> Channel | None:
         """The channel for ``ref`` if someone set it up; never creates one."""
@@ -226,19 +158,11 @@ class ChannelService:
         """The shared channels of one workspace (and its personal digests if ``personal``),
         oldest first."""
         every = self.store.channels.in_workspace(platform, workspace)
-        return [c for c in every if personal or not c.ref.channel_id.startswith("@")]
+        return [c for c in every if personal or not c.ref.personal]
 
     def all_channels(self) -> list[Channel]:
         """Every channel set up on any platform."""
         return self.store.channels.all()
-
-    def set_owner(self, channel: Channel, user: str) -> Channel:
-        """Record ``user`` as the channel's owner (who may manage it when settings are limited)."""
-        return self.store.channels.update(channel.id, owner_user=user)
-
-    def pause(self, channel: Channel, reason: str) -> Channel:
-        """Pause an existing channel (the platform refused it for good), saying why."""
-        return self.store.channels.update(channel.id, paused=True, paused_reason=reason)
 
     def subscriptions_of(self, channel: Channel) -> list[Subscription]:
         """An existing channel's profile lines in order, read without touching the channel."""
@@ -273,42 +197,14 @@ class ChannelService:
         """(channel id, paper id) of the digest item posted as this platform message, if any."""
         return self.store.deliveries.item_for_message(platform, message_ref)
 
-    def next_digest(self, channel: Channel, now: datetime) -> datetime | None:
-        """When the channel's next digest really goes out (a missed one still in grace first)."""
-        from digest.delivery.steps import next_digest  # digest.delivery.steps builds on this module
-
-        return next_digest(self.store, channel, now, self.catchup_grace)
-
-    def today_state(self, channel: Channel, now: datetime) -> str:
-        """The true state of the channel's digest for its local today, in words."""
-        from digest.delivery.steps import today_state
-
-        return today_state(self.store, channel, now)
-
-    def preview_target(self, channel: Channel, now: datetime) -> tuple[date, str]:
-        """The day a preview shows, and a note when today's digest is settled or under way."""
-        from digest.delivery.steps import preview_target
-
-        return preview_target(self.store, channel, now, self.catchup_grace)
-
-    def recall(self, key: str) -> str | None:
-        """A value the bot keeps for itself (a search behind page buttons, a sync hash), or None."""
-        return self.store.kv.get(key)
-
-    def remember(self, key: str, value: str) -> None:
-        """Keep ``value`` under ``key`` (replacing what was there)."""
-        self.store.kv.set(key, value)
-
-    def forget_range(self, low: str, high: str) -> int:
-        """Drop the kept values with keys from ``low`` up to (not including) ``high``; returns how many."""
-        return self.store.kv.delete_range(low, high)
-
     def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
         """A channel's profile lines in order (the numbers users see start at 1)."""
         return self.store.channels.subscriptions(self.channel(ref).id)
 
     def profile(self, channel: Channel) -> Profile:
         """Everything the ranker needs to know about a channel's interests and votes."""
+        from digest.rank.profile import profile_of
+
         subs = self.store.channels.subscriptions(channel.id)
         return profile_of(subs, self.store.channels.feedback_totals(channel.id))
 
@@ -353,10 +249,6 @@ class ChannelService:
         ]
         return votes.count(1), votes.count(-1)
 
-    def preview(self, ref: ChannelRef, day: date) -> Digest:
-        """The digest the channel would get now, without claiming or sending anything."""
-        return compose_digest(self, self.channel(ref), day)
-
     def stats(self, ref: ChannelRef) -> Stats:
         """Digest, paper and vote counts, and how many delivered papers each interest brought."""
         channel = self.channel(ref)
@@ -369,16 +261,9 @@ class ChannelService:
             self.store.deliveries.count(channel.id), len(items), votes[1], votes[-1], dict(per)
         )
 
-    def weekly_picture(self, ref: ChannelRef, now: datetime) -> Picture | None:
-        """The weekly picture on demand: eight weeks up to this one; None with nothing to draw."""
-        from digest.weekly.picture import WeeklyPictures
-
-        pictures = WeeklyPictures(self.store, worker="", draw=self.draw)
-        return pictures.now_picture(self.channel(ref), now)
-
     def bibtex(self, ref: ChannelRef, which: str = "liked") -> str:
         """BibTeX for the channel's 👍 papers (``liked``) or every paper it was sent (``all``)."""
-        from digest.papers.bibtex import export
+        from digest.text.bibtex import export
 
         channel = self.channel(ref)
         if which == "liked":

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from digest.clock.times import parse_time, parse_weekdays
+from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef
-from digest.schedule.times import parse_time, parse_weekdays
-from digest.schedule.zones import parse_timezone
 from digest.text.numbers import numeric_text, typed_value, whole_number
 
 if TYPE_CHECKING:
@@ -64,8 +64,10 @@ class ChannelSettings:
         channels it has), saying why; their data stays. Returns how many were paused."""
         return self.store.channels.pause_workspace(platform, workspace, reason)
 
-    def set_option(self, ref: ChannelRef, name: str, on: bool) -> Channel:
-        """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes."""
+    def set_option(self, ref: ChannelRef, name: str, on: bool, user: str | None = None) -> Channel:
+        """Boolean channel options: quiet, admin-only, threads, backlog, weekly, share-votes.
+        Whoever turns admin-only on (``user``) becomes the owner: they must be able to unlock it,
+        admin or not."""
         fields = {
             "quiet": "quiet_when_empty",
             "admin-only": "admin_only",
@@ -76,13 +78,14 @@ class ChannelSettings:
         }
         if name not in fields:
             raise DigestError(f"Unknown option {name[:30]!r}; options are {', '.join(fields)}.")
-        if name == "admin-only" and ref.channel_id.startswith("@"):  # a DM digest has no admins
+        if name == "admin-only" and ref.personal:  # a DM digest has no admins
             raise DigestError(
                 "admin-only is for shared channels: your personal digest is already yours alone "
                 "to change."
             )
-        if name == "share-votes" and ref.channel_id.startswith("@"):
+        if name == "share-votes" and ref.personal:
             raise DigestError(
                 "share-votes is for shared channels: your personal 👍 are never shared."
             )
-        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on})
+        owner = {"owner_user": user} if name == "admin-only" and on and user else {}
+        return self.store.channels.update(self.channel(ref).id, **{fields[name]: on}, **owner)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from digest.channels.topic_text import clean_topic
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, Subscription, SubscriptionKind
-from digest.papers.headline import shorten
+from digest.text.headline import shorten
 from digest.text.numbers import is_number, numeric_text, plural
+from digest.text.topic_text import clean_topic
 
 if TYPE_CHECKING:
     from digest.papers.service import PaperService

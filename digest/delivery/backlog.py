@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import date, datetime
-from typing import TYPE_CHECKING
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
 
-from digest.models import Channel, LikedIn, Paper, Subscription, SubscriptionKind
-from digest.rank.profile import Profile
-from digest.schedule.due import overdue_note, upcoming
+from digest.delivery.due import overdue_note, upcoming
+from digest.models import Channel, LikedIn, Paper
+from digest.rank.profile import Profile, profile_of
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
-    from digest.channels.service import ChannelService
     from digest.delivery.compose import Digest
+    from digest.papers.service import PaperService
     from digest.rank.ranker import Picks, Ranker
+    from digest.store import Store
 
 #: How many digests ahead `why` looks before saying "not soon".
 HORIZON = 10
@@ -43,19 +44,16 @@ class Reads:
         return self.delivered | self.voted | frozenset(self.profile.likes)
 
 
-def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
-    """A channel's profile from its subscriptions and net votes (``ChannelService.profile`` too)."""
-    by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
-    return Profile(
-        topics=by[SubscriptionKind.TOPIC],
-        authors=by[SubscriptionKind.AUTHOR],
-        excludes=by[SubscriptionKind.EXCLUDE],
-        likes=by[SubscriptionKind.LIKE],
-        votes=tuple((pid, 1 if v > 0 else -1) for pid, v in totals.items() if v),
-    )
+class Composer(Protocol):
+    """What composing reads from: the store, the papers (their ranker) and the catch-up grace
+    window. Deliveries is one; so is the channel service (previews)."""
+
+    store: Store
+    papers: PaperService
+    catchup_grace: timedelta
 
 
-def reads(service: ChannelService, channel: Channel) -> Reads:
+def reads(service: Composer, channel: Channel) -> Reads:
     """The channel's profile, papers sent and papers voted on: one query each."""
     subs = service.store.channels.subscriptions(channel.id)
     totals = service.store.channels.feedback_totals(channel.id)
@@ -65,9 +63,9 @@ def reads(service: ChannelService, channel: Channel) -> Reads:
 
 class Source:
     """Where composing reads its rows: the store, a few queries per channel. A scheduler tick
-    uses one that answers many channels from rows read in bulk (digest/schedule/tick.py)."""
+    uses one that answers many channels from rows read in bulk (digest/delivery/tick.py)."""
 
-    def __init__(self, service: ChannelService) -> None:
+    def __init__(self, service: Composer) -> None:
         self.service = service
         self.store = service.store
 
@@ -101,7 +99,7 @@ class Source:
 
 
 def candidates(
-    service: ChannelService,
+    service: Composer,
     channel: Channel,
     seen: frozenset[str],
     upto: int | None = None,
@@ -116,7 +114,7 @@ def candidates(
 
 
 def backlog(
-    service: ChannelService,
+    service: Composer,
     channel: Channel,
     exclude_ids: Iterable[str],
     limit: int,
@@ -148,7 +146,7 @@ def backlog(
 
 
 def compose_digest(
-    service: ChannelService, channel: Channel, day: date, upto: int | None = None
+    service: Composer, channel: Channel, day: date, upto: int | None = None
 ) -> Digest:
     """The channel's digest for ``day``: new papers (up to sequence ``upto``) first, then the
     backlog fills free slots. Each row it needs is read once (a test counts the statements).
@@ -178,7 +176,7 @@ class Chosen:
         return [h.paper_id for h in self.new.hits + self.older.hits]
 
 
-def choose(service: ChannelService, channel: Channel, upto: int | None, src: Source) -> Chosen:
+def choose(service: Composer, channel: Channel, upto: int | None, src: Source) -> Chosen:
     """The channel's picks: new papers (up to sequence ``upto``) first, then the backlog."""
     from digest.delivery.compose import rank_new
 
@@ -206,7 +204,7 @@ def with_marks(digest: Digest, liked: Iterable[LikedIn]) -> Digest:
     """``digest`` with its picks' 👍 in other shared channels of the same workspace; a personal
     digest gets none (what a person reads alone is not shown to a team, and vice versa)."""
     channel = digest.channel
-    if channel.ref.channel_id.startswith("@") or not digest.items:
+    if channel.ref.personal or not digest.items:
         return digest
     picked = {i.paper.id for i in digest.items}
     where = (channel.ref.platform, channel.ref.workspace or "")
@@ -230,7 +228,7 @@ class Outlook:
     verdict: str
 
 
-def _queue(service: ChannelService, channel: Channel, known: tuple[Reads, Ranker]) -> list[str]:
+def _queue(service: Composer, channel: Channel, known: tuple[Reads, Ranker]) -> list[str]:
     """The order papers above the threshold would be sent in: the next digest as it would be
     composed (new papers first, the backlog filling free places), then the rest best first.
 
@@ -258,12 +256,12 @@ def _queue(service: ChannelService, channel: Channel, known: tuple[Reads, Ranker
     return first + [h.paper_id for h in rest]
 
 
-def _due_dates(service: ChannelService, channel: Channel, now: datetime, n: int) -> list[datetime]:
+def _due_dates(service: Composer, channel: Channel, now: datetime, n: int) -> list[datetime]:
     """The next ``n`` scheduled digests, skipping days that already have one."""
     return upcoming(service.store, channel, now, service.catchup_grace, n)
 
 
-def _when(service: ChannelService, channel: Channel, place: int, now: datetime) -> str:
+def _when(service: Composer, channel: Channel, place: int, now: datetime) -> str:
     """The sentence saying in which upcoming digest the ``place``-th queued paper goes out."""
     nth = place // channel.digest_size
     dues = _due_dates(service, channel, now, nth + 1)
@@ -297,7 +295,7 @@ FOLLOWED = (
 )
 
 
-def outlook(service: ChannelService, channel: Channel, paper_id: str, now: datetime) -> Outlook:
+def outlook(service: Composer, channel: Channel, paper_id: str, now: datetime) -> Outlook:
     """Whether and when ``paper_id`` would be sent to ``channel``, with its score and reason."""
     state, ranker = reads(service, channel), service.papers.ranker()
     if paper_id in state.profile.likes:  # an example of what it wants, not news to it

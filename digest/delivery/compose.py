@@ -82,7 +82,7 @@ LIKE_TITLE = 60
 def interests(p: Profile, papers: Mapping[str, Paper] | None = None) -> tuple[str, ...]:
     """Human-readable list of what a profile follows; a `like:` by its paper's title (shortened)
     when ``papers`` holds it: an imported library's ids alone say nothing."""
-    from digest.papers.headline import shorten
+    from digest.text.headline import shorten
 
     papers = papers or {}
     out = list(p.topics)

@@ -14,16 +14,12 @@ import secrets
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
-from digest.channels.service import ChannelService
 from digest.delivery.backlog import compose_digest
 from digest.models import Channel, DeliveryState
-from digest.schedule.due import GRACE, upcoming
-from digest.schedule.times import local_day
-from digest.store import Store
+from digest.rank.profile import profile_of
 from digest.store.deliveries import Delivery, ItemClaim, Lease
 from digest.store.ledger import CONFIRMED, SENDING, PlannedMessage, Step
 
@@ -33,6 +29,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # composing loads the ranker; `channels` and `list` only read states
     from digest.delivery.compose import Digest
+    from digest.papers.service import PaperService
 
 #: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
 BACKOFF = (60.0, 300.0, 900.0, 3600.0)
@@ -53,7 +50,7 @@ class Claim:
     delivery: Delivery
     digest: Digest
     lease: Lease
-    #: A claim this process just took in a tick (digest/schedule/tick.py): when (``time.monotonic``),
+    #: A claim this process just took in a tick (digest/delivery/tick.py): when (``time.monotonic``),
     #: its stored plan, and the reply it was rendered from; nothing of it was posted yet.
     fresh: float | None = None
     plan: tuple[PlannedMessage, ...] | None = None
@@ -74,16 +71,17 @@ class Deliveries:
 
     def __init__(
         self,
-        channels: ChannelService,
+        papers: PaperService,
         worker: str,
         lease: timedelta = timedelta(minutes=2),
         grace: timedelta = timedelta(hours=12),
         backoff: tuple[float, ...] = BACKOFF,
     ) -> None:
-        self.channels = channels
-        self.store = channels.store
+        self.papers = papers
+        self.store = papers.store
         self.worker = worker
         self.lease_s = lease.total_seconds()
+        self.catchup_grace = grace  # how long a missed digest is still sent (and retried)
         self.grace_s = grace.total_seconds()
         self.backoff = backoff
 
@@ -93,7 +91,7 @@ class Deliveries:
         if existing is not None and not self.store.deliveries.reopen(channel.id, day):
             return None
         upto = self.store.papers.max_seq()  # read first: everything up to here is committed
-        digest = compose_digest(self.channels, channel, day, upto)  # new papers, then the backlog
+        digest = compose_digest(self, channel, day, upto)  # new papers, then the backlog
         items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
         delivery = self.store.deliveries.claim(
             channel.id,
@@ -128,7 +126,8 @@ class Deliveries:
         from digest.delivery.compose import Digest, DigestItem, interests
 
         channel = self.store.channels.by_id(d.channel_id)
-        profile = self.channels.profile(channel)
+        subs = self.store.channels.subscriptions(channel.id)
+        profile = profile_of(subs, self.store.channels.feedback_totals(channel.id))
         wanted = [i.paper_id for i in d.items] + list(profile.likes)  # likes: the footer's titles
         papers = self.store.papers.get_many(wanted)
         items = tuple(
@@ -241,50 +240,3 @@ def describe(d: Delivery | None, messages=None) -> str:  # noqa: ANN001 - a ledg
     if d.status == DeliveryState.CLAIMED and not planned:
         return "being prepared"
     return f"being sent ({done} of {len(planned)} messages confirmed)"
-
-
-def next_digest(
-    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
-) -> datetime | None:
-    """When the next digest will really go out (digest/schedule/due.py: a missed one still in grace first)."""
-    dues = upcoming(store, channel, now, grace)
-    return dues[0] if dues else None
-
-
-def today_state(store: Store, channel: Channel, now: datetime) -> str:
-    """The true state of the channel's digest for its local today."""
-    day = local_day(now, channel.timezone)
-    d = store.deliveries.for_day(channel.id, day)
-    if channel.paused and d is None:  # not "not delivered yet", as if it might still come
-        return f"not sent: {channel.pause_state}"
-    if channel.paused and d.status == DeliveryState.FAILED:
-        return f"{describe(d, store.ledger.messages)} (channel paused)"
-    return describe(d, store.ledger.messages)
-
-
-def preview_target(
-    store: Store, channel: Channel, now: datetime, grace: timedelta = GRACE
-) -> tuple[date, str]:
-    """The day a preview shows, and a note when today's digest is already settled or under way.
-
-    A preview composes what is still unsent; once today's digest went out that is the NEXT
-    digest's content, so it is labelled with that digest's day and says so (never today's).
-    """
-    today = local_day(now, channel.timezone)
-    d = store.deliveries.for_day(channel.id, today)
-    if d is None:
-        return today, ""
-    state = describe(d, store.ledger.messages)
-    if d.posted_at is not None:
-        at = d.posted_at if d.posted_at.tzinfo else d.posted_at.replace(tzinfo=UTC)
-        state += f" at {at.astimezone(ZoneInfo(channel.timezone)):%H:%M} ({channel.timezone})"
-    due = next_digest(store, channel, now, grace)
-    if due is None:
-        return today + timedelta(days=1), (
-            f"Today's digest: {state}. No next digest is scheduled; "
-            "this is what one would hold now."
-        )
-    return due.date(), (
-        f"Today's digest: {state}. This preview is what the next digest, "
-        f"{due:%a %d %b %H:%M %Z}, would hold."
-    )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from digest.index.model_hub import ModelUnavailableError, fetch
 
 # NumPy loads with the encoder: the composition root reads ModelConfig for every command, and a
-# listing must not pay for NumPy (issue 21, item 4).
+# listing must not pay for NumPy.
 if TYPE_CHECKING:
     import numpy as np
 

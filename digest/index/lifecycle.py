@@ -1,6 +1,6 @@
 """Keeps the fitted ranking index in step with the store, persisted with joblib between runs.
 
-The lifecycle (issue 21): one full fit at a time per process (a lock) and per index folder (a file
+The lifecycle: one full fit at a time per process (a lock) and per index folder (a file
 lock beside the saved index, so replicas sharing the folder fit once and load each other's); papers
 stored since the index's ingest sequence are appended as a delta with the fitted vocabulary, idf
 and LSA basis (no refit); a running bot answers from the last complete index while a refresh or a

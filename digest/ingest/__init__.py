@@ -13,7 +13,7 @@ FEED_HINT = (
 
 
 # Here, not in pipeline.py: the composition root builds it for every command, and the pipeline
-# loads the HTTP client and the feed parser, which only an ingest needs (issue 21, item 4).
+# loads the HTTP client and the feed parser, which only an ingest needs.
 @dataclass(frozen=True)
 class SourceConfig:
     """Where network sources live (configurable so tests can point at a local server)."""

@@ -13,7 +13,7 @@ from typing import Any
 from digest.models import Links
 from digest.text.characters import drop_surrogates, has_surrogates
 
-#: Limits of stored fields (README, "ingest"): longer values are cut, with a note.
+#: Limits of stored fields (docs/ingest.md, "Formats, limits and merging"): longer values are cut, with a note.
 MAX_TITLE_CHARS = 500
 MAX_ID_CHARS = 128
 MAX_VENUE_CHARS = 200

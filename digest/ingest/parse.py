@@ -25,8 +25,8 @@ from digest.ingest.fields import (
 )
 from digest.ingest.fields import year as year_of
 from digest.models import Links, PaperRecord, ParseProblem
-from digest.papers.headline import derive_title
 from digest.text.hashes import derived_id
+from digest.text.headline import derive_title
 from digest.text.latex import MAX_ABSTRACT_CHARS, clean_text, clean_text_cut
 
 MAX_TEXT_BYTES = 200_000  # raw abstracts above this are cut before cleaning

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from digest.errors import DigestError
-from digest.ingest.parse import decode, make_record
+from digest.ingest.parse import make_record
 from digest.models import LIBRARY_SOURCE, Links, PaperRecord
 from digest.store.identity import MIN_HASH_CHARS
 from digest.text.arxiv_ids import arxiv_base_id, arxiv_ref
 from digest.text.hashes import derived_id, normalize_title
+from digest.text.paper_refs import Ref, parse_ref
 
 #: A library file above this is refused before it is read (a large Zotero export is ~300 KB).
 MAX_IMPORT_BYTES = 1_000_000
@@ -35,7 +36,6 @@ __all__ = [
     "Library",
     "LibraryError",
     "Ref",
-    "parse_library",
     "parse_ref",
 ]
 
@@ -44,29 +44,6 @@ FORMATS = "a BibTeX (.bib), RIS (.ris) or Zotero CSV export, or arXiv ids, DOIs 
 
 class LibraryError(DigestError):
     """A library file that cannot be read at all (too big, binary, empty, no entries)."""
-
-
-@dataclass(frozen=True)
-class Ref:
-    """What identifies one paper: any of an arXiv id, a DOI, an OpenReview id, a digestbot id."""
-
-    arxiv: str | None = None
-    doi: str | None = None
-    openreview: str | None = None
-    paper_id: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.arxiv or self.doi or self.openreview or self.paper_id)
-
-    def keys(self) -> tuple[str, ...]:
-        """Keys under which two entries are the same paper."""
-        pairs = (
-            ("arxiv", self.arxiv),
-            ("doi", self.doi),
-            ("or", self.openreview),
-            ("id", self.paper_id),
-        )
-        return tuple(f"{k}:{v}" for k, v in pairs if v)
 
 
 @dataclass(frozen=True)
@@ -108,50 +85,6 @@ class Library:
     def unit(self) -> str:
         """What an entry's number counts: the line it starts on, or its place in an id list."""
         return "item" if self.format == "id list" else "line"
-
-
-# -- identifiers --------------------------------------------------------------------------------
-
-_DOI = re.compile(r"(10\.\d{4,9}/[^\s\"<>{}]+)")
-_DOI_URL = re.compile(r"(?i)(?:https?://)?(?:dx\.)?doi\.org/(10\.\d{4,9}/[^\s\"<>{}]+)")
-_OPENREVIEW = re.compile(
-    r"(?i)(?:https?://)?(?:www\.)?openreview\.net/(?:forum|pdf)/?\?(?:[^#\s]*&)?"
-    r"id=([A-Za-z0-9_\-]{5,40})(?:[&#]\S*)?"
-)
-_ARXIV_DOI = re.compile(r"(?i)^10\.48550/arxiv\.(.+)$")  # arXiv's own DOIs name the arXiv id
-
-
-def _doi(text: str) -> str | None:
-    """A DOI, lower-cased (DOIs are case-insensitive), without trailing punctuation."""
-    return text.rstrip(".,;)]").lower() or None
-
-
-def parse_ref(text: str) -> Ref | None:
-    """The paper a typed id or link names: an arXiv id or arxiv.org link, a DOI or doi.org
-    link, an OpenReview forum/pdf link; None for anything else (a stored paper's own id, a word)."""
-    text = _unwrap(text)
-    if not text or len(text) > 300:
-        return None
-    if ref := arxiv_ref(text) or arxiv_ref(text, url=True):
-        return Ref(arxiv=ref[0])
-    if m := _OPENREVIEW.fullmatch(text):
-        return Ref(openreview=m.group(1))
-    m = _DOI_URL.fullmatch(text) or re.fullmatch(r"(?i)(?:doi:\s*)?" + _DOI.pattern, text)
-    if m:
-        doi = _doi(m.group(1))
-        arxiv = _ARXIV_DOI.match(doi or "")
-        if arxiv and (ref := arxiv_ref(arxiv.group(1))):
-            return Ref(arxiv=ref[0])
-        return Ref(doi=doi)
-    return None
-
-
-def _unwrap(text: str) -> str:
-    """A token without Slack's link markup (``<https://…|label>``) and surrounding punctuation."""
-    text = text.strip().strip(",;")
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1].split("|", 1)[0]
-    return text.strip()
 
 
 def _ref_of(fields: dict[str, str]) -> Ref:
@@ -213,40 +146,6 @@ def _http(text: str) -> str | None:
     return first if first.startswith(("http://", "https://")) and len(first) < 1000 else None
 
 
-# -- formats ------------------------------------------------------------------------------------
-
-
-def parse_library(data: bytes, name: str = "the file") -> Library:
-    """Entries of a BibTeX, RIS or CSV export or an id list (told by its name, else its text)."""
-    if len(data) > MAX_IMPORT_BYTES:
-        raise LibraryError(
-            f"{name} is {len(data) / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB."
-        )
-    try:
-        text, _ = decode(data, name)
-    except DigestError as exc:
-        raise LibraryError(f"{exc} Send {FORMATS}.") from None
-    kind = _format(text, name)
-    from digest.library.formats import READERS  # the readers load with the first file
-
-    library = READERS[kind](text)
-    if not library.read or (kind == "id list" and not library.entries):  # not one id: wrong file
-        raise LibraryError(f"No entries found in {name}. Send {FORMATS}.")
-    return _deduplicated(library)
-
-
-def _format(text: str, name: str) -> str:
-    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
-    if suffix in ("bib", "bibtex") or re.search(r"(?m)^\s*@\w+\s*[{(]", text):
-        return "BibTeX"
-    if suffix == "ris" or re.search(r"(?m)^TY  - ", text):
-        return "RIS"
-    first = text.lstrip().split("\n", 1)[0].lower()
-    if suffix == "csv" or ("title" in first and first.count(",") >= 2):
-        return "CSV"
-    return "id list"
-
-
 def make_entry(line: int, fields: dict[str, Any]) -> Entry:
     """An entry from its fields (lower-case names; ``authors`` as one BibTeX-style string)."""
     ref = _ref_of(fields)
@@ -267,24 +166,3 @@ def capped(fmt: str, entries: list[Entry], skipped: list[Skipped]) -> Library:
     return Library(
         fmt, tuple(entries[:MAX_ENTRIES]), tuple(sorted(skipped, key=lambda s: s.line)) + tuple(cut)
     )
-
-
-def _deduplicated(library: Library) -> Library:
-    """Entries without a title or id, and repeats of an earlier entry, moved to the skipped."""
-    seen: dict[str, int] = {}
-    kept, skipped = [], list(library.skipped)
-    for e in library.entries:
-        if not e.ref and e.record is None:
-            skipped.append(Skipped(e.line, "no title"))
-            continue
-        keys = list(e.ref.keys())
-        if e.record is not None:
-            keys.append("title:" + normalize_title(e.record.title))
-        first = next((seen[k] for k in keys if k in seen), None)
-        if first is not None:
-            where = f"item {first}" if library.unit == "item" else f"the entry on line {first}"
-            skipped.append(Skipped(e.line, f"duplicate of {where}"))
-            continue
-        seen.update(dict.fromkeys(keys, e.line))
-        kept.append(e)
-    return Library(library.format, tuple(kept), tuple(sorted(skipped, key=lambda s: s.line)))

@@ -10,16 +10,20 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from digest.errors import DigestError
+from digest.ingest.parse import decode
 from digest.library.entries import (
+    FORMATS,
+    MAX_IMPORT_BYTES,
     Entry,
     Library,
     LibraryError,
-    Ref,
     Skipped,
     capped,
     make_entry,
-    parse_ref,
 )
+from digest.text.hashes import normalize_title
+from digest.text.paper_refs import Ref, parse_ref
 
 
 def _bibtex(text: str) -> Library:
@@ -232,3 +236,53 @@ def _ids(text: str) -> Library:
 
 
 READERS = {"BibTeX": _bibtex, "RIS": _ris, "CSV": _csv, "id list": _ids}
+
+
+def parse_library(data: bytes, name: str = "the file") -> Library:
+    """Entries of a BibTeX, RIS or CSV export or an id list (told by its name, else its text)."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise LibraryError(
+            f"{name} is {len(data) / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB."
+        )
+    try:
+        text, _ = decode(data, name)
+    except DigestError as exc:
+        raise LibraryError(f"{exc} Send {FORMATS}.") from None
+    kind = _format(text, name)
+    library = READERS[kind](text)
+    if not library.read or (kind == "id list" and not library.entries):  # not one id: wrong file
+        raise LibraryError(f"No entries found in {name}. Send {FORMATS}.")
+    return _deduplicated(library)
+
+
+def _format(text: str, name: str) -> str:
+    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    if suffix in ("bib", "bibtex") or re.search(r"(?m)^\s*@\w+\s*[{(]", text):
+        return "BibTeX"
+    if suffix == "ris" or re.search(r"(?m)^TY  - ", text):
+        return "RIS"
+    first = text.lstrip().split("\n", 1)[0].lower()
+    if suffix == "csv" or ("title" in first and first.count(",") >= 2):
+        return "CSV"
+    return "id list"
+
+
+def _deduplicated(library: Library) -> Library:
+    """Entries without a title or id, and repeats of an earlier entry, moved to the skipped."""
+    seen: dict[str, int] = {}
+    kept, skipped = [], list(library.skipped)
+    for e in library.entries:
+        if not e.ref and e.record is None:
+            skipped.append(Skipped(e.line, "no title"))
+            continue
+        keys = list(e.ref.keys())
+        if e.record is not None:
+            keys.append("title:" + normalize_title(e.record.title))
+        first = next((seen[k] for k in keys if k in seen), None)
+        if first is not None:
+            where = f"item {first}" if library.unit == "item" else f"the entry on line {first}"
+            skipped.append(Skipped(e.line, f"duplicate of {where}"))
+            continue
+        seen.update(dict.fromkeys(keys, e.line))
+        kept.append(e)
+    return Library(library.format, tuple(kept), tuple(sorted(skipped, key=lambda s: s.line)))

@@ -14,6 +14,7 @@ from digest.store.papers import Wanted
 from digest.text.numbers import plural
 
 if TYPE_CHECKING:
+    from digest.channels.service import ChannelService
     from digest.papers.service import PaperService
     from digest.store import Store
 
@@ -65,6 +66,11 @@ class LibraryImports:
         self.store = store
         self.papers = papers
         self.channel = channel  # finds or creates the channel (ChannelService.channel)
+
+    @classmethod
+    def over(cls, channels: ChannelService) -> LibraryImports:
+        """Imports into the channels ``channels`` finds or creates."""
+        return cls(channels.store, channels.papers, channels.channel)
 
     def import_library(
         self, ref: ChannelRef, library: Library, user: str | None = None

@@ -10,11 +10,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from digest.channels.topic_text import MAX_QUERY_CHARS, query_too_long
 from digest.clock import Clock, system_clock
 from digest.errors import DigestError, NotFoundError
 from digest.models import Paper, PaperRecord
 from digest.store import Store
+from digest.text.topic_text import MAX_QUERY_CHARS, query_too_long
 
 #: Where the time of the last ingest is kept (what /healthz reports as the ingest's age).
 LAST_INGEST_KEY = "ops.last_ingest_at"
@@ -63,7 +63,7 @@ class PaperService:
     @cached_property
     def indexes(self) -> IndexStore:
         """The index and embedding store, made on first use: a command that ranks nothing (a
-        listing, a setting) must not load the embedding model (issue 21)."""
+        listing, a setting) must not load the embedding model."""
         from digest.index.lifecycle import IndexStore
 
         index_dir, model, strict = self._index_args
@@ -114,8 +114,8 @@ class PaperService:
     def paper_named(self, text: str) -> Paper:
         """The paper a person names: its stored id, or an arXiv id, DOI, arXiv, OpenReview or
         doi.org link of a stored paper; else a NotFoundError saying what was looked for."""
-        from digest.library.entries import parse_ref
         from digest.store.papers import Wanted
+        from digest.text.paper_refs import parse_ref
 
         text = text.strip()
         if (paper := self.store.papers.get(text)) is not None:

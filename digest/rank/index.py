@@ -200,7 +200,7 @@ def build_index(docs: Sequence[DocInput], params: IndexParams | None = None) -> 
     counts = count_corpus([d.title for d in docs], [d.abstract for d in docs], p.workers)
     df = doc_freq(counts.title, counts.abstract)
     # A phrase seen in one paper only is noise; a word is not: it may be the one word a new paper
-    # is searched by, which an append (add_documents) keeps, so a refit must not drop it (issue 21).
+    # is searched by, which an append (add_documents) keeps, so a refit must not drop it.
     phrase = np.fromiter((" " in t for t in counts.terms), bool, len(counts.terms))
     floor = 2 if n >= 50 else 1
     keep = np.flatnonzero((df >= floor) | ~phrase)

@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from digest.rank.analyzer import family_key, term_of
 from digest.rank.index import PaperIndex
 
-if TYPE_CHECKING:
-    from digest.rank.scorer import Query
+
+@dataclass(frozen=True)
+class Query:
+    """A topic compiled against an index: weighted term columns and a latent direction."""
+
+    text: str
+    terms: tuple[str, ...]
+    cols: np.ndarray
+    weights: np.ndarray
+    ideal: float
+    latent: np.ndarray
+    shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
+    words: int = 0  # distinct content words the user typed
+    # Per column, True for a generic term ('model'): a paper matching only those is no match
+    # while the query has a specific term. None: every column counts (votes' borrowed words).
+    generic: np.ndarray | None = None
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
 
 
 def contributions(index: PaperIndex, q: Query, rows: np.ndarray) -> np.ndarray:

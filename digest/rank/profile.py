@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from digest.models import Subscription, SubscriptionKind
+
 # NumPy, the index (SciPy) and the analyzer (the stemmer, its word lists) load with ranking, not
 # with every profile read: `list` and `channels` build a Profile to say whether a channel follows
-# anything (issue 21, item 4).
+# anything.
 if TYPE_CHECKING:
     import numpy as np
 
@@ -109,3 +112,15 @@ def vote_rows(index: PaperIndex, votes: tuple[tuple[str, int], ...]) -> tuple[li
     pos = [index.pos[p] for p, v in votes if v > 0 and p in index.pos]
     neg = [index.pos[p] for p, v in votes if v < 0 and p in index.pos]
     return pos, neg
+
+
+def profile_of(subs: Iterable[Subscription], totals: Mapping[str, int]) -> Profile:
+    """A channel's profile from its subscriptions and net votes."""
+    by = {k: tuple(s.text for s in subs if s.kind == k) for k in SubscriptionKind}
+    return Profile(
+        topics=by[SubscriptionKind.TOPIC],
+        authors=by[SubscriptionKind.AUTHOR],
+        excludes=by[SubscriptionKind.EXCLUDE],
+        likes=by[SubscriptionKind.LIKE],
+        votes=tuple((pid, 1 if v > 0 else -1) for pid, v in totals.items() if v),
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -27,8 +27,12 @@ from digest.rank.weak import MatchCheck, check
 from digest.rank.why import page_why, profile_why
 from digest.rank.why import quote as _quote
 
-if TYPE_CHECKING:
-    from digest.index.embeddings import Encoder
+
+class Encoder(Protocol):
+    """Turns query texts into unit vectors (digest/index/embeddings.py's model, or a test's)."""
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
 
 __all__ = ["Filters", "Hit", "Picks", "Ranker", "SearchResult"]  # results are re-exported here
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
 from digest.rank.analyzer import family_key, glued_terms, phrase_terms
 from digest.rank.index import PaperIndex, row_means
-from digest.rank.matching import contributions, matched_many, matched_terms
+from digest.rank.matching import Query, contributions, matched_many, matched_terms
 from digest.rank.semantic import DenseState, SemanticParams, dense_state, fuse, unit
 from digest.rank.weak import generic_columns, generic_term
 
@@ -41,24 +41,6 @@ class ScoreParams:
     fb_term_scale: float = 0.5  # their weight relative to the channel's own words
     fb_pos: float = 2.0  # pull of the 👍 centroid in the latent space
     fb_neg: float = 0.5  # push of the 👎 centroid
-
-
-@dataclass(frozen=True)
-class Query:
-    """A topic compiled against an index: weighted term columns and a latent direction."""
-
-    text: str
-    terms: tuple[str, ...]
-    cols: np.ndarray
-    weights: np.ndarray
-    ideal: float
-    latent: np.ndarray
-    shown: dict[str, str] = field(default_factory=dict)  # stem -> the word the user typed
-    words: int = 0  # distinct content words the user typed
-    # Per column, True for a generic term ('model'): a paper matching only those is no match
-    # while the query has a specific term. None: every column counts (votes' borrowed words).
-    generic: np.ndarray | None = None
-    cache: dict = field(default_factory=dict, compare=False, repr=False)  # per-query why-line data
 
 
 def typed_apart(text: str, vocab: dict[str, int] | None = None) -> list[str]:

@@ -8,10 +8,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from digest.papers.headline import shorten
 from digest.rank.analyzer import term_of, terms_of
 from digest.rank.index import PaperIndex
 from digest.rank.scorer import Query, TopicState, contributions, matched_many
+from digest.text.headline import shorten
 
 MEANING = 0.3  # below this lexical share of the fused score, meaning rather than words brought it
 LIKED = 0.5  # similarity above which a pick is said to be like a 👍 paper

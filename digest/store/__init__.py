@@ -14,7 +14,7 @@ from digest.clock import Clock, system_clock
 from digest.store.database import make_engine, sqlite_file, upgrade
 
 # Each repository's module loads with its first use: `digestbot channels` reads channels and
-# deliveries, and must not pay for the paper, batch or weekly repositories (issue 21, item 4).
+# deliveries, and must not pay for the paper, batch or weekly repositories.
 if TYPE_CHECKING:
     from digest.store.batch import BatchRepo
     from digest.store.channels import ChannelRepo

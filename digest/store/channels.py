@@ -22,14 +22,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock, system_clock
+from digest.clock.zones import usable_timezone
 from digest.models import (
+    PERSONAL_MARK,
     Channel,
     ChannelRef,
     Shards,
     Subscription,
     SubscriptionKind,
 )
-from digest.schedule.zones import usable_timezone
 from digest.store.deliveries import _aware
 from digest.store.feedback import FeedbackQueries
 from digest.store.schema import ChannelRow, SubscriptionRow, look_mark
@@ -43,7 +44,7 @@ def _shard_clause(shards: Shards) -> ColumnElement[bool]:
     """SQL for both engines: the channels that are this replica's. Discord's rule: a server
     channel is on shard (guild_id >> 22) % count, a DM (``@user``) on shard 0; other
     platforms' channels are everyone's."""
-    server = ~ChannelRow.channel_id.startswith("@", autoescape=True)
+    server = ~ChannelRow.channel_id.startswith(PERSONAL_MARK, autoescape=True)
     shard = case(
         (
             server,

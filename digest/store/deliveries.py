@@ -293,29 +293,6 @@ class DeliveryRepo:
         with Session(self.engine) as session:
             return set(session.scalars(stmt))
 
-    def absorb_items(self, keep_id: int, other_id: int) -> int:
-        """Move the papers another channel was sent over to ``keep_id`` (digests merged into one):
-        they count as sent there, so the kept digest never repeats them, and reactions on their
-        old messages vote on it. Papers of a digest still being sent, and papers ``keep_id`` was
-        sent too, stay where they are. Returns how many moved."""
-        finished = select(DeliveryRow.id).where(
-            DeliveryRow.channel_id == other_id, DeliveryRow.status.not_in(UNFINISHED)
-        )
-        known = select(DeliveryItemRow.paper_id).where(DeliveryItemRow.channel_id == keep_id)
-        stmt = (
-            update(DeliveryItemRow)
-            .where(
-                DeliveryItemRow.channel_id == other_id,
-                DeliveryItemRow.delivery_id.in_(finished),
-                DeliveryItemRow.paper_id.not_in(known),
-            )
-            .values(channel_id=keep_id)
-        )
-        with Session(self.engine) as session:
-            moved = session.execute(stmt).rowcount
-            session.commit()
-        return moved
-
     def last(self, channel_id: int) -> Delivery | None:
         """The most recent digest claimed for a channel."""
         stmt = (

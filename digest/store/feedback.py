@@ -11,8 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from digest.clock import Clock
-from digest.models import FeedbackVote, LikedIn
-from digest.store.deliveries import _aware
+from digest.models import PERSONAL_MARK, FeedbackVote, LikedIn
 from digest.store.schema import ChannelRow, FeedbackRow
 
 
@@ -102,34 +101,6 @@ class FeedbackQueries:
             except IntegrityError:  # the same event processed concurrently: already recorded
                 session.rollback()
 
-    def absorb_votes(self, keep_id: int, other_id: int) -> int:
-        """Copy another channel's votes into ``keep_id``: one vote per person and paper, the
-        newer one wins where both voted. Returns how many votes of ``keep_id`` changed."""
-        theirs = select(FeedbackRow).where(FeedbackRow.channel_id == other_id)
-        changed = 0
-        with Session(self.engine) as session:
-            for vote in list(session.scalars(theirs)):
-                mine = _vote(session, keep_id, vote.user, vote.paper_id)
-                if mine is None:
-                    session.add(
-                        FeedbackRow(
-                            channel_id=keep_id,
-                            user=vote.user,
-                            paper_id=vote.paper_id,
-                            value=vote.value,
-                            created_at=vote.created_at,
-                        )
-                    )
-                elif _aware(vote.created_at) > _aware(mine.created_at) and mine.value != vote.value:
-                    mine.value, mine.created_at = vote.value, vote.created_at
-                else:
-                    continue
-                changed += 1
-            if changed:
-                self.look(session, keep_id)
-            session.commit()
-        return changed
-
     def thumbs_up(
         self, channel_ids: list[int], since: datetime | None = None
     ) -> list[tuple[str, str, int]]:
@@ -164,7 +135,7 @@ class FeedbackQueries:
                 # a mark names its channel to everyone reading the digest: only a channel its
                 # platform said everyone there can see (unknown counts as private)
                 ChannelRow.public.is_(True),
-                ~ChannelRow.channel_id.startswith("@", autoescape=True),
+                ~ChannelRow.channel_id.startswith(PERSONAL_MARK, autoescape=True),
                 FeedbackRow.value > 0,
                 FeedbackRow.paper_id.in_(ids),
             )

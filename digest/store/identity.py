@@ -11,7 +11,8 @@ from digest.text.hashes import normalize_title
 #: Abstracts shorter than this are too generic to prove two records are one paper.
 MIN_HASH_CHARS = 200
 #: Word-set Jaccard at or above which two abstracts under one title are one paper's versions.
-#: Distinct NeurIPS 2023 abstracts never come near it (`python -m bench.dedup` prints the highest).
+#: Distinct NeurIPS 2023 abstracts never come near it (the highest is in
+#: docs/benchmarks-history.md, printed by the retired bench/dedup.py).
 AGREE_JACCARD = 0.5
 
 

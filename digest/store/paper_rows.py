@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from digest.models import PaperRecord
-from digest.papers.bibtex import make_key
 from digest.store.schema import PaperRow
 from digest.text.arxiv_ids import arxiv_ref, paper_arxiv_ref
+from digest.text.bibtex import make_key
 from digest.text.hashes import content_hash, normalize_title
 
 

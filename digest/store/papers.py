@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -238,7 +239,7 @@ class PaperRepo:
         with Session(self.engine) as session:
             return self._papers(session, list(session.scalars(stmt)))
 
-    def recent_ids(self, limit: int, news: bool = False) -> list[str]:
+    def recent_ids(self, limit: int, news: bool = False) -> builtins.list[str]:
         """Ids of the ``limit`` most recently ingested papers, newest first (by ingest sequence);
         ``news``: without imported library papers (as ``ids_between``)."""
         order = (PaperRow.seq.desc().nulls_last(), PaperRow.ingested_at.desc(), PaperRow.id)
@@ -258,7 +259,7 @@ class PaperRepo:
             for row in session.scalars(stmt):
                 yield to_paper(row)
 
-    def titles_like(self, text: str, limit: int = 10) -> list[tuple[str, str]]:
+    def titles_like(self, text: str, limit: int = 10) -> builtins.list[tuple[str, str]]:
         """(id, title) of up to ``limit`` papers whose title contains ``text``, newest first: a
         cheap look-up for when no ranking index is ready."""
         words = text.strip()[:100].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -273,7 +274,7 @@ class PaperRepo:
         with Session(self.engine) as session:
             return [(pid, title) for pid, title in session.execute(stmt)]
 
-    def ids_since(self, since: datetime | None) -> list[str]:
+    def ids_since(self, since: datetime | None) -> builtins.list[str]:
         """Ids of papers ingested after ``since`` (all when None)."""
         stmt = select(PaperRow.id)
         if since is not None:
@@ -281,14 +282,14 @@ class PaperRepo:
         with Session(self.engine) as session:
             return list(session.scalars(stmt))
 
-    def find_wanted(self, wanted: list[Wanted]) -> list[str | None]:
+    def find_wanted(self, wanted: builtins.list[Wanted]) -> builtins.list[str | None]:
         """The stored paper each of ``wanted`` names (None: none), by id, arXiv id, OpenReview
         id, DOI (in a doi.org link), normalised title (abstracts, when both have one, agree) or the
         same long abstract (normalised).
 
         A few statements for the whole list, not a few per entry: a library holds hundreds."""
 
-        def chunks(values: set[str]) -> Iterator[list[str]]:
+        def chunks(values: set[str]) -> Iterator[builtins.list[str]]:
             items = sorted(values)
             for start in range(0, len(items), 500):
                 yield items[start : start + 500]
@@ -329,7 +330,7 @@ class PaperRepo:
                 )
                 for key, pid, arxiv_id in session.execute(stmt):
                     by_hash.setdefault(key, []).append((pid, arxiv_id))
-        out: list[str | None] = []
+        out: builtins.list[str | None] = []
         for w in wanted:
             found = (
                 ids.get(w.paper_id or "")

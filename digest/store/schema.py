@@ -167,7 +167,7 @@ class DeliveryRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)
     upto_seq: Mapped[int | None] = mapped_column(BigInteger)  # papers up to here were considered
-    # The digest as planned (JSON), so a retry sends exactly the planned messages (issue 26).
+    # The digest as planned (JSON), so a retry sends exactly the planned messages.
     rendered: Mapped[str | None] = mapped_column(Text)
 
 

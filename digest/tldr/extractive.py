@@ -1,7 +1,7 @@
 """TL;DR lines: one sentence saying what a paper did and found. Pure text, no I/O.
 
 The default line is extractive and deterministic: the abstract's sentence that the headline
-rules (digest/papers/headline.py) rank first as stating the contribution, never one that only restates
+rules (digest/text/headline.py) rank first as stating the contribution, never one that only restates
 the title, and never the sentence a derived headline was already taken from. An abstractive line
 (digest/tldr/writer.py) is cached on the stored paper as ``Paper.tldr`` and wins when present.
 docs/tldr.md explains both.
@@ -13,9 +13,9 @@ import re
 from functools import lru_cache
 
 from digest.models import Paper
-from digest.papers.headline import headline_sentence, ranked_sentences, shorten
 from digest.text.acronyms import acronym_span
 from digest.text.hashes import normalize_title
+from digest.text.headline import headline_sentence, ranked_sentences, shorten
 from digest.text.latex import clean_text
 from digest.text.sentences import sentences
 

@@ -10,7 +10,7 @@ import httpx
 
 from digest.errors import DigestError
 from digest.models import Paper
-from digest.papers.headline import shorten
+from digest.text.headline import shorten
 from digest.text.latex import clean_text
 from digest.text.passwords import hide_password
 

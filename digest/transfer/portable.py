@@ -16,10 +16,10 @@ from sqlalchemy import DateTime, MetaData, Table, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from digest.clock.times import parse_time, parse_weekdays
+from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
 from digest.models import LIBRARY_SOURCE, SubscriptionKind
-from digest.schedule.times import parse_time, parse_weekdays
-from digest.schedule.zones import parse_timezone
 from digest.store import Store
 from digest.store.schema import (
     ChannelRow,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from digest.weekly.picture import WeeklyStats
+    from digest.weekly.stats import WeeklyStats
 
 #: Colour-blind-safe (Okabe-Ito), one per interest; hatches tell neighbours apart in grey too.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999")

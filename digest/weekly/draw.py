@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from digest.weekly.picture import WeeklyStats
+    from digest.weekly.stats import WeeklyStats
 
 log = logging.getLogger(__name__)
 

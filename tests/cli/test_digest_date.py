@@ -1,7 +1,7 @@
 """Which days `digestbot digest --date` may post: today, or a missed day the scheduler would still send.
 
 Breaks tried on purpose (each turned a test red):
-- the creation-day check removed from `digest.schedule.due.refuse_day`;
+- the creation-day check removed from `digest.delivery.due.refuse_day`;
 - the grace check removed (a year-old date posts);
 - the weekday check removed (an unscheduled past day posts);
 - `Channel.created_at` not read from the row (None: creation check skipped).
@@ -14,8 +14,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from digest.delivery.due import refuse_day
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.due import refuse_day
 
 NOW = datetime(2026, 11, 30, 12, 20, tzinfo=UTC)  # a Monday
 
@@ -23,8 +23,8 @@ NOW = datetime(2026, 11, 30, 12, 20, tzinfo=UTC)  # a Monday
 @pytest.fixture
 def lab(app):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_schedule(ref, "23:00", "UTC", "mon,tue,wed,thu,fri,sun")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_schedule(ref, "23:00", "UTC", "mon,tue,wed,thu,fri,sun")
     channel = app.store.channels.get(ref)
     assert channel.created_at is not None and channel.created_at.tzinfo is not None
     return replace(channel, created_at=datetime(2026, 11, 1, 8, 0, tzinfo=UTC))

@@ -64,12 +64,12 @@ UNUSED = (
     "Stemmer",
 )
 #: The paper repository (and its cite keys): a vote finds its paper there, nothing else here does.
-PAPER_REPO = ("digest.store.papers", "digest.papers.bibtex")
+PAPER_REPO = ("digest.store.papers", "digest.text.bibtex")
 #: `channels` itself runs no chat command: neither the command core nor its replies' text tools.
 NOT_FOR_CHANNELS = (
     "bot.commands",
     "bot.cli.library",
-    "digest.papers.headline",
+    "digest.text.headline",
     "digest.tldr.extractive",
     "digest.channels.subscriptions",
     "digest.channels.settings",

@@ -52,7 +52,7 @@ def test_slack_recovery_pages_back_to_the_claim_and_posts_nothing_twice(app, sla
 
 def test_slack_threaded_recovery_finds_a_reply_in_a_long_thread(app, slack):
     ch = sp.channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     ch = app.store.channels.by_id(ch.id)
     sp.crash_midway(app, slack, ch, sent=2, confirmed=1)
     header = slack.arrived("C1")[0]["ts"]

@@ -34,7 +34,7 @@ def test_help_lists_every_subcommand(app):
 
 def test_help_schedule_line_names_every_day_preset(app):
     """Every preset `schedule` accepts is in its help line. Break seen red: `weekends` dropped."""
-    from digest.schedule.times import PRESETS
+    from digest.clock.times import PRESETS
 
     line = next(x for x in say(app, "help").text.splitlines() if "/papers schedule" in x)
     assert all(p in line for p in PRESETS), line

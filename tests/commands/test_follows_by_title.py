@@ -4,9 +4,9 @@ the digest footer, `unsubscribe`'s reply (as `list` already did)."""
 from datetime import date
 
 from bot.commands.replies import digest_reply
-from digest.library.entries import parse_library
+from digest.library.formats import parse_library
 from digest.models import ChannelRef, SubscriptionKind
-from digest.papers.headline import shorten
+from digest.text.headline import shorten
 from tests.library.test_library_import import ctx
 
 LAB = ChannelRef("console", "newlab")
@@ -21,10 +21,12 @@ def test_footer_and_unsubscribe_name_a_followed_paper_by_its_title(app):
     'like:library-…'); `compose_digest` reading only the picked papers (no title to show);
     unsubscribe's reply back to the subscription's text ('library-…')."""
     bib = f"@article{{m1, title = {{{LONG}}}, author = {{Lovelace, Ada}}, year = {{2025}}}}"
-    report = app.channels.import_library(LAB, parse_library(bib.encode(), "mine.bib"), "ann")
+    report = app.commands.imports.import_library(
+        LAB, parse_library(bib.encode(), "mine.bib"), "ann"
+    )
     (pid,) = report.liked
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "graph neural networks", "ann")
-    digest = app.channels.preview(LAB, date(2026, 12, 1))
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "graph neural networks", "ann")
+    digest = app.digests.preview(LAB, date(2026, 12, 1))
     footer = digest_reply(digest).footer
     assert f"like: {shorten(LONG, 60)}" in footer, footer
     assert pid not in footer

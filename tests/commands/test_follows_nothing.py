@@ -17,7 +17,7 @@ THURSDAY = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # an hour after a 09:00 UTC
 def _scheduler(app, reported=None):
     adapter = RecordingAdapter()
     on_outcome = None if reported is None else lambda platform, o: reported.append(str(o))
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter}, on_outcome)
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter}, on_outcome)
     return DigestScheduler(runner, clock=lambda: THURSDAY), adapter
 
 
@@ -30,12 +30,14 @@ def test_scheduled_and_caught_up_digests_skip_a_channel_that_follows_nothing(app
     checking only topics (the 👍-only channel below gets nothing, though votes alone rank
     papers)."""
     empty, voter = ChannelRef("console", "t1"), ChannelRef("console", "voter")
-    app.channels.add(empty, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.unsubscribe(empty, "all")
-    app.channels.add(empty, SubscriptionKind.EXCLUDE, "quantum")  # an exclusion is not an interest
+    app.channels.follows.add(empty, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.follows.unsubscribe(empty, "all")
+    app.channels.follows.add(
+        empty, SubscriptionKind.EXCLUDE, "quantum"
+    )  # an exclusion is not an interest
     app.channels.vote(voter, "u1", "syn-rl-0", 1)  # a vote-only channel still has a profile
     for ref in (empty, voter):
-        app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+        app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     reported: list[str] = []
     sched, adapter = _scheduler(app, reported)
     done = asyncio.run(sched.tick())
@@ -75,21 +77,21 @@ def test_unsubscribe_all_keeps_exclusions_and_exclusions_clears_them(app):
         (SubscriptionKind.TOPIC, "graph neural networks"),
         (SubscriptionKind.AUTHOR, "Ada Lovelace"),
     ]:
-        app.channels.add(ref, kind, text)
+        app.channels.follows.add(ref, kind, text)
     for term in ("quantum", "molecules", "proteins", "speech"):
-        app.channels.add(ref, SubscriptionKind.EXCLUDE, term)
+        app.channels.follows.add(ref, SubscriptionKind.EXCLUDE, term)
     said = app.commands.handle("/papers unsubscribe all", _ctx(ref)).text
     assert said == (
         "Stopped following 2 items. 4 exclusions stay (`unsubscribe exclusions` removes them)."
     )
     left = app.channels.subscriptions(ref)
     assert [s.kind for s in left] == [SubscriptionKind.EXCLUDE] * 4
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     assert app.commands.handle("/papers unsubscribe exclusions", _ctx(ref)).text == (
         "Removed 4 exclusions."
     )
     assert [s.text for s in app.channels.subscriptions(ref)] == ["diffusion models"]
-    app.channels.add(ref, SubscriptionKind.EXCLUDE, "speech")
+    app.channels.follows.add(ref, SubscriptionKind.EXCLUDE, "speech")
     assert app.commands.handle("/papers unsubscribe all", _ctx(ref)).text == (
         "Stopped following 'diffusion models'. 1 exclusion stays "
         "(`unsubscribe exclusions` removes it)."
@@ -106,10 +108,10 @@ def test_list_announces_no_digest_for_a_channel_that_follows_nothing(app):
     """Break that turns this red: `list` still naming a next digest time for a channel that
     follows nothing (the scheduler sends none)."""
     ref = ChannelRef("console", "t5")
-    app.channels.add(ref, SubscriptionKind.EXCLUDE, "quantum")
+    app.channels.follows.add(ref, SubscriptionKind.EXCLUDE, "quantum")
     listed = app.commands.handle("/papers list", _ctx(ref)).text
     assert "Next digest: none: follows nothing yet" in listed
-    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
     assert "Next digest: none" not in app.commands.handle("/papers list", _ctx(ref)).text
 
 

@@ -3,7 +3,7 @@
 Repro: a channel scheduled 09:00, set up at 12:20 with nothing delivered today, inside the
 catch-up grace: `run` delivers today's at once, but all three said tomorrow. Breaks tried on
 purpose (each turned a test red):
-- `digest.schedule.due.upcoming` starting from `next_due` only (the catch-up ignored: the old bug);
+- `digest.delivery.due.upcoming` starting from `next_due` only (the catch-up ignored: the old bug);
 - `DigestScheduler.tick` applying another grace than the one `next_digest` is given;
 - `upcoming` not skipping a day that already has a digest.
 """
@@ -17,7 +17,6 @@ import pytest
 
 from bot.cli.channels import channels_cmd
 from bot.commands.core import Context
-from digest.delivery.steps import next_digest
 from tests.runtime import test_scheduler
 from tests.runtime.test_scheduler import make
 
@@ -46,7 +45,7 @@ def scheduled_day(app, now: datetime, grace_hours: float) -> str | None:
 )
 def test_next_digest_is_what_the_scheduler_sends(app, lab, now, grace, expected):
     app.channels.catchup_grace = timedelta(hours=grace)
-    due = next_digest(app.store, lab, now, app.channels.catchup_grace)
+    due = app.digests.next_digest(lab, now)
     assert due.date().isoformat() == expected
     ctx = Context(lab.ref, "u1", now=now)
     listed = app.commands.handle("list", ctx).text
@@ -57,7 +56,7 @@ def test_next_digest_is_what_the_scheduler_sends(app, lab, now, grace, expected)
     caught = scheduled_day(app, now, grace)
     assert caught == (expected if expected == "2026-11-30" else None)
     # once today's is delivered, the next is tomorrow's everywhere
-    after = next_digest(app.store, lab, now, app.channels.catchup_grace)
+    after = app.digests.next_digest(lab, now)
     assert after.date().isoformat() == "2026-12-01"
 
 
@@ -76,8 +75,6 @@ def test_resume_says_when_the_next_digest_comes(app, lab):
     ctx = Context(lab.ref, "u1", now=EVENING)
     assert not app.commands.handle("pause", ctx).error
     reply = app.commands.handle("resume", ctx)
-    due = next_digest(
-        app.store, app.store.channels.get(lab.ref), EVENING, app.channels.catchup_grace
-    )
+    due = app.digests.next_digest(app.store.channels.get(lab.ref), EVENING)
     assert reply.text == f"Digests resumed. Next digest: {due:%a %d %b %H:%M %Z}.", reply.text
     assert f"Next digest: {due:%a %d %b %H:%M %Z}" in app.commands.handle("list", ctx).text

@@ -63,7 +63,7 @@ def test_the_command_line_names_itself(env_isolated, capsys):
 
 async def test_slack_names_the_person_by_their_handle(app, slack):
     ref = ChannelRef("slack", "C1", "T1")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "graphs")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graphs")
     async with Harness(app, slack) as h:
         await h.done("pause", user_name="ann")
         assert app.store.channels.get(ref).paused_reason == "paused by ann"

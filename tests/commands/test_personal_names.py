@@ -49,7 +49,7 @@ async def test_pausing_in_the_dm_names_the_person(app, slack):
 async def test_a_home_pause_without_a_handle_asks_slack_for_it(app, slack):
     """Breaks that turn this red: the Home toggle falling back to the id without asking
     users.info ("paused by U1")."""
-    app.channels.add(ME, SubscriptionKind.TOPIC, "graphs")
+    app.channels.follows.add(ME, SubscriptionKind.TOPIC, "graphs")
     async with Harness(app, slack) as h:
         await home_action(h, "home_pause", str(app.store.channels.get(ME).id))  # no name sent
         await eventually(lambda: app.store.channels.get(ME).paused)
@@ -60,7 +60,7 @@ async def test_list_typed_in_the_dm_is_titled_as_the_personal_digest(app, slack)
     """`/papers list` typed in the DM with the app (channel D…, no `me`) is the personal
     digest's list. Breaks that turn this red: Commands._run not marking an `@user` ref as
     personal (title "Channel @U1", hint without `me`)."""
-    app.channels.add(ME, SubscriptionKind.TOPIC, "graphs")
+    app.channels.follows.add(ME, SubscriptionKind.TOPIC, "graphs")
     async with Harness(app, slack) as h:
         await h.done("list", channel="DU1", user_name="ann")
     answer = json.dumps(slack.responses()[-1], ensure_ascii=False)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from bot.commands import Context
 from bot.runtime.runner import DigestRunner
+from digest.clock.times import local_day
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import local_day
 from tests.fakes.recording import RecordingAdapter
 
 LAB = ChannelRef("console", "lab")
@@ -19,13 +19,13 @@ def test_chat_preview_after_todays_digest_names_the_next_one(app):
     """Breaks that turn this red: `digest preview` composing for today whatever was sent (the
     reviewer's "📚 Papers for Mon 30 Nov" holding other papers than the posted digest), or
     leaving out the note that today's digest already went out."""
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.set_schedule(LAB, "09:00", "UTC", "daily")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.settings.set_schedule(LAB, "09:00", "UTC", "daily")
     now = datetime.now(UTC)
     today = local_day(now, "UTC")
     before = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
     assert before.title == f"📚 Papers for {today:%a %d %b %Y}" and "Today's" not in before.text
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": RecordingAdapter()})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": RecordingAdapter()})
     lab = app.store.channels.get(LAB)
     assert asyncio.run(runner.run_channel(lab.id, today)).startswith("posted")
     after = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
@@ -83,14 +83,14 @@ def test_an_empty_next_digest_preview_says_no_paper_matches_yet(app):
     """Once today's digest went out, an empty preview is of the next digest: it must not say
     "No new papers matched today" (today's digest is another one). Breaks that turn this red:
     digest_cmd not passing ``upcoming`` to digest_reply; summary_line() ignoring it."""
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.set_schedule(LAB, "09:00", "UTC", "daily")
-    app.channels.set_threshold(LAB, "1")  # nothing can match
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.settings.set_schedule(LAB, "09:00", "UTC", "daily")
+    app.channels.settings.set_threshold(LAB, "1")  # nothing can match
     now = datetime.now(UTC)
     today = local_day(now, "UTC")
     before = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
     assert "No new papers matched today" in before.text  # today's own digest, still to come
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": RecordingAdapter()})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": RecordingAdapter()})
     assert asyncio.run(runner.run_channel(app.store.channels.get(LAB).id, today))
     after = app.commands.handle("/papers digest preview", Context(LAB, "u1", now=now))
     assert after.text.startswith("Today's digest: already delivered"), after.text

@@ -33,10 +33,10 @@ DAY = date(2026, 12, 1)
 
 def test_the_core_asks_which_paper_on_a_message_with_several(app):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     adapter = RecordingAdapter("console", per_message=3)
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
     assert "posted" in asyncio.run(runner.run_channel(ch.id, DAY))
     key, ids = next((k, ids) for _, k, ids in adapter.messages if len(ids) > 1)
     ask = reaction(app.commands, "console", "ann", [f"msg-{key}"], -1)
@@ -102,9 +102,9 @@ async def test_slack_asks_the_reacting_person_alone_and_the_button_votes_here(ap
 @pytest.mark.asyncio
 async def test_discord_asks_by_dm_and_the_button_votes_on_the_channel(bot):
     server = ChannelRef("discord", "111", "77")
-    bot.app.channels.add(server, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(server, SubscriptionKind.TOPIC, "diffusion models")
     ch = bot.app.store.channels.get(server)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     assert (await runner.run_channel(ch.id, DAY)).startswith("posted")
     shown = next(m for m in bot.fake.arrived("111") if len(m.get("components", [])) > 1)
     raw = {

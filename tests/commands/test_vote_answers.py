@@ -35,8 +35,8 @@ def texts(slack: FakeSlack, start: int) -> list[str]:
 
 async def test_votes_on_an_ephemeral_card_are_answered(app, slack):
     """`/papers paper` shows a card only the caller sees: each press says recorded / withdrawn."""
-    app.channels.add(C1, SubscriptionKind.TOPIC, "diffusion models")
-    paper = app.channels.preview(C1, date(2026, 12, 1)).items[0].paper
+    app.channels.follows.add(C1, SubscriptionKind.TOPIC, "diffusion models")
+    paper = app.digests.preview(C1, date(2026, 12, 1)).items[0].paper
     async with Harness(app, slack) as h:
         await h.done(f"paper {paper.id}")
         start = len(slack.responses())
@@ -53,7 +53,7 @@ async def test_votes_on_an_ephemeral_card_are_answered(app, slack):
 
 async def test_a_vote_on_a_home_preview_lands_on_the_previewed_channel(app, slack):
     """Preview from the App Home arrives in the person's DM; its 👍 counts for that channel."""
-    app.channels.add(C1, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(C1, SubscriptionKind.TOPIC, "diffusion models")
     channel = app.store.channels.get(C1)
     slack.members.update({"C1": {"U1"}})
     async with Harness(app, slack) as h:

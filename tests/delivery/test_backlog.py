@@ -20,10 +20,10 @@ DAY = date(2026, 12, 1)
 
 def _setup(app, threshold="0.3"):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_threshold(ref, threshold)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_threshold(ref, threshold)
     adapter = RecordingAdapter()
-    return ref, adapter, DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    return ref, adapter, DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
 
 
 def _post(app, runner, adapter, ref, day):
@@ -35,7 +35,7 @@ def _post(app, runner, adapter, ref, day):
 
 def test_backlog_fills_later_digests_new_papers_first_never_twice(app):
     ref, adapter, runner = _setup(app)
-    waiting = app.channels.preview(ref, DAY).more
+    waiting = app.digests.preview(ref, DAY).more
     assert waiting > 5  # the synthetic corpus has more diffusion papers than one digest holds
     day1, first = _post(app, runner, adapter, ref, DAY)
     assert day1.text == f"5 new papers for you; {waiting} more waiting."
@@ -79,7 +79,7 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     now = datetime(
         2026, 11, 30, 22, 0, tzinfo=UTC
     )  # Monday, past the 12 h catch-up: next Tue 09:00
-    preview = app.channels.preview(ref, DAY)
+    preview = app.digests.preview(ref, DAY)
     top = preview.items[0].paper.id
     assert "next digest, Tue 01 Dec 09:00 (UTC)" in _why(app, ref, top, now).text
     queue = [
@@ -108,7 +108,7 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
         "below this channel's threshold 0.30: it will not be sent"
         in _why(app, ref, below, now).text
     )
-    app.channels.set_option(ref, "backlog", False)
+    app.channels.settings.set_option(ref, "backlog", False)
     assert "backlog is off, so it will not be sent" in _why(app, ref, later, now).text
 
 

@@ -43,7 +43,7 @@ def test_the_bulk_claim_stores_its_rows_and_leaves_out_what_is_taken(db_url, tmp
     channels = []
     for name in ("fresh", "taken-day", "taken-paper", "quiet"):
         ref = ChannelRef("console", name)
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
         channels.append(app.store.channels.get(ref).id)
     fresh, taken_day, taken_paper, quiet = channels
     assert app.store.deliveries.claim(taken_day, DAY, "other", [ItemClaim(ids[9], 1, 0.5, "")])
@@ -121,7 +121,7 @@ def test_a_score_json_cannot_carry_does_not_refuse_the_tick(db_url, tmp_path):
     ids = app.store.papers.recent_ids(4)
     refs = [ChannelRef("console", n) for n in ("a", "b")]
     for ref in refs:
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     a, b = (app.store.channels.get(r).id for r in refs)
     claims = [
         NewClaim(

@@ -45,9 +45,9 @@ async def test_a_command_list_discord_would_refuse_is_never_sent(bot, caplog):
     papers = bot.client.tree.get_command("papers")
     papers.description = "x" * 101  # over Discord's 100 characters
     with pytest.raises(DigestError, match="Discord would refuse them"):
-        await sync.sync_global(bot.client.tree, bot.app.channels)
+        await sync.sync_global(bot.client.tree, bot.app.channels.notes)
     with pytest.raises(DigestError):
-        await sync.sync_guild(bot.client.tree, bot.app.channels, 77, remove=False)
+        await sync.sync_guild(bot.client.tree, bot.app.channels.notes, 77, remove=False)
     with caplog.at_level(logging.ERROR):
         assert await bot.client.sync_if_changed() is False  # what `digestbot run` does at start
     assert not any(m == "PUT" for m, _, _ in bot.fake.calls) and bot.fake.synced == {}

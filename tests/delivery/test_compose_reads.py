@@ -31,10 +31,10 @@ def test_one_digest_reads_each_thing_once(app):
     again (votes and sent papers read twice); backlog() reading the ranker, profile or
     seen papers itself again; loading every candidate's row (get_many(ids)) before ranking."""
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
     channel = app.channels.channel(ref)
     channel = app.store.channels.update(channel.id, digest_size=3)
-    first = Deliveries(app.channels, "w").claim(channel, date(2026, 11, 30))
+    first = Deliveries(app.papers, "w").claim(channel, date(2026, 11, 30))
     assert first is not None and first.digest.items  # some papers sent: the backlog holds others
     for pid in app.store.papers.recent_ids(3):
         app.store.channels.put_feedback(channel.id, "ann", pid, 1)

@@ -126,7 +126,7 @@ def test_two_schedulers_catching_up_on_one_database_post_each_digest_once(db_url
     b = make_app(db_url, tmp_path / "b", records=[])
     channels = [channel_with_topic(a, f"s{i}", "graph neural networks") for i in range(8)]
     for ch in channels:
-        a.channels.set_schedule(ch.ref, "09:00", "Europe/Berlin", "daily")
+        a.channels.settings.set_schedule(ch.ref, "09:00", "Europe/Berlin", "daily")
     back = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)  # 10:30 in Berlin, 90 minutes late
     adapters = [RecordingAdapter(), RecordingAdapter()]
     schedulers = [
@@ -177,15 +177,15 @@ def test_cli_digest_exits_3_while_another_process_holds_the_digest(env_isolated,
     from bot.app import build
     from bot.cli.main import main
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.delivery.steps import Deliveries
-    from digest.schedule.times import local_day
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
     other = build()  # another process: its own instance id, a claim it has not finished
     ch = other.store.channels.get(ChannelRef("console", "lab"))
     day = local_day(datetime.now(UTC), ch.timezone)
-    assert Deliveries(other.channels, "other-host").claim(ch, day) is not None
+    assert Deliveries(other.papers, "other-host").claim(ch, day) is not None
     capsys.readouterr()
     assert main(["digest", "console:lab"]) == 3
     out = capsys.readouterr().out
@@ -203,15 +203,15 @@ def test_cli_digest_exits_3_when_every_message_is_confirmed_but_not_finished(env
     from bot.app import build
     from bot.cli.main import main
     from digest import BUNDLED_PAPERS
+    from digest.clock.times import local_day
     from digest.delivery.steps import Deliveries
-    from digest.schedule.times import local_day
 
     assert main(["ingest", str(BUNDLED_PAPERS)]) == 0
     assert main(["subscribe", "console:lab", "sparse autoencoders"]) == 0
     other = build()
     ch = other.store.channels.get(ChannelRef("console", "lab"))
     day = local_day(datetime.now(UTC), ch.timezone)
-    held = Deliveries(other.channels, "other-host")
+    held = Deliveries(other.papers, "other-host")
     claim = held.claim(ch, day)
     assert claim is not None and held.plan(claim, [("only part",)]) is not None
     assert held.sending(claim, 0) and held.confirm(claim, 0, "msg-1")  # all confirmed, unfinished

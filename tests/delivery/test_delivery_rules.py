@@ -31,12 +31,12 @@ LEASE = timedelta(seconds=0.3)
 
 def console_channel(app, name="lab", topic="diffusion models"):
     ref = ChannelRef("console", name)
-    app.channels.add(ref, SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic)
     return app.store.channels.get(ref)
 
 
 def deliveries(app, worker="w1", lease=LEASE):
-    return Deliveries(app.channels, worker, lease=lease, backoff=(0.2,))
+    return Deliveries(app.papers, worker, lease=lease, backoff=(0.2,))
 
 
 class FailsAt(RecordingAdapter):
@@ -62,7 +62,7 @@ def test_failing_a_digest_keeps_the_papers_of_its_confirmed_messages(app):
     arrived = set(adapter.papers("lab"))
     assert len(arrived) == 2  # message 1 (two papers) arrived; message 2 was refused
     assert app.store.deliveries.delivered_paper_ids(ch.id) == arrived
-    app.channels.set_paused(ch.ref, False)
+    app.channels.settings.set_paused(ch.ref, False)
     adapter.position = -1
     asyncio.run(r.run_channel(ch.id, DAY + timedelta(days=1)))
     papers = adapter.papers("lab")
@@ -74,12 +74,12 @@ def test_failing_a_digest_reopens_the_window_for_its_unsent_new_papers(app):
     a failed digest must give that window back or its unsent papers are never sent.
     Breaks that turn this red: ledger.fail() not resetting upto_seq (``_before``)."""
     ch = console_channel(app)
-    app.channels.set_option(ch.ref, "backlog", False)
+    app.channels.settings.set_option(ch.ref, "backlog", False)
     adapter = FailsAt(0, PostError("invalid_blocks", "rejected"))
     r = DigestRunner(deliveries(app), {"console": adapter})
     assert "channel paused" in asyncio.run(r.run_channel(ch.id, DAY))
     assert adapter.papers("lab") == []
-    app.channels.set_paused(ch.ref, False)
+    app.channels.settings.set_paused(ch.ref, False)
     adapter.position = -1
     assert asyncio.run(r.run_channel(ch.id, DAY + timedelta(days=1))) == "posted 5 papers"
 
@@ -89,7 +89,7 @@ def test_the_ingest_bound_is_read_before_the_digest_is_composed(app, monkeypatch
     the bound and go to the next digest. Breaks that turn this red: Deliveries.claim reading
     ``max_seq()`` after compose_digest (the paper counts as considered and is never sent)."""
     ch = console_channel(app)
-    app.channels.set_option(ch.ref, "backlog", False)
+    app.channels.settings.set_option(ch.ref, "backlog", False)
     # a late paper above the default threshold (0.56 calibrated; syn-diffusion-35 is at 0.25)
     late = [r for r in synthetic_records(per_topic=40) if r.id == "syn-diffusion-34"]
     compose = delivery_module.compose_digest
@@ -158,7 +158,7 @@ def test_slack_retry_after_sets_the_earliest_retry(app, slack):
     dropping the Retry-After header; the poster's client retrying 429s itself (it would sleep
     out Retry-After inside one attempt, holding the lease)."""
     ref = ChannelRef("slack", "C1", "T1")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     slack.fail[("chat.postMessage", "C1")] = [
         (429, {"Retry-After": "900"}, {"ok": False, "error": "ratelimited"})
@@ -182,8 +182,8 @@ def test_a_deleted_discord_header_sends_the_papers_inline_not_a_pause(app, fake_
     10008 Unknown Message. Breaks that turn this red: classify() taking 10008 for a gone
     channel (the channel is paused and the papers never arrive)."""
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_option(ref, "threads", True)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_option(ref, "threads", True)
     ch = app.store.channels.get(ref)
 
     async def scenario():
@@ -220,6 +220,6 @@ def test_a_rejected_then_resumed_channel_gets_the_day_again_on_demand(app):
     r = DigestRunner(deliveries(app), {"console": adapter})
     assert "channel paused" in asyncio.run(r.run_channel(ch.id, DAY))
     assert app.store.deliveries.for_day(ch.id, DAY).status == FAILED
-    app.channels.set_paused(ch.ref, False)
+    app.channels.settings.set_paused(ch.ref, False)
     adapter.position = -1
     assert asyncio.run(r.run_channel(ch.id, DAY)) == "posted 5 papers"

@@ -26,7 +26,7 @@ DAY = date(2026, 12, 1)
 def deliveries(app):
     from datetime import timedelta
 
-    return Deliveries(app.channels, "w1", lease=timedelta(seconds=0.3), backoff=(0.2,))
+    return Deliveries(app.papers, "w1", lease=timedelta(seconds=0.3), backoff=(0.2,))
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def test_a_public_channel_posted_without_membership_is_not_paused_by_recovery(ap
     slack.known.add("CPUB")
     slack.public.add("CPUB")
     ref = ChannelRef("slack", "CPUB", "T1")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     seen = {"n": 0}
 
@@ -95,8 +95,8 @@ def run_discord(app, ch, worker="w1"):
 
 def threaded_discord_channel(app, cid="111"):
     ref = ChannelRef("discord", cid, "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_option(ref, "threads", True)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_option(ref, "threads", True)
     return app.store.channels.get(ref)
 
 
@@ -133,7 +133,7 @@ def test_a_discord_error_is_named_once_and_on_one_line(app, fake):
     Breaks that turn this red: classify() prefixing transient reasons with "Discord error" (the
     runner adds it); the detail not joined onto one line."""
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     fake.fail["111"] = [(409, {}, {"message": "upstream\nbusy", "code": 0})]
     outcome = run_discord(app, ch)
@@ -147,7 +147,7 @@ def test_a_discord_pause_reason_is_one_line(app, fake):
     newline (`list` and `channels` print it as one line). Breaks that turn this red: classify()
     keeping the Forbidden text as Discord sent it."""
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     fake.fail["111"] = [(403, {}, {"message": "Missing Access\nto this channel", "code": 50001})]
     assert "channel paused" in run_discord(app, ch)

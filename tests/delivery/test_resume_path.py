@@ -50,12 +50,12 @@ def slack_poster(slack):
 
 
 def deliveries(app, worker="w1", **kw):
-    return Deliveries(app.channels, worker, lease=LEASE, backoff=(0.2,), **kw)
+    return Deliveries(app.papers, worker, lease=LEASE, backoff=(0.2,), **kw)
 
 
 def slack_channel(app, cid="C1", topic="diffusion models"):
     ref = ChannelRef("slack", cid, "T1")
-    app.channels.add(ref, SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic)
     return app.store.channels.get(ref)
 
 
@@ -97,11 +97,11 @@ def test_a_threaded_digest_stays_threaded_when_threads_are_turned_off_before_its
     threaded/inline split of today's settings: IndexError, or papers sent in a new shape);
     the plan stored without ``rendered`` (ledger.plan ignoring it)."""
     ch = slack_channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     slack.chaos = failing_nth_post(3, "500")  # header and one more arrive, then Slack fails
     r = DigestRunner(deliveries(app), {"slack": slack_poster(slack)})
     assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
-    app.channels.set_option(ch.ref, "threads", False)
+    app.channels.settings.set_option(ch.ref, "threads", False)
     lapse()
     assert asyncio.run(r.recover()) == ["posted 5 papers"]
     header, *replies = slack.arrived("C1")
@@ -120,7 +120,7 @@ def test_an_inline_digest_stays_inline_when_threads_are_turned_on_before_its_ret
     slack.chaos = failing_nth_post(1, "500")  # not stored: the retry must post it
     r = DigestRunner(deliveries(app), {"slack": slack_poster(slack)})
     assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     lapse()
     assert asyncio.run(r.recover()) == ["posted 5 papers"]
     (message,) = slack.arrived("C1")
@@ -152,7 +152,7 @@ def test_one_broken_claim_among_several_is_failed_with_a_reason_and_the_rest_go_
     chans = []
     for name in ("a", "bad", "c"):
         ref = ChannelRef("console", name)
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
         chans.append(app.store.channels.get(ref))
     dead = deliveries(app, "host-1")
     for ch in chans:  # claimed, then the process died before posting anything
@@ -211,7 +211,7 @@ def test_pause_while_a_digest_waits_for_its_retry_stops_it(app, slack):
     slack.chaos = failing_nth_post(1, "500")
     r = DigestRunner(deliveries(app), {"slack": slack_poster(slack)})
     assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
-    app.channels.set_paused(ch.ref, True, "paused by ann")
+    app.channels.settings.set_paused(ch.ref, True, "paused by ann")
     lapse()
     (outcome,) = asyncio.run(r.recover())
     assert "paused" in outcome and slack.arrived("C1") == []
@@ -228,7 +228,7 @@ def test_a_discord_claim_is_resumed_once_discord_is_logged_in_not_before(app, fa
     Breaks that turn this red: DigestRunner.recover taking over every platform's claims
     (not only connected ones); DiscordPoster.ready missing or always True."""
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     assert deliveries(app, "host-1").claim(ch, DAY) is not None  # then the process died
     lapse()
@@ -286,7 +286,7 @@ def test_a_host_clock_ahead_of_slack_does_not_hide_a_posted_message(app, slack, 
     (``oldest`` from the database clock) instead of an earlier message's ts."""
     slack.clock_skew = -15 * 60  # Slack's clock 15 minutes behind the bot's host
     ch = slack_channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     slack.chaos = failing_nth_post(lost, "drop")  # stored, but the answer never comes
     r = DigestRunner(deliveries(app), {"slack": slack_poster(slack)})
     assert asyncio.run(r.run_channel(ch.id, DAY)).startswith("retrying at ")
@@ -304,7 +304,7 @@ def test_channels_says_a_partly_delivered_day_is_partly_delivered(app, capsys, m
     from bot.cli import channels as cli_channels
 
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
     adapter_fail = PostError("invalid_blocks", "rejected")
 
@@ -335,8 +335,8 @@ def test_a_discord_take_over_sends_the_planned_thread_after_threads_is_turned_of
     from bot.commands.replies import digest_reply
 
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_option(ref, "threads", True)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_option(ref, "threads", True)
     ch = app.store.channels.get(ref)
 
     async def scenario():
@@ -355,7 +355,7 @@ def test_a_discord_take_over_sends_the_planned_thread_after_threads_is_turned_of
                 )
                 dead.confirm(claim, m.position, sent)
                 parent = parent or sent
-            app.channels.set_option(ref, "threads", False)
+            app.channels.settings.set_option(ref, "threads", False)
             await asyncio.sleep(0.45)
             r = DigestRunner(deliveries(app, "host-2"), {"discord": DiscordPoster(client)})
             return await r.recover()
@@ -420,8 +420,8 @@ def test_channels_says_a_discord_digest_paused_after_its_header_was_paused_and_w
     from bot.cli import channels as cli_channels
 
     ref = ChannelRef("discord", "111", "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_option(ref, "threads", True)  # header in the channel, papers in its thread
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_option(ref, "threads", True)  # header in the channel, papers in its thread
     ch = app.store.channels.get(ref)
     refused = (400, {}, {"message": "Invalid Form Body", "code": 50035, "errors": {}})
 
@@ -492,7 +492,7 @@ def test_a_host_clock_hours_ahead_does_not_repost_a_channels_first_message(
 
         fake_discord.chaos = drop_first
         ref, where = ChannelRef("discord", "111", "77"), "111"
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     ch = app.store.channels.get(ref)
 
     async def scenario():

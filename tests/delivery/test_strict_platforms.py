@@ -37,7 +37,7 @@ def test_a_discord_channel_the_guild_lacks_pauses_with_nothing_posted(app, fake)
 
 def test_a_deleted_header_sends_the_rest_inline_without_pausing(app, fake):
     ch = dp.channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     ch = app.store.channels.by_id(ch.id)
 
     async def scenario(p):
@@ -120,7 +120,7 @@ def test_slack_a_deleted_header_sends_the_rest_inline_without_pausing(app, slack
     from tests.adapters.slack import test_slack_posting as sp
 
     ch = sp.channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     ch = app.store.channels.by_id(ch.id)
     _, plan = sp.crash_midway(app, slack, ch, sent=2, confirmed=1)
     header = slack.messages["C1"].pop(0)  # a moderator deleted the digest's first message

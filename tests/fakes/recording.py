@@ -63,7 +63,7 @@ class RecordingAdapter:
 
 
 class FixedClock:
-    """A clock (digest/clock.py) that says what it is told: ``clock.now = ...`` moves it."""
+    """A clock (digest/clock/__init__.py) that says what it is told: ``clock.now = ...`` moves it."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now

@@ -1,6 +1,6 @@
 """BibTeX export keys: readable, the same for a paper in every export, unique within one.
 
-Breaks seen red: the previous digest/papers/bibtex.py (order-based 'b', 'c' suffixes, so a paper's key
+Breaks seen red: the previous digest/text/bibtex.py (order-based 'b', 'c' suffixes, so a paper's key
 changed with the papers beside it; 'mller' for Müller; 'ada' for 'Lovelace, Ada'; 'anon…paper' keys
 for the bundled papers): all four tests; the longer tags for tag collisions removed: the
 300 look-alikes collide."""
@@ -12,7 +12,7 @@ import re
 from digest import BUNDLED_PAPERS
 from digest.ingest.parse import parse_neurips_list
 from digest.models import Links, Paper
-from digest.papers.bibtex import cite_key, export
+from digest.text.bibtex import cite_key, export
 
 BUNDLED = BUNDLED_PAPERS
 

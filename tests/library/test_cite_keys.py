@@ -7,10 +7,10 @@ import re
 import sqlalchemy as sa
 
 from digest.ingest.parse import make_record
-from digest.papers.bibtex import export, make_key
 from digest.store import Store
 from digest.store.database import make_engine, upgrade
 from digest.store.paper_rows import issue_key
+from digest.text.bibtex import export, make_key
 from digest.text.hashes import content_hash, normalize_title
 
 ABSTRACT = (

@@ -9,9 +9,9 @@ from digest.library.entries import (
     MAX_ENTRIES,
     MAX_IMPORT_BYTES,
     LibraryError,
-    parse_library,
     parse_ref,
 )
+from digest.library.formats import parse_library
 
 BIB = rb"""@string{nips = "NeurIPS 2025"}
 % a comment Zotero never writes, but people do

@@ -80,7 +80,7 @@ def test_a_bibtex_of_three_papers_seeds_a_new_channel_and_its_first_digest(app, 
     listed = say(app, "list").text
     assert f"2. like: {SAE} ({liked[1].id})" in listed  # by title, not by an opaque id alone
 
-    digest = app.channels.preview(NEW, DAY)
+    digest = app.digests.preview(NEW, DAY)
     whys = [item.why for item in digest.items]
     assert digest.items, "a first digest without typing topics"
     for title in (gnn_title(app), SAE, DIFFUSION):
@@ -97,8 +97,10 @@ def test_library_papers_are_never_news_elsewhere(app, tmp_path):
     reply = handle_console(app.commands, "import " + three_papers(gnn_title(app)), ctx())
     assert "added 3" in reply.text
     other = ChannelRef("console", "other")
-    app.channels.add(other, SubscriptionKind.TOPIC, "denoising score matching image generation")
-    ids = {item.paper.id for item in app.channels.preview(other, DAY).items}
+    app.channels.follows.add(
+        other, SubscriptionKind.TOPIC, "denoising score matching image generation"
+    )
+    ids = {item.paper.id for item in app.digests.preview(other, DAY).items}
     assert ids and "2501.04321" not in ids
     channel = app.channels.channel(other)
     pool = backlog(app.channels, channel, exclude_ids=(), limit=25)
@@ -114,7 +116,7 @@ def test_a_channels_own_papers_are_not_offered_to_it(app):
     bib = "".join(f"@misc{{k{i}, title = {{{t}}}}}\n" for i, t in enumerate(titles))
     assert "added 2" in say(app, "import " + bib).text
     say(app, "size 25")
-    shown = {item.paper.id for item in app.channels.preview(NEW, DAY).items}
+    shown = {item.paper.id for item in app.digests.preview(NEW, DAY).items}
     assert "syn-gnnmol-6" in shown and not shown & set(mine)
 
 

@@ -42,7 +42,7 @@ def with_file(payload: dict, attachment: dict) -> dict:
 
 def first_digest_names_all_three(app, ref: ChannelRef) -> None:
     titles = (app.store.papers.get("syn-gnn-0").title, SAE, DIFFUSION)
-    whys = [item.why for item in app.channels.preview(ref, DAY).items]
+    whys = [item.why for item in app.digests.preview(ref, DAY).items]
     for title in titles:
         assert any(f"like {title_ref(title)}" in w for w in whys), (title, whys)
 

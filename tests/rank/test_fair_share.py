@@ -149,7 +149,7 @@ def test_the_queue_goes_out_best_first(tmp_path):
         say(app, "queue", "/papers size 1")
         ch = app.store.channels.get(ChannelRef("console", "queue"))
         adapter = RecordingAdapter()
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
         asyncio.run(runner.run_channel(ch.id, datetime(2026, 12, 1).date()))
         assert len(adapter.digests[-1][1].cards) == 1
         app.store.papers.upsert([r for r in records if not r.title.startswith(first)])

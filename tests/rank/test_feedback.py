@@ -23,6 +23,7 @@ import pytest
 
 from digest.channels.service import ChannelService
 from digest.delivery.compose import DIVERSITY, diversity_for
+from digest.delivery.digests import Digests
 from digest.models import ChannelRef, SubscriptionKind
 from digest.papers.service import PaperService
 from digest.rank import feedback
@@ -46,15 +47,15 @@ def kind_ids(kind: str) -> list[str]:
 
 
 def digest_ids(svc: ChannelService, ref: ChannelRef, size: int = 8) -> list[str]:
-    svc.set_size(ref, str(size))
-    svc.set_threshold(ref, "0")
-    return [i.paper.id for i in svc.preview(ref, DAY).items]
+    svc.settings.set_size(ref, str(size))
+    svc.settings.set_threshold(ref, "0")
+    return [i.paper.id for i in Digests(svc).preview(ref, DAY).items]
 
 
 def follow(svc: ChannelService, name: str, topic: str | None = TOPIC) -> ChannelRef:
     ref = ChannelRef("test", name)
     if topic:
-        svc.add(ref, SubscriptionKind.TOPIC, topic)
+        svc.follows.add(ref, SubscriptionKind.TOPIC, topic)
     return ref
 
 

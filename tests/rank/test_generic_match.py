@@ -93,7 +93,7 @@ def test_no_why_line_names_only_generic_words(bundled, topic):
     """Papers sharing only the generic words ('model', 'language models') with a topic that has
     specific ones are never said to match on them: before, 'steering language models' picked
     three papers "matching 'steering language models': language models". (Their rank stays:
-    taking their word score away cost nDCG@10, bench/generic_rule.py.)"""
+    taking their word score away cost nDCG@10, bench/generic_rule.py, retired: docs/benchmarks-history.md.)"""
     words = background() | {"language models", "models"}
     chan = f"specific-{topic.split()[0]}"
     say(bundled, chan, f"/papers subscribe {topic}")

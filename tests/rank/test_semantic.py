@@ -51,7 +51,7 @@ def test_keyword_queries_stay_lexical_and_descriptive_ones_use_meaning():
 
 
 def test_meaning_can_follow_the_corpus_but_word_count_decides_as_shipped():
-    """The corpus rules of bench/fusion.py (not adopted: they cost keyword queries, see
+    """The corpus rules of the retired bench/fusion.py (docs/benchmarks-history.md) (not adopted: they cost keyword queries, see
     docs/benchmarks.md): a field reaching 30% of papers gets meaning's full share under
     "specific", none under the shipped "words"; the specific reach skips generic words."""
     from digest.rank.index import DocInput, build_index

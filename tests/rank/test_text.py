@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from digest import BUNDLED_PAPERS
-from digest.papers.headline import MAX_TITLE_CHARS, contribution_sentences, derive_title
 from digest.text.arxiv_ids import arxiv_base_id
 from digest.text.hashes import normalize_title
+from digest.text.headline import MAX_TITLE_CHARS, contribution_sentences, derive_title
 from digest.text.latex import clean_text
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from digest import BUNDLED_PAPERS
 from digest.channels.service import ChannelService
+from digest.delivery.digests import Digests
 from digest.models import ChannelRef, SubscriptionKind
 from digest.papers.service import PaperService
 from digest.rank import calibrate
@@ -70,9 +71,9 @@ def test_a_like_keeps_the_topics_clear_matches_above_the_threshold(svc, topic):
 def test_the_testers_repro_still_gets_a_digest(svc):
     """👍 on one SAE paper: the other SAE paper is still sent in the next digest."""
     ref = ChannelRef("console", "g")
-    svc.add(ref, SubscriptionKind.TOPIC, "sparse autoencoders")
+    svc.follows.add(ref, SubscriptionKind.TOPIC, "sparse autoencoders")
     svc.vote(ref, "ann", "neurips-928c3ba0ef8b", 1)
-    digest = svc.preview(ref, date(2026, 12, 1))
+    digest = Digests(svc).preview(ref, date(2026, 12, 1))
     assert "neurips-9705088820d6" in [i.paper.id for i in digest.items], digest.summary()
 
 

@@ -10,8 +10,8 @@ LAB = ChannelRef("console", "newlab")
 def test_why_on_a_followed_paper_says_it_is_followed_not_a_score(app):
     """Break that turns it red: the `like:` check in `outlook` dropped (its score and threshold
     verdict, 'Why: related to your interests', come back)."""
-    app.channels.add(LAB, SubscriptionKind.LIKE, "syn-gnn-0", "ann")
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models", "ann")
+    app.channels.follows.add(LAB, SubscriptionKind.LIKE, "syn-gnn-0", "ann")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion models", "ann")
     c: Context = ctx(LAB)
     reply = app.commands.handle("why syn-gnn-0", c)
     assert not reply.error, reply.text

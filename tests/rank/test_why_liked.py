@@ -40,9 +40,9 @@ A_UP, A_DOWN, B_UP = ("syn-gnnhet-1", "syn-gnnhet-2"), "syn-gnnhet-3", "syn-gnnm
 
 
 def _channel(app, ref, ups, downs=()):
-    app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.set_size(ref, "25")
-    app.channels.set_threshold(ref, "0")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.settings.set_size(ref, "25")
+    app.channels.settings.set_threshold(ref, "0")
     for pid in ups:
         app.channels.vote(ref, "u1", pid, 1)
     for pid in downs:
@@ -61,7 +61,7 @@ def test_a_channel_names_its_own_closest_liked_paper(app):
     row = index.pos
     up, down, other = [row[p] for p in A_UP], row[A_DOWN], row[B_UP]
     named = tested_down = tested_other = 0
-    for item in app.channels.preview(A, date(2026, 12, 1)).items:
+    for item in app.digests.preview(A, date(2026, 12, 1)).items:
         r = row[item.paper.id]
         best, sim = _closest(index, r, up)
         # Picks where a wrong paper is closer and close enough to be named: the check bites there.
@@ -71,7 +71,7 @@ def test_a_channel_names_its_own_closest_liked_paper(app):
             assert f"*{m.group(1)}*" == title_ref(index.titles[best]), item.why
             named += 1
     assert named >= 3 and tested_down >= 1 and tested_other >= 1
-    b_lines = [i.why for i in app.channels.preview(B, date(2026, 12, 1)).items]
+    b_lines = [i.why for i in app.digests.preview(B, date(2026, 12, 1)).items]
     assert any(title_ref(index.titles[other]) in w for w in b_lines)
     assert not any(title_ref(index.titles[u]) in w for w in b_lines for u in up)
 

@@ -25,7 +25,7 @@ LAPSE = 0.25  # seconds: leases here last 0.2 s, so a round of recovery finds ev
 
 
 def deliveries(app, worker: str) -> Deliveries:
-    return Deliveries(app.channels, worker, lease=timedelta(seconds=0.2), backoff=(0.05,))
+    return Deliveries(app.papers, worker, lease=timedelta(seconds=0.2), backoff=(0.05,))
 
 
 def test_fault_storm_delivers_everything_exactly_once(app):
@@ -33,7 +33,7 @@ def test_fault_storm_delivers_everything_exactly_once(app):
     channels = []
     for n in range(50):
         ref = ChannelRef("slack", f"C{n:03d}", "T1")
-        app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
         channels.append(app.store.channels.get(ref))
     with FakeSlack() as slack:
         slack.join(*(c.ref.channel_id for c in channels))
@@ -93,7 +93,7 @@ def test_discord_fault_storm_delivers_everything_exactly_once(app, monkeypatch):
     channels = []
     for n in range(50):
         ref = ChannelRef("discord", str(500 + n), "77")
-        app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, TOPICS[n % len(TOPICS)])
         channels.append(app.store.channels.get(ref))
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)

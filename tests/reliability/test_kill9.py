@@ -79,12 +79,12 @@ def setup(db_url: str, folder) -> tuple:
     app = make_app(db_url, folder)
     for i in range(CHANNELS):
         ref = ChannelRef("slack", f"C{i:03d}", "T1")
-        app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)])
-        app.channels.set_schedule(ref, "00:00", "UTC", "daily")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)])
+        app.channels.settings.set_schedule(ref, "00:00", "UTC", "daily")
         if i % 2:
-            app.channels.set_option(ref, "threads", True)
+            app.channels.settings.set_option(ref, "threads", True)
         else:
-            app.channels.set_size(ref, "20")  # over 50 blocks: split into several messages
+            app.channels.settings.set_size(ref, "20")  # over 50 blocks: split into several messages
     app.papers.ranker()  # fit the index once; the processes share it through the cache
     return app, {c.ref.channel_id: c.id for c in app.store.channels.all()}
 

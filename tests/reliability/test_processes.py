@@ -22,7 +22,7 @@ DAY = "2026-12-01"
 def setup_channels(db_url, folder, n):
     app = make_app(db_url, folder)
     for i in range(n):
-        app.channels.add(
+        app.channels.follows.add(
             ChannelRef("slack", f"C{i:03d}", "T1"), SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)]
         )
     ids = [c.id for c in app.store.channels.all()]

@@ -128,8 +128,8 @@ def test_two_replicas_answer_each_command_once_and_post_each_digest_once(tmp_pat
     at = max(now - timedelta(minutes=2), now.replace(hour=0, minute=0)).strftime("%H:%M")
     for n, channel in enumerate(CHANNELS):
         ref = ChannelRef("slack", channel, "T1")
-        app.channels.add(ref, SubscriptionKind.TOPIC, QUERIES[n % len(QUERIES)])
-        app.channels.set_schedule(ref, at, "UTC", "daily")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, QUERIES[n % len(QUERIES)])
+        app.channels.settings.set_schedule(ref, at, "UTC", "daily")
     app.papers.ranker()  # the index fitted once, in the shared folder
     app.close()
     procs: list[subprocess.Popen] = []

@@ -30,7 +30,7 @@ async def main(
 
     poster = SlackPoster(token, base_url=slack_url, min_interval=0, backoff=0.01, timeout=2)
     lease = timedelta(seconds=LEASE)
-    runner = DigestRunner(Deliveries(app.channels, app.worker, lease=lease), {"slack": poster})
+    runner = DigestRunner(Deliveries(app.papers, app.worker, lease=lease), {"slack": poster})
     await runner.recover()  # claims whose lease lapsed (killed processes) are taken over
     channels = [c for c in app.store.channels.all() if c.ref.platform == "slack"]
     random.Random(seed).shuffle(channels)

@@ -52,7 +52,7 @@ def console(app, text: str, ref: ChannelRef = LAB) -> str:
 
 
 def liked(app, ref: ChannelRef, user: str) -> None:
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     app.channels.vote(ref, user, "syn-sae-1", 1)
 
 
@@ -92,14 +92,14 @@ async def test_attachment_on_discord_goes_with_the_answer(bot):
 def test_schedule_change_at_the_console_pokes_the_running_scheduler(app, monkeypatch):
     pokes = []
     monkeypatch.setattr(app.scheduler, "poke", lambda: pokes.append(1))
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
     assert "10:30" in console(app, "schedule 10:30") and pokes == [1]
 
 
 @pytest.mark.asyncio
 async def test_schedule_change_on_slack_pokes_the_scheduler(app, slack):
     pokes = []
-    app.channels.add(SLACK, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(SLACK, SubscriptionKind.TOPIC, "diffusion models")
     async with Harness(app, slack, poke=lambda: pokes.append(1)) as h:
         await h.done("schedule 10:30")
     assert "10:30" in str(slack.responses()[-1]) and pokes == [1]
@@ -109,7 +109,7 @@ async def test_schedule_change_on_slack_pokes_the_scheduler(app, slack):
 async def test_schedule_change_on_discord_pokes_the_scheduler(bot):
     pokes = []
     bot.client.deps.effects = EffectExecutor(bot.app.channels, poke=lambda: pokes.append(1))
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     await dispatch(bot.client, slash("schedule", "s1", time="10:30"))
     assert "10:30" in embed_text(bot.fake.followups["s1"][0]) and pokes == [1]
 
@@ -119,7 +119,7 @@ async def test_schedule_change_on_discord_pokes_the_scheduler(bot):
 
 def test_digest_now_at_the_console_prints_it_and_says_how_it_went(app):
     app.out = io.StringIO()  # before the runner is first built: where console digests print
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
     shown = console(app, "digest now")
     assert "=== #lab ===" in app.out.getvalue() and "Papers for" in app.out.getvalue()
     assert shown.endswith("Today's digest: posted 5 papers.")
@@ -140,7 +140,7 @@ async def test_digest_now_on_slack_posts_to_the_channel_and_tells_the_asker(app,
 
 @pytest.mark.asyncio
 async def test_digest_now_on_discord_posts_to_the_channel_and_tells_the_asker(bot):
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     days: list[date] = []
 
     async def deliver(ref: ChannelRef, day: date) -> str:
@@ -148,7 +148,7 @@ async def test_digest_now_on_discord_posts_to_the_channel_and_tells_the_asker(bo
         return await runner.run_now(ref, day)
 
     bot.client.deps.effects = EffectExecutor(bot.app.channels, deliver)
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     await dispatch(bot.client, slash("digest", "n1", mode="now"))
     assert any("Papers for" in embed_text(m) for m in bot.fake.arrived(SERVER.channel_id))
     told = bot.fake.followups["n1"][-1]

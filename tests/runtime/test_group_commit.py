@@ -59,8 +59,8 @@ def due_channels(app, n: int, name: str) -> list[ChannelRef]:
     refs = [ChannelRef("console", f"{name}{i}") for i in range(n)]
     with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
         for i, ref in enumerate(refs):
-            app.channels.add(ref, SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)])
-            app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, TOPICS[i % len(TOPICS)])
+            app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     return refs
 
 
@@ -94,7 +94,7 @@ def test_a_batch_of_confirmations_is_one_transaction_of_a_few_statements(db_url,
     one commit, and sends as many statements for 12 digests as for 3. One digest whose lease
     another worker took meanwhile is answered False and left as it was; the others go on."""
     app = make_app(db_url, tmp_path)
-    d = Deliveries(app.channels, "w1")
+    d = Deliveries(app.papers, "w1")
     runner = DigestRunner(d, {"console": RecordingAdapter()})
     ticks = DigestScheduler(runner).ticks
 
@@ -168,7 +168,7 @@ def test_a_ticks_digests_confirm_together(app, monkeypatch):
     transaction each."""
     refs = due_channels(app, 12, "g")
     platform = GatedPlatform(12)
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": platform})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": platform})
     groups: list[int] = []
     steps = app.store.ledger.steps
 
@@ -216,7 +216,7 @@ def test_a_poster_goes_on_only_after_its_confirmation_is_committed(tmp_path):
 
     event.listen(app.store.engine, "commit", lambda *_: time.sleep(0.2))
     platform = Checking(per_message=2)
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": platform})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": platform})
     done = asyncio.run(DigestScheduler(runner, clock=lambda: NINE, concurrency=8).tick())
     assert all(o.startswith("posted") for o in done.values()), done
     assert len(seen) >= 2 * len(refs), seen  # every digest has 3 messages or more
@@ -254,7 +254,7 @@ def test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_on
 
     event.listen(a.store.engine, "commit", kill)
     lease = timedelta(seconds=0.6)
-    runner_a = DigestRunner(Deliveries(a.channels, "host-a", lease=lease), {"console": Killing()})
+    runner_a = DigestRunner(Deliveries(a.papers, "host-a", lease=lease), {"console": Killing()})
     done = asyncio.run(DigestScheduler(runner_a, clock=lambda: NINE).tick())
     assert all("database error" in o for o in done.values()), done
     assert [k.split("#")[1] for k in platform.keys()] == ["0"] * len(refs)  # noqa: SIM118
@@ -264,7 +264,7 @@ def test_a_process_killed_between_its_batch_and_the_commit_is_resumed_exactly_on
         assert [m.status for m in a.store.ledger.messages(delivery.id)][0] == SENDING
 
     time.sleep(lease.total_seconds() + 0.2)
-    runner_b = DigestRunner(Deliveries(b.channels, "host-b", lease=lease), {"console": platform})
+    runner_b = DigestRunner(Deliveries(b.papers, "host-b", lease=lease), {"console": platform})
     outcomes = asyncio.run(runner_b.recover())
     assert len(outcomes) == len(refs) and all(o.startswith("posted") for o in outcomes), outcomes
     keys = platform.keys()

@@ -32,7 +32,7 @@ def test_a_failing_command_logs_where_but_not_what_was_typed(app, caplog, monkey
         raise RuntimeError("bug")
 
     # A channel someone set up: `list` in one nobody did answers before reading anything.
-    app.channels.add(ChannelRef("slack", "C1", "T1"), SubscriptionKind.TOPIC, "graphs")
+    app.channels.follows.add(ChannelRef("slack", "C1", "T1"), SubscriptionKind.TOPIC, "graphs")
     monkeypatch.setattr(app.commands.channels, "subscriptions", boom)
     secret_text = "subscribe my secret research plan"
     with caplog.at_level(logging.ERROR):

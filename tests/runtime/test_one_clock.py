@@ -1,5 +1,5 @@
 """One clock (issue 24): business time ("now" for due times, delivery days, votes, ingest
-stamps) is read from digest/clock.py's clock, built once by the composition root and handed
+stamps) is read from digest/clock/__init__.py's clock, built once by the composition root and handed
 down; nothing under bot/ or digest/ reads the host's wall clock on its own.
 
 The database's clock (leases, claims) and monotonic timers (timeouts, latency) are not what
@@ -24,7 +24,7 @@ WALL_CLOCK = {
 }
 #: Files still allowed their wall-clock reads, with how many (a new one in them is red too).
 ALLOWED = {
-    "digest/clock.py": 1,  # the clock itself
+    "digest/clock/__init__.py": 1,  # the clock itself
     # APScheduler's timers run on the host's clock: a timer set from the business clock would
     # fire at the wrong moment whenever the two differ (a test's fixed clock).
     "bot/runtime/scheduler.py": 3,
@@ -73,7 +73,7 @@ def test_nothing_reads_the_wall_clock_but_the_clock():
     second `datetime.now()` in bot/runtime/scheduler.py (an allowed file: its count is fixed)."""
     counts = _reads()
     over = {f: n for f, n in counts.items() if n > ALLOWED.get(f, 0)}
-    assert over == {}, "read the time from the clock (digest/clock.py) instead"
+    assert over == {}, "read the time from the clock (digest/clock/__init__.py) instead"
 
 
 def test_the_allow_list_shrinks_when_a_file_is_fixed():
@@ -115,7 +115,7 @@ def test_a_commands_now_comes_from_the_apps_clock(app, monkeypatch):
     ahead = datetime(2030, 6, 3, 7, 0, tzinfo=UTC)  # a Monday, before the 09:00 digest
     monkeypatch.setattr(app.channels, "clock", lambda: ahead)
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     text = app.commands.handle("list", Context(ref, "u1")).text
     assert "Next digest: Mon 03 Jun 09:00 UTC" in text, text
     later = ahead + timedelta(days=1)

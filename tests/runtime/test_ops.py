@@ -28,13 +28,13 @@ async def serve(app: web.Application):
 
 async def test_metrics_count_digests_commands_and_paused_channels(app):
     ref = ChannelRef("console", "lab")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
     runner = app.runner_over({"console": RecordingAdapter()})
     ch = app.store.channels.get(ref)
     await runner.run_channel(ch.id, date(2026, 12, 1))
     await runner.run_channel(ch.id, date(2026, 12, 1))
     app.commands.handle("help", Context(ref=ref, user="u"))
-    app.channels.set_paused(ChannelRef("console", "other"), True, "test")
+    app.channels.settings.set_paused(ChannelRef("console", "other"), True, "test")
     server, base = await serve(ops_app(Health(app.papers), app.metrics))
     async with httpx.AsyncClient() as client:
         text = (await client.get(f"{base}/metrics")).text
@@ -78,7 +78,7 @@ async def test_stale_ingest_is_unhealthy_only_when_sources_are_configured(app):
 
 
 async def test_ingest_age_is_read_on_the_services_clock(app):
-    """The age /healthz reports comes from the one clock (digest/clock.py), not the host's.
+    """The age /healthz reports comes from the one clock (digest/clock/__init__.py), not the host's.
     Breaks that turn this red: PaperService.record_ingest or ingest_age_hours reading
     datetime.now() instead of self.clock (the clock here runs 30 hours ahead of the host)."""
     from datetime import UTC, datetime, timedelta

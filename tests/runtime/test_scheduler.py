@@ -9,9 +9,9 @@ import time_machine
 
 from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
+from digest.clock.times import last_due, next_due
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import last_due, next_due
 from tests.fakes.recording import RecordingAdapter
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -35,8 +35,8 @@ SET_UP = datetime(2026, 11, 30, 11, 20, tzinfo=UTC)  # Monday 12:20 in Berlin
 def lab(app):
     ref = ChannelRef("console", "lab")
     with time_machine.travel(SET_UP, tick=False):
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_schedule(ref, "09:00", "Europe/Berlin", "weekdays")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_schedule(ref, "09:00", "Europe/Berlin", "weekdays")
     return app.store.channels.get(ref)
 
 
@@ -55,7 +55,7 @@ def test_cron_follows_local_time_across_the_dst_change(lab):
 
 def test_weekday_rules_and_spring_forward_gap(app):
     ref = ChannelRef("console", "night")
-    app.channels.set_schedule(
+    app.channels.settings.set_schedule(
         ref, "02:30", "Europe/Berlin", "sun"
     )  # 02:30 does not exist on 2026-03-29
     ch = app.store.channels.get(ref)
@@ -78,7 +78,7 @@ def test_last_due_skips_days_off():
 
 def make(app, clock, grace_hours=12):
     adapter = RecordingAdapter()
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
     return DigestScheduler(runner, grace=timedelta(hours=grace_hours), clock=lambda: clock), adapter
 
 

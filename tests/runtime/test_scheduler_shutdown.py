@@ -32,7 +32,7 @@ class BlockedRunner:
 
 def test_stopping_during_a_sweep_is_quiet(app, caplog):
     async def serve() -> None:
-        runner = BlockedRunner(Deliveries(app.channels, "w1"))
+        runner = BlockedRunner(Deliveries(app.papers, "w1"))
         sched = DigestScheduler(runner, sweep_every=timedelta(seconds=0.05))
         sched.start()
         await asyncio.wait_for(runner.started.wait(), 5)

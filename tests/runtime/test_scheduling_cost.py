@@ -13,9 +13,9 @@ from sqlalchemy import event, select
 from bot.commands import Context
 from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
+from digest.clock.times import next_due
 from digest.delivery.steps import Deliveries
 from digest.models import ChannelRef, SubscriptionKind
-from digest.schedule.times import next_due
 from digest.store.schema import ChannelRow
 from tests.fakes.recording import RecordingAdapter
 
@@ -46,7 +46,7 @@ class LoadCounter:
 
 
 def _scheduler(app, adapter, clock=None, concurrency=16):
-    runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": adapter})
+    runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": adapter})
     kw = {"clock": clock} if clock else {}
     return DigestScheduler(runner, concurrency=concurrency, **kw)
 
@@ -113,12 +113,12 @@ def test_a_settings_change_alone_costs_the_same_with_many_channels(app):
         for i in range(n_others):
             app.channels.channel(ChannelRef("console", f"{name}{i}"))
         target = ChannelRef("console", f"{name}-target")
-        app.channels.add(target, SubscriptionKind.EXCLUDE, "quantum")  # follows nothing
+        app.channels.follows.add(target, SubscriptionKind.EXCLUDE, "quantum")  # follows nothing
         sched = _scheduler(app, RecordingAdapter())
         asyncio.run(sched.tick())  # all looked at once
         counter = LoadCounter()
         try:
-            app.channels.set_schedule(target, "07:00", "Asia/Tokyo", "daily")
+            app.channels.settings.set_schedule(target, "07:00", "Asia/Tokyo", "daily")
             asyncio.run(sched.tick())
             return counter.n
         finally:
@@ -161,8 +161,8 @@ def test_channels_due_together_are_posted_together(app):
         datetime(2026, 12, 2, tzinfo=UTC), tick=False
     ):  # set up the day before
         for ref in refs:
-            app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-            app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+            app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     adapter = GatedAdapter(want=len(refs))
     nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
     sched = _scheduler(app, adapter, clock=lambda: nine)
@@ -180,8 +180,8 @@ def test_a_schedule_change_never_catches_up_a_day_before_the_channel_existed(app
     set-up-day check (the 30 Nov digest is posted and `list` says "missed: caught up")."""
     ref = ChannelRef("console", "new")
     with time_machine.travel(datetime(2026, 12, 1, 10, 35, tzinfo=UTC), tick=False):
-        app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-        app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+        app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     adapter = RecordingAdapter()
     at = datetime(2026, 12, 1, 10, 40, tzinfo=UTC)
     sched = _scheduler(app, adapter, clock=lambda: at)
@@ -235,13 +235,13 @@ def test_a_tick_claims_its_due_channels_in_statements_that_do_not_grow_with_them
         refs = [ChannelRef("console", f"{name}{i}") for i in range(n)]
         with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
             for i, ref in enumerate(refs):
-                app.channels.add(ref, SubscriptionKind.TOPIC, f"{topics[i % 5]} {i}")
-                app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+                app.channels.follows.add(ref, SubscriptionKind.TOPIC, f"{topics[i % 5]} {i}")
+                app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
         return refs
 
     def claim_cost(n: int, name: str) -> int:
         refs = setup(n, name)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"console": RecordingAdapter()})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"console": RecordingAdapter()})
         ticks = _scheduler(app, RecordingAdapter()).ticks
         due = [(app.store.channels.get(r), nine.date()) for r in refs]
         counter = StatementCounter(app.store.engine)

@@ -12,9 +12,9 @@ from datetime import UTC, date, datetime
 import sqlalchemy as sa
 
 from digest.ingest.pipeline import ingest
-from digest.papers.bibtex import export, make_key
 from digest.store import Store
 from digest.store.database import make_engine, upgrade
+from digest.text.bibtex import export, make_key
 from digest.text.hashes import content_hash, normalize_title
 
 V1 = "The first version: we count sheep with a convolutional network on farm images."

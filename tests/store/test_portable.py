@@ -19,14 +19,14 @@ from tests.fakes.recording import RecordingAdapter
 def populated(tmp_path):
     app = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
     lab, me = ChannelRef("console", "lab"), ChannelRef("slack", "@U1", "T1")
-    app.channels.add(lab, SubscriptionKind.TOPIC, "diffusion models", "ann")
-    app.channels.add(lab, SubscriptionKind.EXCLUDE, "heterophily", "ann")
-    app.channels.add(me, SubscriptionKind.AUTHOR, "Grace Hopper", "U1")
-    app.channels.set_schedule(lab, "07:15", "Europe/Berlin", "mon,wed")
-    app.channels.set_paused(me, True, "closed DMs")
+    app.channels.follows.add(lab, SubscriptionKind.TOPIC, "diffusion models", "ann")
+    app.channels.follows.add(lab, SubscriptionKind.EXCLUDE, "heterophily", "ann")
+    app.channels.follows.add(me, SubscriptionKind.AUTHOR, "Grace Hopper", "U1")
+    app.channels.settings.set_schedule(lab, "07:15", "Europe/Berlin", "mon,wed")
+    app.channels.settings.set_paused(me, True, "closed DMs")
     ch = app.store.channels.get(lab)
     asyncio.run(
-        DigestRunner(Deliveries(app.channels, "w"), {"console": RecordingAdapter()}).run_channel(
+        DigestRunner(Deliveries(app.papers, "w"), {"console": RecordingAdapter()}).run_channel(
             ch.id, date(2026, 12, 1)
         )
     )
@@ -75,23 +75,23 @@ def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url)
     (issue: moving databases lost them). Breaks that turn it red: export only the papers of
     deliveries and votes (the old `referenced`); drop the LIBRARY_SOURCE clause (the
     not-followed library paper is missing)."""
-    from digest.library.entries import parse_library
+    from digest.library.formats import parse_library
     from digest.models import LIBRARY_SOURCE
 
     src = populated(tmp_path)
     lab = ChannelRef("console", "lab")
-    src.channels.add(lab, SubscriptionKind.LIKE, "syn-gnn-0", "ann")  # stored, never sent
+    src.channels.follows.add(lab, SubscriptionKind.LIKE, "syn-gnn-0", "ann")  # stored, never sent
     bib = b"""@article{m1, title = {Sparse autoencoders recover monosemantic dictionary features},
   author = {Lovelace, Ada}, year = {2025}}
 @article{m2, title = {Denoising score matching for image generation at scale},
   author = {Turing, Alan}, year = {2025}}
 """
-    report = src.channels.import_library(lab, parse_library(bib, "mine.bib"), "ann")
+    report = src.commands.imports.import_library(lab, parse_library(bib, "mine.bib"), "ann")
     assert report.added == 2
     library_ids = {
         p["id"] for p in export_state(src.store)["papers"] if p["source"] == LIBRARY_SOURCE
     }
-    src.channels.unsubscribe(lab, f"like:{report.liked[1]}")  # stored, no longer followed
+    src.channels.follows.unsubscribe(lab, f"like:{report.liked[1]}")  # stored, no longer followed
     doc = json.loads(json.dumps(export_state(src.store)))
     dst = Store.open(db_url)
     import_state(dst, doc)
@@ -108,7 +108,9 @@ def test_followed_and_library_papers_travel_so_no_like_dangles(tmp_path, db_url)
 def test_an_older_export_without_followed_papers_still_imports(tmp_path):
     """Files written before followed papers travelled import as before (the like is kept)."""
     src = populated(tmp_path)
-    src.channels.add(ChannelRef("console", "lab"), SubscriptionKind.LIKE, "syn-gnn-0", "ann")
+    src.channels.follows.add(
+        ChannelRef("console", "lab"), SubscriptionKind.LIKE, "syn-gnn-0", "ann"
+    )
     doc = json.loads(json.dumps(export_state(src.store)))
     doc["papers"] = [p for p in doc["papers"] if p["id"] != "syn-gnn-0"]
     dst = Store.open(f"sqlite:///{tmp_path / 'old.db'}")

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import discord
 import pytest
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps
 from digest.models import ChannelRef
 from tests.fakes.discord import BOT, FakeDiscord, user
 from tests.fakes.discord_interactions import ISSUED, issue
@@ -200,7 +200,7 @@ async def discord_bot(app, monkeypatch):
     """A logged-in client (REST only) against the fake, wired to the app."""
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
+        client = DigestClient(Deps(app.commands, app.channels), sync_on_change=False)
         await client.login("token")
         yield SimpleNamespace(client=client, fake=fake, app=app)
         await client.close()

@@ -83,3 +83,14 @@ def votes(engine: sa.Engine) -> int:
     """How many votes the database holds."""
     with engine.connect() as conn:
         return conn.execute(sa.text("SELECT count(*) FROM feedback")).scalar()
+
+
+def merge_personal_digests(engine: sa.Engine) -> None:
+    """Migration 0017 (one personal digest per person and platform) run again over what a test
+    made at the head revision: its downgrade changes nothing, its upgrade merges."""
+    from alembic import command
+
+    from digest.store.database import alembic_config, upgrade
+
+    command.downgrade(alembic_config(engine), "0016")
+    upgrade(engine, "0017")

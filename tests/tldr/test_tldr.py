@@ -17,8 +17,8 @@ from bot.commands.replies import card
 from digest import BUNDLED_PAPERS
 from digest.ingest.parse import parse_neurips_list
 from digest.models import Paper
-from digest.papers.headline import headline_sentence
 from digest.text.hashes import normalize_title
+from digest.text.headline import headline_sentence
 from digest.text.latex import clean_text
 from digest.text.sentences import sentences
 from digest.tldr.extractive import (

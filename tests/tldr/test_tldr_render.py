@@ -117,13 +117,13 @@ def test_a_scheduled_slack_digest_arrives_with_cached_lines(app):
     with FakeSlack() as slack:
         slack.join("C1")
         ref = ChannelRef("slack", "C1", "T1")
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
 
         async def lookup(team):
             return "xoxb-test"
 
         poster = SlackPoster(lookup, base_url=slack.url, min_interval=0, backoff=0.01)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"slack": poster})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"slack": poster})
         ch = app.store.channels.get(ref)
         assert asyncio.run(runner.run_channel(ch.id, date(2026, 12, 1))).startswith("posted")
         (post,) = slack.posts("C1")

@@ -14,7 +14,8 @@ from datetime import date, timedelta
 
 from digest.models import ChannelRef
 from digest.weekly.chart import _font, _short, figure
-from digest.weekly.picture import WeeklyPictures, WeeklyStats, shown_name
+from digest.weekly.picture import WeeklyPictures, shown_name
+from digest.weekly.stats import WeeklyStats
 
 MONDAY = date(2026, 11, 30)
 

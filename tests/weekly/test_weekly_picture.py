@@ -146,10 +146,10 @@ def test_on_by_default_from_two_interests_and_the_option_decides(app):
     ignoring `option weekly off` (red)."""
     pics = WeeklyPictures(app.store, "w1")
     two, one = ChannelRef("console", "two"), ChannelRef("console", "one")
-    app.channels.add(two, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.add(two, SubscriptionKind.TOPIC, "graph neural networks")
-    app.channels.add(one, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.add(one, SubscriptionKind.EXCLUDE, "survey")
+    app.channels.follows.add(two, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(two, SubscriptionKind.TOPIC, "graph neural networks")
+    app.channels.follows.add(one, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(one, SubscriptionKind.EXCLUDE, "survey")
 
     def due() -> set[str]:
         return {c.ref.channel_id for c, _ in pics.due(AFTER, {"console"})}
@@ -160,7 +160,7 @@ def test_on_by_default_from_two_interests_and_the_option_decides(app):
     said = app.commands.handle("option weekly off", Context(ref=two, user="ann"))
     assert said.text == "Option weekly is now off." and not said.error
     assert "weekly picture: off" in app.commands.handle("list", Context(ref=two, user="ann")).text
-    app.channels.set_option(one, "weekly", True)
+    app.channels.settings.set_option(one, "weekly", True)
     assert due() == {"one"}
     assert due() == {"one"} and pics.due(AFTER, {"slack"}) == []  # only platforms served here
     assert pics.due(AFTER - timedelta(minutes=10), {"console"}) == []  # 08:55: not yet

@@ -7,19 +7,12 @@ import re
 
 import discord
 
-from bot.adapters.discord.interact import (
-    DiscordDeps,
-    apologise,
-    guarded,
-    run,
-    turn_page,
-    vote,
-    vote_in,
-)
+from bot.adapters.deps import Deps
+from bot.adapters.discord.interact import apologise, guarded, run, turn_page, vote, vote_in
 from bot.commands.core import Args
 
 
-def _deps(interaction: discord.Interaction) -> DiscordDeps:
+def _deps(interaction: discord.Interaction) -> Deps:
     """The client's wiring (DigestClient.deps)."""
     return interaction.client.deps
 

@@ -9,8 +9,9 @@ from zoneinfo import available_timezones
 import discord
 from discord import app_commands
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.command_rules import MAX_CHOICES
-from bot.adapters.discord.interact import DiscordDeps, context
+from bot.adapters.discord.interact import context
 from digest.models import SubscriptionKind
 
 COMMON_ZONES = (
@@ -38,7 +39,7 @@ def _choice(name: str, value: str) -> app_commands.Choice[str]:
     return app_commands.Choice(name=name[:100], value=value[:100])
 
 
-def _subscription_names(deps: DiscordDeps, i: discord.Interaction, personal: bool) -> list[str]:
+def _subscription_names(deps: Deps, i: discord.Interaction, personal: bool) -> list[str]:
     ctx = context(deps, i)
     subs = deps.channels.subscriptions(ctx.dm if personal and ctx.dm else ctx.ref)
     return [
@@ -47,7 +48,7 @@ def _subscription_names(deps: DiscordDeps, i: discord.Interaction, personal: boo
 
 
 async def subscription_choices(
-    deps: DiscordDeps, i: discord.Interaction, current: str, personal: bool = False
+    deps: Deps, i: discord.Interaction, current: str, personal: bool = False
 ) -> list[app_commands.Choice[str]]:
     """Subscriptions matching what was typed; the value is the number, so long topics still work."""
     names = await asyncio.to_thread(_subscription_names, deps, i, personal)
@@ -61,7 +62,7 @@ async def subscription_choices(
     return out[:MAX_CHOICES]
 
 
-async def paper_choices(deps: DiscordDeps, current: str) -> list[app_commands.Choice[str]]:
+async def paper_choices(deps: Deps, current: str) -> list[app_commands.Choice[str]]:
     """Papers whose id or title matches what was typed: the id is sent, the title is shown.
 
     Always answered within ``ANSWER_BUDGET`` with what is known by then: the ranked search when
@@ -82,7 +83,7 @@ async def paper_choices(deps: DiscordDeps, current: str) -> list[app_commands.Ch
     return out[:MAX_CHOICES]
 
 
-async def _papers_matching(deps: DiscordDeps, current: str) -> list[tuple[str, str]]:
+async def _papers_matching(deps: Deps, current: str) -> list[tuple[str, str]]:
     """(id, title) of the paper with that id, then the best matches of what was typed."""
     papers = deps.channels.papers
     exact = await asyncio.to_thread(papers.find_paper, current.strip())

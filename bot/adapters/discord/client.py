@@ -9,9 +9,10 @@ import logging
 import discord
 from discord import app_commands
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord import sync
 from bot.adapters.discord.buttons import BUTTONS
-from bot.adapters.discord.commands import DiscordDeps, Papers
+from bot.adapters.discord.commands import Papers
 from bot.adapters.discord.interact import apologise, ask_privately
 from bot.adapters.discord.poster import DiscordPoster
 from bot.adapters.discord.visibility import everyone_sees
@@ -41,7 +42,7 @@ class DigestClient(discord.AutoShardedClient):
 
     def __init__(
         self,
-        deps: DiscordDeps,
+        deps: Deps,
         sync_on_change: bool = True,
         shard_ids: list[int] | None = None,
         shard_count: int | None = None,
@@ -76,12 +77,12 @@ class DigestClient(discord.AutoShardedClient):
         if not self.sync_on_change or await self.sync_if_changed():
             return  # a sync warns about server copies itself
         # `run` with an unchanged tree: still say so when servers see /papers twice
-        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels):
+        if warning := await asyncio.to_thread(sync.duplicate_warning, self.deps.channels.notes):
             log.warning(warning, extra={"platform": "discord"})
 
     async def sync_if_changed(self) -> bool:
         """Global sync when the tree differs from the last one synced (hash kept in the store)."""
-        notes = self.deps.channels
+        notes = self.deps.channels.notes
         current = self.tree_hash()
         if await asyncio.to_thread(notes.recall, TREE_KEY) == current:
             return False
@@ -118,7 +119,7 @@ class DigestClient(discord.AutoShardedClient):
         if where is None or (public := everyone_sees(where, guild)) is None:
             return
         ref = ChannelRef("discord", str(where.id), str(guild_id))
-        await asyncio.to_thread(self.deps.channels.seen_as, ref, public)
+        await asyncio.to_thread(self.deps.channels.claim, ref, None, public=public)
 
     async def on_guild_channel_update(
         self, before: discord.abc.GuildChannel, after: discord.abc.GuildChannel
@@ -146,7 +147,9 @@ class DigestClient(discord.AutoShardedClient):
                 changed.append((c.ref, public))
         if changed:
             await asyncio.to_thread(
-                lambda: [self.deps.channels.seen_as(ref, public) for ref, public in changed]
+                lambda: [
+                    self.deps.channels.claim(ref, None, public=public) for ref, public in changed
+                ]
             )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
@@ -162,7 +165,9 @@ class DigestClient(discord.AutoShardedClient):
         def pause_server() -> None:  # this server's channels only: one indexed query, not all
             for ch in channels.workspace_channels("discord", str(guild.id), personal=True):
                 if not ch.paused:
-                    channels.set_paused(ch.ref, True, "the bot was removed from this server")
+                    channels.settings.set_paused(
+                        ch.ref, True, "the bot was removed from this server"
+                    )
 
         await asyncio.to_thread(pause_server)
         self.deps.effects.schedule_changed()

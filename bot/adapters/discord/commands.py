@@ -9,13 +9,14 @@ from typing import Literal
 import discord
 from discord import app_commands
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord import choices
 from bot.adapters.discord.choices import paper_choices, subscription_choices
 from bot.adapters.discord.help import help_reply, localise
-from bot.adapters.discord.interact import DiscordDeps, answer, run, search_args
+from bot.adapters.discord.interact import answer, run, search_args
 from bot.commands.core import Args
 
-__all__ = ["DiscordDeps", "Papers", "paper_choices", "subscription_choices"]
+__all__ = ["Papers", "paper_choices", "subscription_choices"]
 Choices = list[app_commands.Choice[str]]
 # Server channels and the bot's DM; installed to servers (not as a user app).
 CONTEXTS = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=False)
@@ -25,7 +26,7 @@ INSTALLS = app_commands.AppInstallationType(guild=True, user=False)
 class ChannelCommands(app_commands.Group):
     """Commands about one digest: the channel's (in /papers) or the person's own (in /papers me)."""
 
-    def __init__(self, deps: DiscordDeps, personal: bool = False, **group: object) -> None:
+    def __init__(self, deps: Deps, personal: bool = False, **group: object) -> None:
         super().__init__(**group)
         self.deps, self.personal = deps, personal
 
@@ -169,7 +170,7 @@ class ChannelCommands(app_commands.Group):
 class Papers(ChannelCommands):
     """The /papers group: the channel's digest, paper look-ups, and `me` for one's own digest."""
 
-    def __init__(self, deps: DiscordDeps) -> None:
+    def __init__(self, deps: Deps) -> None:
         super().__init__(
             deps,
             False,

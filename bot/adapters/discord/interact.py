@@ -4,16 +4,15 @@ replies out (errors included), and the stored searches behind page buttons."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, replace
 
 import aiohttp
 import discord
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.embeds import DiscordMessage, attachment, cut, render, render_paged
 from bot.adapters.discord.limits import message_problems
 from bot.adapters.discord.poster import NO_MENTIONS, degraded, payload, view_for
@@ -25,38 +24,21 @@ from bot.adapters.discord.visibility import (
     visible_channels,
 )
 from bot.adapters.downloads import read_capped
-from bot.commands import Commands, Context, Reply
+from bot.commands import Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
 from bot.commands.replies import error
-from bot.runtime.effects import EffectExecutor
-from digest.channels.service import ChannelService
 from digest.library.entries import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
 log = logging.getLogger(__name__)
-PAGER_KEY = "discord.pager."
-PAGER_HOURS = 24  # a search's Prev/Next buttons work this long; older stored searches are deleted
 SEARCH_PAGE = 4  # a message holds five rows of buttons: four papers' links and the pager
 SORRY = "Something went wrong sending the answer; the error was logged. Please try again."
 EXPIRED_TOKEN = 50027  # Invalid Webhook Token: an interaction's token lasts 15 minutes
 LATE = "That took longer than Discord keeps an answer open (15 minutes); please ask again."
 
 
-@dataclass
-class DiscordDeps:
-    """What the callbacks need from the composition root."""
-
-    commands: Commands
-    channels: ChannelService
-    effects: EffectExecutor | None = None  # None: replies post no digest now (tests, tools)
-    syntax: Callable[[str], str] = str  # rewrites the core's `/papers ...` hints (set by Papers)
-
-    def __post_init__(self) -> None:
-        self.effects = self.effects or EffectExecutor(self.channels)
-
-
-def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
+def context(deps: Deps, i: discord.Interaction) -> Context:
     """The core's view of who pressed or typed (reads the store: call it in a worker thread).
 
     In a server, Manage Channels counts as channel admin. In the bot's DM every command is about
@@ -86,7 +68,7 @@ def context(deps: DiscordDeps, i: discord.Interaction) -> Context:
     )
 
 
-def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
+def _owning_channel(deps: Deps, i: discord.Interaction) -> int | None:
     """The channel a command is about: a thread's parent (where the subscription lives, e.g. for a
     digest's own thread), else the channel it was typed in. A forum post stays its own channel
     (a forum holds no digests), and so does a thread that was set up as one before."""
@@ -102,7 +84,7 @@ def _owning_channel(deps: DiscordDeps, i: discord.Interaction) -> int | None:
 
 
 def invoke(
-    deps: DiscordDeps,
+    deps: Deps,
     i: discord.Interaction,
     name: str,
     args: Args,
@@ -187,7 +169,7 @@ async def too_late(i: discord.Interaction, reply: Reply, public: bool) -> None:
 
 
 async def run(
-    deps: DiscordDeps,
+    deps: Deps,
     i: discord.Interaction,
     name: str,
     args: Args,
@@ -320,27 +302,21 @@ def search_args(spec: dict, page: int) -> Args:
     return Args.typed(spec["query"], filters=filters, page=page, per_page=SEARCH_PAGE)
 
 
-def with_pager(deps: DiscordDeps, reply: Reply, spec: dict) -> Reply:
+def with_pager(deps: Deps, reply: Reply, spec: dict) -> Reply:
     """Page buttons carry a short key to the stored search, so no search is too long to page."""
     if not any(a.kind == "page" for a in reply.actions):
         return reply
-    blob = json.dumps(spec, sort_keys=True)
-    hour = int(time.time() // 3600)
-    # The key starts with the hour it was stored (fixed-width hex sorts like the number), so
-    # searches older than PAGER_HOURS go with one range delete on every write.
-    key = f"{hour:06x}{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
-    deps.channels.remember(PAGER_KEY + key, blob)
-    deps.channels.forget_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
+    key = deps.pages.keep(json.dumps(spec, sort_keys=True))  # kept a day (digest/papers/pages.py)
     actions = tuple(
         replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
     )
     return replace(reply, actions=actions)
 
 
-async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: int) -> None:
+async def turn_page(deps: Deps, i: discord.Interaction, key: str, page: int) -> None:
     """Next/Prev: the same search at another page, edited into the same message."""
     await i.response.defer()  # acknowledge now; the edit follows
-    blob = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + key)
+    blob = await asyncio.to_thread(deps.pages.recall, key)
     if blob is None:
         await apologise(i, "That search is no longer stored; run `/papers search` again.")
         return
@@ -356,7 +332,7 @@ async def turn_page(deps: DiscordDeps, i: discord.Interaction, key: str, page: i
     )
 
 
-def vote_target(deps: DiscordDeps, i: discord.Interaction, paper: str) -> ChannelRef:
+def vote_target(deps: Deps, i: discord.Interaction, paper: str) -> ChannelRef:
     """The channel whose digest a pressed 👍/👎 belongs to (blocking: run it in a thread).
 
     A digest message we recorded maps to its channel; else a channel that receives digests
@@ -378,7 +354,7 @@ def vote_target(deps: DiscordDeps, i: discord.Interaction, paper: str) -> Channe
     return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here
 
 
-async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str) -> None:
+async def vote(deps: Deps, i: discord.Interaction, name: str, paper: str) -> None:
     """A 👍/👎 button: the vote lands on the delivery the message belongs to."""
     await i.response.defer(ephemeral=True, thinking=True)
     ref = await asyncio.to_thread(vote_target, deps, i, paper)
@@ -387,7 +363,7 @@ async def vote(deps: DiscordDeps, i: discord.Interaction, name: str, paper: str)
 
 
 async def vote_in(
-    deps: DiscordDeps, i: discord.Interaction, name: str, paper: str, channel_id: int
+    deps: Deps, i: discord.Interaction, name: str, paper: str, channel_id: int
 ) -> None:
     """A 👍/👎 button naming its digest (sent in a DM after a reaction): the vote lands there."""
     await i.response.defer(ephemeral=True, thinking=True)
@@ -399,9 +375,7 @@ async def vote_in(
     await answer(i, reply)
 
 
-async def ask_privately(
-    client: discord.Client, deps: DiscordDeps, user_id: int, reply: Reply
-) -> None:
+async def ask_privately(client: discord.Client, deps: Deps, user_id: int, reply: Reply) -> None:
     """Send ``reply`` to one person by direct message (no interaction to answer privately: a
     reaction); closed DMs and other refusals are logged, never raised."""
     try:

@@ -128,7 +128,7 @@ class DiscordPoster:
         self._threads: dict[str, bool] = {}
 
     async def _target(self, ref: ChannelRef) -> discord.abc.Messageable:
-        if ref.channel_id.startswith("@"):  # a personal digest: the user's DMs
+        if ref.personal:  # a personal digest: the user's DMs
             user = await self.client.fetch_user(int(ref.channel_id[1:]))
             return await user.create_dm()
         return self.client.get_partial_messageable(int(ref.channel_id))

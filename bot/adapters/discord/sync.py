@@ -21,7 +21,7 @@ REMOVE_HINT = "digestbot discord sync --guild {id} --remove"
 
 
 class KV(Protocol):
-    """Where the sync record is kept (the channel service's notes)."""
+    """Where the sync record is kept (digest/channels/notes.py)."""
 
     def recall(self, key: str) -> str | None:
         """The value kept under ``key``, or None."""

@@ -13,6 +13,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from digest.channels.access import may_change
 from digest.channels.service import ChannelService
 from digest.models import Channel, ChannelRef
 
@@ -46,14 +47,11 @@ async def is_member(client: AsyncWebClient, channel_id: str, user: str) -> bool:
 
 
 async def may_manage(client: AsyncWebClient, ch: Channel, user: str, admin: bool) -> bool:
-    """The Home rule for one channel; ``admin`` is the user's workspace-admin status."""
-    if ch.ref.channel_id.startswith("@"):
-        return ch.ref.channel_id == f"@{user}"
-    if admin:
-        return True
-    if ch.admin_only and ch.owner_user != user:
+    """The one rule (digest/channels/access.py) for one channel, plus membership, which the Home
+    asks Slack about; ``admin`` is the user's workspace-admin status."""
+    if not may_change(ch, user, admin):
         return False
-    return await is_member(client, ch.ref.channel_id, user)
+    return ch.ref.personal or admin or await is_member(client, ch.ref.channel_id, user)
 
 
 async def manageable(
@@ -65,15 +63,15 @@ async def manageable(
     admin = await workspace_admin(client, user)
     checks = await asyncio.gather(*(may_manage(client, c, user, admin) for c in mine))
     allowed = [c for c, ok in zip(mine, checks, strict=True) if ok]
-    return sorted(allowed, key=lambda c: not c.ref.channel_id.startswith("@"))
+    return sorted(allowed, key=lambda c: not c.ref.personal)
 
 
 async def may_act(client: AsyncWebClient, ch: Channel | None, team: str, user: str) -> bool:
     """Whether a Home button press on ``ch`` by ``user`` of ``team`` may take effect."""
     if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
         return False
-    if ch.ref.channel_id.startswith("@"):
-        return ch.ref.channel_id == f"@{user}"
+    if ch.ref.personal:  # no workspace admin check needed: it is its person's alone
+        return may_change(ch, user, False)
     return await may_manage(client, ch, user, await workspace_admin(client, user))
 
 
@@ -98,10 +96,10 @@ async def is_public(client: AsyncWebClient, channel_id: str) -> bool | None:
 async def note_public(client: AsyncWebClient, channels: ChannelService, ref: ChannelRef) -> None:
     """Record whether a digest channel is public, as Slack says now (after a 👍 there: only a
     public channel's 👍 is named in other channels' digests)."""
-    if ref.channel_id.startswith("@") or await asyncio.to_thread(channels.existing, ref) is None:
+    if ref.personal or await asyncio.to_thread(channels.existing, ref) is None:
         return  # a personal digest, or no digest here: nothing to record, Slack not asked
     if (public := await is_public(client, ref.channel_id)) is not None:
-        await asyncio.to_thread(channels.seen_as, ref, public)
+        await asyncio.to_thread(channels.claim, ref, None, public=public)
 
 
 async def can_see(client: AsyncWebClient, channel_id: str, user: str) -> bool:

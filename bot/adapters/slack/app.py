@@ -12,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from sqlalchemy import Engine
 
+from bot.adapters.deps import Deps
 from bot.adapters.slack.bolt_middleware import (
     SeenRequests,
     dedup_middleware,
@@ -24,7 +25,7 @@ from bot.adapters.slack.events import (
     register_reactions,
 )
 from bot.adapters.slack.http_middleware import guard_middleware
-from bot.adapters.slack.listeners import SlackDeps, register_actions, register_commands
+from bot.adapters.slack.listeners import register_actions, register_commands
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
 from bot.adapters.slack.stores import InstallationStore, StateStore
 from digest.errors import DigestError
@@ -101,7 +102,7 @@ class SlackRuntime:
     app: AsyncApp
     poster: SlackPoster
     config: SlackConfig
-    deps: SlackDeps
+    deps: Deps
     store: InstallationStore | None = None
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
@@ -144,7 +145,7 @@ class SlackRuntime:
 
 
 def _oauth_app(
-    cfg: SlackConfig, engine: Engine, deps: SlackDeps
+    cfg: SlackConfig, engine: Engine, deps: Deps
 ) -> tuple[AsyncApp, TokenLookup, InstallationStore]:
     """Multi-workspace: installations (and their bot tokens) come from the database."""
     installs = InstallationStore(cfg.client_id, engine)
@@ -188,7 +189,7 @@ def _single_app(cfg: SlackConfig) -> tuple[AsyncApp, TokenLookup]:
     return app, tokens
 
 
-def build_slack(cfg: SlackConfig, engine: Engine, deps: SlackDeps) -> SlackRuntime:
+def build_slack(cfg: SlackConfig, engine: Engine, deps: Deps) -> SlackRuntime:
     """The Bolt app with every listener registered, and a poster using the same tokens."""
     cfg.check()
     installs = None

@@ -9,6 +9,7 @@ from functools import partial
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.adapters.deps import Deps
 from bot.adapters.slack.access import (
     asks_top,
     manageable,
@@ -25,7 +26,6 @@ from bot.adapters.slack.listeners import (
     DOWN,
     UP,
     DirectOutlet,
-    SlackDeps,
     as_messages,
     channel_ref,
     handled,
@@ -55,7 +55,7 @@ FALLBACK_HOME = {
 }
 
 
-def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
+def register_reactions(app: AsyncApp, deps: Deps) -> None:
     """Reactions count as votes (retried deliveries are dropped before this, see dedup)."""
 
     async def react(event: dict, added: bool, client, team: str) -> None:
@@ -93,7 +93,7 @@ def register_reactions(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("reaction_removed")(guarded(removed))
 
 
-async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
+async def publish_home(client, deps: Deps, team: str, user: str) -> None:
     """Publish ``user``'s Home tab: the digests they may see (see access.manageable)."""
     visible = await manageable(client, deps.channels, team, user)
     view = await asyncio.to_thread(home_view, deps.channels, visible)
@@ -107,7 +107,7 @@ async def publish_home(client, deps: SlackDeps, team: str, user: str) -> None:
     await client.views_publish(user_id=user, view=view)
 
 
-async def home_target(deps: SlackDeps, body: dict, action: dict, client) -> Channel:
+async def home_target(deps: Deps, body: dict, action: dict, client) -> Channel:
     """The channel a Home button names, if this user may act on it (else a DigestError)."""
     value = action.get("value", "")
     channel = None
@@ -120,7 +120,7 @@ async def home_target(deps: SlackDeps, body: dict, action: dict, client) -> Chan
     return channel
 
 
-def register_home(app: AsyncApp, deps: SlackDeps) -> None:
+def register_home(app: AsyncApp, deps: Deps) -> None:
     """The Home tab and its quick actions (pause, resume, preview to your DM), one access rule."""
 
     async def opened(event, body, client) -> None:
@@ -135,7 +135,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         name = person.get("username") or person.get("name") or await user_name(client, person["id"])
         name = name or person["id"]
         reason = f"paused by {name}" if paused else None
-        await asyncio.to_thread(deps.channels.set_paused, channel.ref, paused, reason)
+        await asyncio.to_thread(deps.channels.settings.set_paused, channel.ref, paused, reason)
         deps.effects.schedule_changed()
         await publish_home(client, deps, body["team"]["id"], body["user"]["id"])
 
@@ -165,7 +165,7 @@ def register_home(app: AsyncApp, deps: SlackDeps) -> None:
         app.action(action_id)(guarded(listener))
 
 
-def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
+def register_messages(app: AsyncApp, deps: Deps) -> None:
     """Direct messages to the app are `/papers me` commands: "search diffusion" just works."""
 
     async def direct(event, body, client) -> None:
@@ -200,13 +200,13 @@ def register_messages(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("message")(guarded(direct))
 
 
-def register_lifecycle(app: AsyncApp, deps: SlackDeps) -> None:
+def register_lifecycle(app: AsyncApp, deps: Deps) -> None:
     """tokens_revoked / app_uninstalled pause the workspace's channels; their data stays."""
 
     async def disable(team: str, reason: str) -> None:
         # One statement over the team's channels: a workspace with thousands of channels is
         # paused at once, not read whole and written one channel at a time.
-        await asyncio.to_thread(deps.channels.pause_workspace, "slack", team, reason)
+        await asyncio.to_thread(deps.channels.settings.pause_workspace, "slack", team, reason)
         deps.effects.schedule_changed()
         if deps.on_uninstall is not None:
             await deps.on_uninstall(team)

@@ -16,11 +16,7 @@ INTRO = (
 def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
     subs = channels.subscriptions_of(ch)
     last = channels.last_delivery(ch)
-    where = (
-        "Your personal digest (DM)"
-        if ch.ref.channel_id.startswith("@")
-        else f"<#{ch.ref.channel_id}>"
-    )
+    where = "Your personal digest (DM)" if ch.ref.personal else f"<#{ch.ref.channel_id}>"
     follows = ", ".join(f"{s.kind.value}: {s.text}" for s in subs[:8]) or "nothing yet"
     state = f"⏸ {ch.pause_state}" if ch.paused else "active"
     lines = [

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -14,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.deps import Deps
 from bot.adapters.slack.access import (
     asks_top,
     is_member,
@@ -26,14 +25,12 @@ from bot.adapters.slack.limits import MAX_VALUE, message_problems
 from bot.adapters.slack.listener_errors import guarded
 from bot.adapters.slack.poster import degraded
 from bot.adapters.slack.uploads import shared_file
-from bot.commands import Commands, Context, Reply
+from bot.commands import Context, Reply
 from bot.commands.core import PUBLIC, Args, _split
 from bot.commands.replies import Action, error
-from bot.runtime.effects import EffectExecutor
-from digest.channels.service import ChannelService
 from digest.errors import DigestError
 from digest.models import ChannelRef
-from digest.papers.headline import shorten
+from digest.text.headline import shorten
 
 log = logging.getLogger(__name__)
 UP, DOWN = {"+1", "thumbsup"}, {"-1", "thumbsdown"}
@@ -45,23 +42,10 @@ UNEDITABLE = {
     "channel_not_found",
     "is_archived",
 }
-PAGER_KEY, PAGED = "slack.pages.", "stored:"  # a long search behind a page button
-PAGER_HOURS = 24  # its Prev/Next buttons work this long; older stored searches are deleted
-OLD_PAGER_KEY = "slack.pager."  # searches stored before they expired: deleted on the next store
+PAGED = (
+    "stored:"  # a page button's value: a key to a search too long for it (digest/papers/pages.py)
+)
 VOTE_KEPT = "Your vote is recorded; that message can no longer be updated to show it."
-
-
-@dataclass
-class SlackDeps:
-    """What the listeners need from the composition root."""
-
-    commands: Commands
-    channels: ChannelService
-    effects: EffectExecutor | None = None  # None: replies post no digest now (tests, tools)
-    on_uninstall: Callable[[str], Awaitable[None]] | None = None
-
-    def __post_init__(self) -> None:
-        self.effects = self.effects or EffectExecutor(self.channels)
 
 
 def as_messages(reply: Reply) -> list[SlackMessage]:
@@ -71,23 +55,15 @@ def as_messages(reply: Reply) -> list[SlackMessage]:
     return [checked(m) for m in render(replace(reply, attachment=None))]
 
 
-def stored_pages(deps: SlackDeps, reply: Reply) -> Reply:
+def stored_pages(deps: Deps, reply: Reply) -> Reply:
     """Page buttons whose search is longer than a button value holds (2,000 characters) carry a
     key to it instead, so a long query pages as a short one (blocking: run it in a thread).
-
-    Stored searches last PAGER_HOURS: a key starts with the hour it was stored (fixed-width hex
-    sorts like the number), so every store deletes the older ones with one range delete, and
-    the kept searches stay bounded by what a day of paging stores."""
-    hour = int(time.time() // 3600)
+    The key lasts a day (digest/papers/pages.py)."""
 
     def key(a: Action) -> Action:
         if a.kind != "page" or len(a.value) <= MAX_VALUE:
             return a
-        digest = f"{hour:06x}{hashlib.sha256(a.value.encode()).hexdigest()[:14]}"
-        deps.channels.remember(PAGER_KEY + digest, a.value)
-        deps.channels.forget_range(PAGER_KEY, f"{PAGER_KEY}{hour - PAGER_HOURS:06x}")
-        deps.channels.forget_range(OLD_PAGER_KEY, OLD_PAGER_KEY[:-1] + "/")  # unexpiring ones
-        return replace(a, value=f"{PAGED}{digest}")
+        return replace(a, value=f"{PAGED}{deps.pages.keep(a.value)}")
 
     return replace(reply, actions=tuple(key(a) for a in reply.actions))
 
@@ -148,7 +124,7 @@ async def send_file(client: AsyncWebClient, reply: Reply, channel: str | None, u
 
 
 async def _context(
-    deps: SlackDeps, client: AsyncWebClient, team: str, channel: str, user: str
+    deps: Deps, client: AsyncWebClient, team: str, channel: str, user: str
 ) -> Context:
     """The core's view of the caller; admin status is only looked up where it matters."""
     ref = channel_ref(team, channel, user)
@@ -200,7 +176,7 @@ class DirectOutlet:
 
 
 async def handled(
-    deps: SlackDeps, client: AsyncWebClient, text: str, ctx: Context, channel: str
+    deps: Deps, client: AsyncWebClient, text: str, ctx: Context, channel: str
 ) -> Reply:
     """Run a typed command; `import` with nothing pasted takes the file shared here just before."""
     name, personal, rest = _split(text)
@@ -214,7 +190,7 @@ async def handled(
     return replace(reply, public=bool(PUBLIC.search(text))) if not reply.error else reply
 
 
-def register_commands(app: AsyncApp, deps: SlackDeps) -> None:
+def register_commands(app: AsyncApp, deps: Deps) -> None:
     """`/papers`: ack at once, then run the core and answer through the response URL."""
 
     async def papers(ack, command, respond, client) -> None:
@@ -274,7 +250,7 @@ def voting_for(reply: Reply, channel_id: int) -> Reply:
     return replace(reply, cards=cards)
 
 
-async def _vote_ref(deps: SlackDeps, client: AsyncWebClient, body: dict, target: str) -> ChannelRef:
+async def _vote_ref(deps: Deps, client: AsyncWebClient, body: dict, target: str) -> ChannelRef:
     """The digest a 👍/👎 votes on: the one the button names (checked), else where it was pressed."""
     team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
     if not target:
@@ -282,7 +258,7 @@ async def _vote_ref(deps: SlackDeps, client: AsyncWebClient, body: dict, target:
     ch = await asyncio.to_thread(deps.channels.by_id, int(target))
     if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
         raise DigestError("That digest no longer exists; your vote was not recorded.")
-    personal = ch.ref.channel_id.startswith("@")
+    personal = ch.ref.personal
     if ch.ref.channel_id != f"@{user}" and (
         personal or not await is_member(client, ch.ref.channel_id, user)
     ):
@@ -300,7 +276,7 @@ def said(title: str, now: int, elsewhere: str | None) -> str:
     return f"{mark} recorded for “{title}”{where}; future digests learn from it."
 
 
-def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
+def register_votes(app: AsyncApp, deps: Deps) -> None:
     """👍/👎 buttons (a second click withdraws); the message's counts are updated in place, and a
     card nobody else sees (an ephemeral answer, a Home preview) is told what the press did."""
 
@@ -317,7 +293,7 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
         private = not message or body.get("container", {}).get("is_ephemeral")
         if private or target or now == 0:  # counts alone would not say whose vote, or where
             paper = await asyncio.to_thread(deps.channels.papers.paper, paper_id)
-            mine = ref.channel_id.startswith("@")
+            mine = ref.personal
             name = ("your personal digest" if mine else f"<#{ref.channel_id}>") if target else None
             text = said(paper.title, now, name)
             await respond(text=text, response_type="ephemeral", replace_original=False)
@@ -346,7 +322,7 @@ def register_votes(app: AsyncApp, deps: SlackDeps) -> None:
     app.action("vote_down")(guarded(vote_down))
 
 
-def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
+def register_actions(app: AsyncApp, deps: Deps) -> None:
     """Buttons: votes, More like this, search pages, links."""
     register_votes(app, deps)
 
@@ -356,10 +332,7 @@ def register_actions(app: AsyncApp, deps: SlackDeps) -> None:
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
         if text.startswith(PAGED):
-            key = text[len(PAGED) :]
-            text = await asyncio.to_thread(deps.channels.recall, PAGER_KEY + key)
-            if text is None:  # stored before searches expired (until the next one is stored)
-                text = await asyncio.to_thread(deps.channels.recall, OLD_PAGER_KEY + key)
+            text = await asyncio.to_thread(deps.pages.recall, text[len(PAGED) :])
             if text is None:
                 raise DigestError("That search is no longer stored; run `/papers search` again.")
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)

@@ -40,7 +40,7 @@ GONE_ERRORS = {
     "restricted_action",
     "cannot_dm_bot",
     "user_not_found",
-    # Permissions and channel rules: nothing changes until someone acts (issue 26).
+    # Permissions and channel rules: nothing changes until someone acts.
     "missing_scope",
     "no_permission",
     "access_denied",
@@ -130,7 +130,7 @@ class SlackPoster:
     async def client(self, team: str) -> AsyncWebClient:
         """A client with the workspace's bot token (a revoked install has none) that sends each
         request once: Slack may have stored a message it answered 5xx for (or whose answer was
-        lost), so only the delivery ledger retries, after looking the message up (issue 26)."""
+        lost), so only the delivery ledger retries, after looking the message up."""
         token = await self.tokens(team)
         if not token:
             raise PostError("no Slack installation for this workspace", GONE)
@@ -138,7 +138,7 @@ class SlackPoster:
 
     async def _channel(self, client: AsyncWebClient, ref: ChannelRef) -> str:
         """The conversation id; `@U123` (a personal digest) opens the user's DM with the app."""
-        if not ref.channel_id.startswith("@"):
+        if not ref.personal:
             return ref.channel_id
         resp = await client.conversations_open(users=ref.channel_id[1:])
         return resp["channel"]["id"]

@@ -18,8 +18,8 @@ LAB = ChannelRef("console", "lab")
 
 
 def test_digest_now_while_paused_says_so_first(app) -> None:
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.set_paused(LAB, True, "paused by ann")
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_paused(LAB, True, "paused by ann")
     reply = app.commands.handle("digest now", Context(ref=LAB, user="ann"))
     assert reply.error and reply.deliver_now is None
     assert "paused by ann" in reply.text and "resume" in reply.text
@@ -27,8 +27,8 @@ def test_digest_now_while_paused_says_so_first(app) -> None:
 
 
 def test_why_on_a_downvoted_paper_names_the_vote(app) -> None:
-    app.channels.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
-    paper = app.channels.preview(LAB, date(2026, 12, 1)).items[0].paper
+    app.channels.follows.add(LAB, SubscriptionKind.TOPIC, "diffusion models")
+    paper = app.digests.preview(LAB, date(2026, 12, 1)).items[0].paper
     app.channels.vote(LAB, "ann", paper.id, -1)
     reply = app.commands.handle(f"why {paper.id}", Context(ref=LAB, user="ann"))
     assert "👎" in reply.text and "related to your interests" not in reply.text

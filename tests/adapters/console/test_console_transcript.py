@@ -38,7 +38,7 @@ def test_a_digest_printed_for_one_database_is_not_posted_for_another(tmp_path):
     a = make_app(f"sqlite:///{tmp_path / 'a.db'}", tmp_path, records=[])
     b = make_app(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, records=[])
     for app in (a, b):
-        app.channels.add(ChannelRef("console", "lab"), SubscriptionKind.TOPIC, "graphs")
+        app.channels.follows.add(ChannelRef("console", "lab"), SubscriptionKind.TOPIC, "graphs")
     post(a)
     assert printed(a)
     assert not printed(b), "database B would skip a digest it never printed"
@@ -70,7 +70,7 @@ def test_a_copied_database_file_gets_its_own_transcript(tmp_path):
 
     a_db, b_db = tmp_path / "a.db", tmp_path / "b.db"
     a = make_app(f"sqlite:///{a_db}", tmp_path, records=[])
-    a.channels.add(ChannelRef("console", "lab"), SubscriptionKind.TOPIC, "graphs")
+    a.channels.follows.add(ChannelRef("console", "lab"), SubscriptionKind.TOPIC, "graphs")
     post(a)
     first = a.store.identity()
     a.close()

@@ -77,10 +77,10 @@ def test_text_pager_keeps_a_quoted_author_whole(app):
 
 
 async def _threaded_digest(bot) -> tuple[int, str]:
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
-    bot.app.channels.set_option(SERVER, "threads", True)
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.settings.set_option(SERVER, "threads", True)
     ch = bot.app.store.channels.get(SERVER)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     assert await runner.run_channel(ch.id, DAY) == "posted 5 papers"
     thread = next(c for c in bot.fake.threads)
     return ch.id, thread
@@ -99,9 +99,9 @@ async def test_vote_buttons_in_a_digest_thread_vote_on_the_channel(bot):
 
 async def test_vote_buttons_in_a_dm_digest_vote_on_the_personal_digest(bot):
     mine = bot.app.channels.personal_ref("discord", "42")
-    bot.app.channels.add(mine, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(mine, SubscriptionKind.TOPIC, "diffusion models")
     ch = bot.app.store.channels.get(mine)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     assert await runner.run_channel(ch.id, DAY) == "posted 5 papers"
     dm = next(c for c in bot.fake.messages if c.startswith("9"))
     message = next(m for m in bot.fake.arrived(dm) if button(m, "👎"))
@@ -133,8 +133,11 @@ async def test_one_personal_digest_from_every_server_and_the_dm(bot):
 
 def test_older_per_server_personal_digests_are_merged_into_one(app):
     older, newer = ChannelRef("discord", "@7", "77"), ChannelRef("discord", "@7", "88")
-    app.channels.add(older, SubscriptionKind.TOPIC, "RLHF")
-    app.channels.add(newer, SubscriptionKind.AUTHOR, "Ada Lovelace")
+    app.channels.follows.add(older, SubscriptionKind.TOPIC, "RLHF")
+    app.channels.follows.add(newer, SubscriptionKind.AUTHOR, "Ada Lovelace")
+    from tests.support.migration_rows import merge_personal_digests
+
+    merge_personal_digests(app.store.engine)
     assert app.channels.personal_ref("discord", "7") == older
     assert [s.text for s in app.channels.subscriptions(older)] == ["RLHF", "Ada Lovelace"]
     extra = app.store.channels.get(ChannelRef("discord", "@7", "88"))
@@ -179,7 +182,7 @@ async def test_autocomplete_for_votes_timezones_days_and_long_topics(bot):
     await dispatch(bot.client, autocomplete("schedule", "a4", "days", "week", time="09:00"))
     assert [c["value"] for c in _choices(bot, "a4")][:3] == ["week", "weekdays", "weekends"]
     topic = ("sparse autoencoders for interpretable features " * 5)[:200].strip()
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, topic)
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, topic)
     await dispatch(bot.client, autocomplete("unsubscribe", "a5", "item", "interpretable"))
     (choice,) = _choices(bot, "a5")
     await dispatch(bot.client, slash("unsubscribe", "a6", item=choice["value"]))
@@ -199,9 +202,9 @@ async def test_pager_buttons_from_older_versions_answer_instead_of_failing(bot):
 async def test_votes_in_a_thread_that_gets_digests_itself_stay_there(bot):
     """A forum post subscribed as a channel: its digest's buttons vote on it, not on the forum."""
     post = ChannelRef("discord", "6001", "77")
-    bot.app.channels.add(post, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(post, SubscriptionKind.TOPIC, "diffusion models")
     ch = bot.app.store.channels.get(post)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     assert await runner.run_channel(ch.id, DAY) == "posted 5 papers"
     message = next(m for m in bot.fake.arrived("6001") if button(m, "👍"))
     await dispatch(bot.client, press(bot.fake, message, button(message, "👍"), "f1", parent="555"))
@@ -231,24 +234,26 @@ async def test_commands_typed_in_a_thread_act_on_its_parent_channel(bot, kind):
 async def test_a_thread_set_up_as_its_own_channel_keeps_its_commands(bot):
     """A forum post subscribed as a channel before: its commands stay on it."""
     post = ChannelRef("discord", "6001", "77")
-    bot.app.channels.add(post, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(post, SubscriptionKind.TOPIC, "diffusion models")
     await dispatch(bot.client, slash("list", "fp1", channel="6001", parent="555"))
     assert "diffusion models" in embed_text(bot.fake.followups["fp1"][0])
     assert bot.app.store.channels.get(ChannelRef("discord", "555", "77")) is None
 
 
 def test_stored_searches_expire_after_a_day(app):
-    """Break seen red: with_pager without the range delete -> the day-old search stays stored."""
+    """Break seen red: SearchPages.keep without the range delete -> the day-old search stays
+    stored."""
     from datetime import UTC, datetime
     from types import SimpleNamespace
 
     import time_machine
 
     from bot.adapters.discord.buttons import Page
-    from bot.adapters.discord.interact import PAGER_KEY, with_pager
+    from bot.adapters.discord.interact import with_pager
     from bot.commands.replies import Action, Reply
+    from digest.papers.pages import PREFIX as PAGER_KEY
 
-    deps = SimpleNamespace(channels=app.channels)
+    deps = SimpleNamespace(pages=app.pages)
     reply = Reply(text="x", actions=(Action("page", "Next ▶", "search x page:2", page=2),))
 
     def store_at(when: datetime, query: str) -> str:

@@ -38,7 +38,7 @@ from tests.support.discord_app import (
 
 
 async def _synced(bot) -> list[dict]:
-    await sync.sync_global(bot.client.tree, bot.app.channels)
+    await sync.sync_global(bot.client.tree, bot.app.channels.notes)
     return bot.fake.synced[None]
 
 
@@ -108,7 +108,7 @@ async def test_digest_now_follows_the_admin_only_rule(bot):
         return "posted"
 
     bot.client.deps.effects = EffectExecutor(bot.app.channels, deliver)
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     await dispatch(bot.client, slash("digest", "d1", perms=0, mode="now"))
     assert "Only channel admins" in embed_text(bot.fake.followups["d1"][0]) and asked == []
     await dispatch(bot.client, slash("digest", "d2", perms=0, mode="preview"))
@@ -118,7 +118,7 @@ async def test_digest_now_follows_the_admin_only_rule(bot):
 
 
 async def test_sync_records_server_copies_and_warns_until_removed(bot, caplog):
-    kv, tree = bot.app.channels, bot.client.tree
+    kv, tree = bot.app.channels.notes, bot.client.tree
     await sync.sync_guild(tree, kv, 77, remove=False)
     assert bot.fake.synced["77"][0]["name"] == "papers"
     with caplog.at_level(logging.WARNING):
@@ -138,8 +138,8 @@ async def test_a_refused_reply_reaches_the_user_as_a_private_error(bot, caplog):
     (sorry,) = bot.fake.followups["e1"]
     assert "went wrong sending" in sorry["content"] and sorry["flags"] & 64
     assert "Discord reply failed" in caplog.text or "command failed" in caplog.text
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     await runner.run_channel(bot.app.store.channels.get(SERVER).id, DAY)
     message = next(m for m in bot.fake.arrived("111") if button(m, "More like this"))
     bot.fake.fail_followups["e2"].append(refused)
@@ -153,8 +153,8 @@ async def test_posted_digests_leave_no_views_in_memory(bot):
     for n in range(9):
         ref = ChannelRef("discord", str(300 + n), "77")
         bot.fake.channels.add(ref.channel_id)  # Discord refuses channels the guild lacks (10003)
-        bot.app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-        runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+        bot.app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
         assert (await runner.run_channel(bot.app.store.channels.get(ref).id, DAY)).startswith(
             "posted"
         )
@@ -187,9 +187,9 @@ def test_paper_text_cannot_spoof_mention_or_link():
 async def test_a_channel_without_threads_gets_its_digest_inline(bot):
     """50024 (threads impossible) degrades to posting inline; break: treat it as transient -> red."""
     bot.fake.no_threads.add("111")
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
-    bot.app.channels.set_option(SERVER, "threads", True)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.settings.set_option(SERVER, "threads", True)
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     outcome = await runner.run_channel(bot.app.store.channels.get(SERVER).id, DAY)
     assert outcome.startswith("posted") and not bot.app.store.channels.get(SERVER).paused
     delivered = bot.fake.messages["111"]
@@ -202,9 +202,9 @@ async def test_a_channel_without_threads_gets_its_digest_inline(bot):
 )
 async def test_forums_pause_with_the_reason(bot, setup, reason):
     setup(bot.fake)
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
-    bot.app.channels.set_option(SERVER, "threads", True)
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.settings.set_option(SERVER, "threads", True)
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     outcome = await runner.run_channel(bot.app.store.channels.get(SERVER).id, DAY)
     ch = bot.app.store.channels.get(SERVER)
     assert "paused" in outcome and ch.paused and re.search(reason, ch.paused_reason)
@@ -291,8 +291,8 @@ async def test_hostile_paper_text_arrives_neutralised(bot):
         authors=["Mallory\u200b", "Eve \u202e"],
     )
     bot.app.store.papers.upsert([hostile])
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
-    runner = DigestRunner(Deliveries(bot.app.channels, "w1"), {"discord": bot.client.poster})
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    runner = DigestRunner(Deliveries(bot.app.papers, "w1"), {"discord": bot.client.poster})
     await runner.run_channel(bot.app.store.channels.get(SERVER).id, DAY)
     shown = "\n".join(embed_text(m) for m in bot.fake.arrived("111"))
     assert "exe.gnp" in shown and not bot.fake.rejected

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 import discord
 import pytest
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps, Papers, paper_choices, subscription_choices
+from bot.adapters.discord.commands import Papers, paper_choices, subscription_choices
 from bot.commands.core import REGISTRY
 from bot.runtime.effects import EffectExecutor
 from digest.models import ChannelRef
@@ -45,7 +46,7 @@ class FakeInteraction:
 
 @pytest.fixture
 def group(app):
-    return Papers(DiscordDeps(app.commands, app.channels))
+    return Papers(Deps(app.commands, app.channels))
 
 
 async def call(group, name_, interaction, /, **kwargs):
@@ -210,7 +211,7 @@ async def test_buttons_on_old_digests_still_work_after_a_restart(app, monkeypatc
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
         client = DigestClient(
-            DiscordDeps(app.commands, app.channels), sync_on_change=False
+            Deps(app.commands, app.channels), sync_on_change=False
         )  # a fresh process
         await client.login("token")  # runs setup_hook: dynamic buttons are registered
         interaction = component_interaction(client, "dv:u:syn-diffusion-1")
@@ -227,13 +228,13 @@ async def test_buttons_on_old_digests_still_work_after_a_restart(app, monkeypatc
     from digest.models import SubscriptionKind
     from tests.support.corpus import synthetic_records
 
-    app.channels.add(ch.ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(ch.ref, SubscriptionKind.TOPIC, "diffusion models")
     app.store.papers.upsert(
         [r for r in synthetic_records(per_topic=33) if r.id.startswith("syn-diffusion-3")]
     )
     from datetime import date
 
-    preview = app.channels.preview(ch.ref, date(2026, 12, 2))
+    preview = app.digests.preview(ch.ref, date(2026, 12, 2))
     from digest.rank.why import title_ref
 
     title = title_ref(app.store.papers.get_many(["syn-diffusion-1"])["syn-diffusion-1"].title)
@@ -247,11 +248,11 @@ async def test_commands_sync_only_when_the_tree_changed(app, monkeypatch):
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
         for expected in (1, 1):  # first start syncs; a restart with the same commands does not
-            client = DigestClient(DiscordDeps(app.commands, app.channels))
+            client = DigestClient(Deps(app.commands, app.channels))
             await client.login("token")  # setup_hook runs here, never in on_ready
             await client.close()
             assert puts() == expected
-        client = DigestClient(DiscordDeps(app.commands, app.channels))
+        client = DigestClient(Deps(app.commands, app.channels))
         client.tree.add_command(
             discord.app_commands.Command(name="extra", description="x", callback=_noop)
         )
@@ -281,13 +282,13 @@ async def test_reactions_on_digest_items_are_votes_and_guild_removal_pauses(app,
 
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
+        client = DigestClient(Deps(app.commands, app.channels), sync_on_change=False)
         await client.login("token")
         ref = ChannelRef("discord", "111", "77")
-        app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-        app.channels.set_option(ref, "threads", True)
+        app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+        app.channels.settings.set_option(ref, "threads", True)
         ch = app.store.channels.get(ref)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"discord": client.poster})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"discord": client.poster})
         assert await runner.run_channel(ch.id, date(2026, 12, 1)) == "posted 5 papers"
         thread_id = next(c for c in fake.messages if c != "111")
         item = fake.messages[thread_id][0]
@@ -305,9 +306,9 @@ async def test_reactions_on_digest_items_are_votes_and_guild_removal_pauses(app,
         await client.on_raw_reaction_remove(event)
         assert app.store.channels.feedback(ch.id) == []
         other = ChannelRef("discord", "111", "78")  # the same channel id in another server
-        app.channels.add(other, SubscriptionKind.TOPIC, "graphs")
+        app.channels.follows.add(other, SubscriptionKind.TOPIC, "graphs")
         mine = ChannelRef("discord", "@42", "77")  # a member's personal digest of server 77
-        app.channels.add(mine, SubscriptionKind.TOPIC, "graphs")
+        app.channels.follows.add(mine, SubscriptionKind.TOPIC, "graphs")
         await client.on_guild_remove(SimpleNamespace(id=77))
         await client.close()
     ch = app.store.channels.get(ref)

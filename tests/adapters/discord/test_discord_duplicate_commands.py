@@ -15,16 +15,16 @@ import logging
 import discord
 import pytest
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord import sync
 from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps
 from tests.fakes.discord import FakeDiscord
 
 
 async def _login(app, monkeypatch, copies: dict[str, str]) -> None:
     with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-        client = DigestClient(DiscordDeps(app.commands, app.channels))  # as `run` builds it
+        client = DigestClient(Deps(app.commands, app.channels))  # as `run` builds it
         kv = app.store.kv
         kv.set(sync.TREE_KEY, client.tree_hash())  # synced before, unchanged since
         kv.set(sync.GUILDS_KEY, json.dumps(copies))

@@ -24,10 +24,10 @@ import yarl
 from aiohttp import web
 from pydantic import SecretStr
 
+from bot.adapters.deps import Deps
 from bot.adapters.discord.client import DigestClient
-from bot.adapters.discord.commands import DiscordDeps
+from bot.cli.startup import start_discord
 from bot.runtime.ops import Health
-from bot.runtime.startup import start_discord
 from tests.fakes.discord import FakeDiscord
 
 IDENTIFIED: list[bool] = []  # the gateway got an IDENTIFY (so 4004 answered a login)
@@ -61,14 +61,14 @@ async def test_close_4004_is_logged_and_unhealthy(app, monkeypatch, caplog):
     try:
         with FakeDiscord() as fake:
             monkeypatch.setattr(discord.http.Route, "BASE", fake.base)
-            client = DigestClient(DiscordDeps(app.commands, app.channels), sync_on_change=False)
+            client = DigestClient(Deps(app.commands, app.channels), sync_on_change=False)
             monkeypatch.setattr(client, "setup_hook", _nothing)  # no command sync here
             application = SimpleNamespace(
                 discord=client,
                 settings=SimpleNamespace(discord_token=SecretStr("token")),
                 failed={},
             )
-            caplog.set_level(logging.ERROR, logger="bot.runtime.startup")
+            caplog.set_level(logging.ERROR, logger="bot.cli.startup")
             task = await start_discord(application)
             assert isinstance(task, asyncio.Task)
             with pytest.raises(discord.ConnectionClosed):

@@ -41,7 +41,7 @@ async def test_a_digest_now_outcome_after_15_minutes_reaches_the_person_by_dm(bo
         return "posted 5 papers"
 
     bot.client.deps.effects = EffectExecutor(bot.app.channels, deliver)
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     with caplog.at_level(logging.WARNING):
         await dispatch(bot.client, slash("digest", "late1", mode="now"))
     assert bot.fake.expired == ["late1"]  # the follow-up was tried and refused like Discord
@@ -61,7 +61,7 @@ async def test_a_public_answer_after_15_minutes_is_posted_in_the_channel(bot, ca
 
     monkeypatch.setattr(bot.app.commands, "invoke", slow)
     # A channel someone set up: in one nobody did, `list` is an error, and errors stay private.
-    bot.app.channels.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
+    bot.app.channels.follows.add(SERVER, SubscriptionKind.TOPIC, "diffusion models")
     with caplog.at_level(logging.WARNING):
         await dispatch(bot.client, slash("list", "late2", public=True))
     assert bot.fake.expired == ["late2"] and bot.fake.followups["late2"] == []

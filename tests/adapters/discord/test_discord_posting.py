@@ -46,12 +46,12 @@ def run(app, fake, coro_factory):
 
 def channel(app, cid="111", topic="diffusion models"):
     ref = ChannelRef("discord", cid, "77")
-    app.channels.add(ref, SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic)
     return app.store.channels.get(ref)
 
 
 def runner(app, poster, worker="w1"):
-    return DigestRunner(Deliveries(app.channels, worker), {"discord": poster})
+    return DigestRunner(Deliveries(app.papers, worker), {"discord": poster})
 
 
 def test_digest_arrives_as_embeds_with_buttons_and_no_mentions(app, fake):
@@ -68,7 +68,7 @@ def test_digest_arrives_as_embeds_with_buttons_and_no_mentions(app, fake):
 
 def test_threaded_digest_posts_papers_in_a_thread(app, fake):
     ch = channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     assert run(app, fake, lambda p: runner(app, p).run_channel(ch.id, DAY)) == "posted 5 papers"
     assert any(p.endswith("/threads") for _, p, _ in fake.calls)
 
@@ -140,7 +140,7 @@ def test_closed_dms_pause_the_personal_digest_with_the_reason(app, fake):
 
 def crash_midway(app, poster, ch, sent: int, confirmed: int):
     """A worker that posted messages [0, sent) and confirmed [0, confirmed), then died."""
-    dead = Deliveries(app.channels, "host-1", lease=timedelta(seconds=0.3))
+    dead = Deliveries(app.papers, "host-1", lease=timedelta(seconds=0.3))
     claim = dead.claim(ch, DAY)
     reply = digest_reply(claim.digest)
     plan = dead.plan(claim, poster.plan(reply))
@@ -175,7 +175,7 @@ def test_crash_after_posting_is_found_in_history_and_not_reposted(app, fake):
 def test_a_threaded_digest_cut_short_is_completed_with_every_paper_once(app, fake):
     """Seen before: 20 of 25 papers lost when recovery found the header and recorded the rest."""
     ch = channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     ch = app.store.channels.by_id(ch.id)
 
     async def scenario(p):

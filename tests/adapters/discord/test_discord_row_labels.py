@@ -58,7 +58,7 @@ def test_each_digest_row_names_the_paper_its_embed_numbers(app, fake):
     'More like #n' where n starts embed i's title, numbering on across messages; the custom_ids
     are the ones buttons always had."""
     ch = channel(app)
-    app.channels.set_size(ch.ref, "8")
+    app.channels.settings.set_size(ch.ref, "8")
     assert run(app, fake, lambda p: runner(app, p).run_channel(ch.id, DAY)) == "posted 8 papers"
     assert fake.rejected == []
     seen = []

@@ -92,10 +92,10 @@ def test_the_client_is_auto_sharded_on_the_configured_shards(app):
     assert isinstance(client, discord.AutoShardedClient)
     assert (client.shard_ids, client.shard_count) == ([2, 5], 8)
 
+    from bot.adapters.deps import Deps
     from bot.adapters.discord.client import DigestClient
-    from bot.adapters.discord.commands import DiscordDeps
 
-    auto = DigestClient(DiscordDeps(app.commands, app.channels))
+    auto = DigestClient(Deps(app.commands, app.channels))
     assert auto.shard_ids is None and auto.shard_count is None  # discord.py asks Discord
 
 
@@ -136,7 +136,7 @@ def test_the_store_returns_only_this_replicas_shards_on_both_engines(store):
                 if ref.platform == "slack":  # not sharded: every replica's
                     assert ref in mine
                     continue
-                dm = ref.channel_id.startswith("@")
+                dm = ref.personal
                 on = 0 if dm else (int(ref.workspace) >> 22) % count
                 assert (ref in mine) == (on == shard), (ref, count)
     assert store.channels.next_due_time({"discord"}, Shards(frozenset({2}), 4)) is None
@@ -155,13 +155,13 @@ def test_each_replica_posts_only_its_shards_and_dms_go_to_shard_0(app):
     dm = app.channels.personal_ref("discord", "7")
     with time_machine.travel(datetime(2026, 12, 2, tzinfo=UTC), tick=False):
         for ref in (guild0, guild1, dm):
-            app.channels.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
-            app.channels.set_schedule(ref, "09:00", "UTC", "daily")
+            app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+            app.channels.settings.set_schedule(ref, "09:00", "UTC", "daily")
     nine = datetime(2026, 12, 3, 9, 0, 5, tzinfo=UTC)
 
     def replica(ids: set[int], name: str) -> tuple[DigestScheduler, RecordingAdapter]:
         adapter = RecordingAdapter("discord")
-        runner = DigestRunner(Deliveries(app.channels, name), {"discord": adapter})
+        runner = DigestRunner(Deliveries(app.papers, name), {"discord": adapter})
         shards = Shards(frozenset(ids), 2)
         return DigestScheduler(runner, clock=lambda: nine, shards=shards), adapter
 

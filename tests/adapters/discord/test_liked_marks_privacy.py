@@ -51,7 +51,7 @@ def _marks(app, ref: ChannelRef) -> str:
     """Every why-line of the digest ``ref`` would get today."""
     day = datetime.now(UTC).date()
     return json.dumps(
-        [c.why for c in digest_reply(app.channels.preview(ref, day)).cards], ensure_ascii=False
+        [c.why for c in digest_reply(app.digests.preview(ref, day)).cards], ensure_ascii=False
     )
 
 
@@ -61,7 +61,9 @@ async def test_slack_marks_name_public_channels_only(app, slack):
     async with Harness(app, slack) as h:
         for c in ("C1", "C2", "C3", "C5"):  # typed in each channel: the adapter asks Slack
             await h.done("subscribe diffusion models", channel=c, user="U2")
-        app.channels.add(refs["C4"], SubscriptionKind.TOPIC, "diffusion models")  # never typed in
+        app.channels.follows.add(
+            refs["C4"], SubscriptionKind.TOPIC, "diffusion models"
+        )  # never typed in
         for c, name in NAMES.items():
             app.channels.claim(refs[c], None, name)
         # asked after each answer went out, so looked for until it is there
@@ -72,7 +74,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
             )
         )
         day = datetime.now(UTC).date()
-        pick = app.channels.preview(refs["C1"], day).items[0].paper.id
+        pick = app.digests.preview(refs["C1"], day).items[0].paper.id
         for c in ("C2", "C3", "C4"):
             app.channels.vote(refs[c], "U9", pick, 1)
         ch = app.channels.existing(refs["C1"])
@@ -199,7 +201,7 @@ async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
     async with discord_bot(app, monkeypatch) as bot:
         refs = await three_digest_channels(bot)
         assert [app.channels.existing(r).public for r in refs.values()] == [True, False, True]
-        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        pick = app.digests.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["222"], "5", pick, 1)
         app.channels.vote(refs["333"], "5", pick, 1)
         marks = _marks(app, refs["111"])
@@ -230,10 +232,10 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
         await dispatch(
             bot.client, slash("subscribe", "tok-s", channel="333", text="diffusion models")
         )
-        app.channels.set_option(club, "threads", True)
+        app.channels.settings.set_option(club, "threads", True)
         assert app.channels.existing(club).public is True
         ch = app.channels.existing(club)
-        runner = DigestRunner(Deliveries(app.channels, "w1"), {"discord": bot.client.poster})
+        runner = DigestRunner(Deliveries(app.papers, "w1"), {"discord": bot.client.poster})
         assert (await runner.run_channel(ch.id, datetime.now(UTC).date())).startswith("posted")
         thread = next(c for c in bot.fake.messages if c not in ("111", "222", "333"))
         bot.client.get_guild(77)._add_thread(
@@ -296,7 +298,7 @@ async def test_discord_everyone_role_losing_view_channel_makes_the_server_privat
     three stay as they were); its @everyone check inverted (`is_default()`: the same)."""
     async with discord_bot(app, monkeypatch) as bot:
         refs = await three_digest_channels(bot)
-        pick = app.channels.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
+        pick = app.digests.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["333"], "5", pick, 1)
         assert "#club" in _marks(app, refs["111"])
 

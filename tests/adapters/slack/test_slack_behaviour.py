@@ -181,7 +181,7 @@ async def test_replayed_button_press_does_not_withdraw_the_vote(app, slack):
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models")
         ref = ChannelRef("slack", "C1", "T1")
-        paper = app.channels.preview(ref, date(2026, 12, 1)).items[0].paper.id
+        paper = app.digests.preview(ref, date(2026, 12, 1)).items[0].paper.id
         press = {"action_id": "vote_up", "value": paper, "type": "button", "action_ts": "17.1"}
         await h.action(press, trigger="trig-same")
         await eventually(lambda: app.channels.vote_counts(ref, paper) == (1, 0))
@@ -228,9 +228,11 @@ async def test_home_shows_and_controls_only_the_users_channels(app, slack):
     pause it: red); the action handlers skipping may_act() (pause of C2 goes through: red)."""
     topics = {"C1": "shared topic", "G2": "secret project", "C3": "admins only", "@U2": "theirs"}
     for ch, topic in topics.items():
-        app.channels.add(ChannelRef("slack", ch, "T1"), SubscriptionKind.TOPIC, topic)
-    app.channels.add(ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "my own research")
-    app.channels.set_option(ChannelRef("slack", "C3", "T1"), "admin-only", True)
+        app.channels.follows.add(ChannelRef("slack", ch, "T1"), SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(
+        ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "my own research"
+    )
+    app.channels.settings.set_option(ChannelRef("slack", "C3", "T1"), "admin-only", True)
     slack.members.update({"C1": {"U1", "U2"}, "G2": {"U2"}, "C3": {"U1", "U2"}})
     slack.admins.add("UADMIN")
     async with Harness(app, slack) as h:

@@ -22,7 +22,9 @@ from tests.conftest import make_app
 
 def oauth_deployment(tmp_path):
     app = make_app(f"sqlite:///{tmp_path / 'src.db'}", tmp_path / "src")
-    app.channels.add(ChannelRef("slack", "C1", "T7"), SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(
+        ChannelRef("slack", "C1", "T7"), SubscriptionKind.TOPIC, "diffusion models"
+    )
     store = InstallationStore("111.222", app.store.engine)
     install = Installation(
         app_id="A1",

@@ -47,13 +47,19 @@ def test_manifest_is_valid_yaml_with_the_command_scopes_and_events():
 @pytest.mark.asyncio
 async def test_app_home_lists_channels_and_its_pause_button_works(app, slack):
     ref = ChannelRef("slack", "C1", "T1")
-    app.channels.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.add(ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "federated learning")
-    app.channels.add(
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.follows.add(
+        ChannelRef("slack", "@U1", "T1"), SubscriptionKind.TOPIC, "federated learning"
+    )
+    app.channels.follows.add(
         ChannelRef("slack", "@U2", "T1"), SubscriptionKind.TOPIC, "someone else's topic"
     )
-    app.channels.add(ChannelRef("slack", "C9", "T2"), SubscriptionKind.TOPIC, "another team's")
-    app.channels.add(ChannelRef("discord", "C1", "T1"), SubscriptionKind.TOPIC, "a server's")
+    app.channels.follows.add(
+        ChannelRef("slack", "C9", "T2"), SubscriptionKind.TOPIC, "another team's"
+    )
+    app.channels.follows.add(
+        ChannelRef("discord", "C1", "T1"), SubscriptionKind.TOPIC, "a server's"
+    )
     slack.members["C1"] = {"U1"}
     slack.members["C9"] = {"U1"}
     async with Harness(app, slack) as h:
@@ -86,7 +92,9 @@ async def test_home_of_an_admin_with_many_channels_stays_within_slacks_view_limi
     """The fake refuses views over 100 blocks (shared validator). Break tried: MAX_HOME_BLOCKS
     = 150 -> views.publish refused and the 'more channels' line never shown (red)."""
     for i in range(60):
-        app.channels.add(ChannelRef("slack", f"C{i:03}", "T1"), SubscriptionKind.TOPIC, f"t{i}")
+        app.channels.follows.add(
+            ChannelRef("slack", f"C{i:03}", "T1"), SubscriptionKind.TOPIC, f"t{i}"
+        )
     slack.admins.add("UADMIN")
     async with Harness(app, slack) as h:
         await h.event({"type": "app_home_opened", "user": "UADMIN", "tab": "home", "event_ts": "1"})

@@ -12,8 +12,8 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import event
 
+from bot.adapters.deps import Deps
 from bot.adapters.slack.app import SlackConfig, build_slack
-from bot.adapters.slack.listeners import SlackDeps
 from bot.runtime.effects import EffectExecutor
 from bot.runtime.runner import DigestRunner
 from digest.delivery.steps import Deliveries
@@ -57,10 +57,10 @@ class Harness:
         # as the composition root does: the executor reaches the runner only when a reply asks
         deliver = lambda ref, day: self.digests.run_now(ref, day)  # noqa: E731
         effects = EffectExecutor(app.channels, deliver, poke)
-        self.deps = SlackDeps(app.commands, app.channels, effects)
+        self.deps = Deps(app.commands, app.channels, effects)
         self.runtime = build_slack(cfg, app.store.engine, self.deps)
         self.runtime.poster.min_interval = 0
-        self.digests = DigestRunner(Deliveries(app.channels, "w1"), {"slack": self.runtime.poster})
+        self.digests = DigestRunner(Deliveries(app.papers, "w1"), {"slack": self.runtime.poster})
         self.n = 0
 
     async def __aenter__(self):
@@ -213,7 +213,7 @@ async def test_vote_buttons_record_toggle_update_counts_and_shape_the_next_diges
         assert profile.votes == ((liked, 1),)
         fresh = [r for r in synthetic_records(per_topic=34) if r.id.startswith("syn-gnn-3")]
         app.store.papers.upsert(fresh)  # day 2: new GNN papers arrive
-        preview = app.channels.preview(ch.ref, date(2026, 12, 2))
+        preview = app.digests.preview(ch.ref, date(2026, 12, 2))
         title = title_ref(app.store.papers.get_many([liked])[liked].title)
         assert preview.items and any(
             f"like {title}, which you liked" in i.why for i in preview.items
@@ -299,7 +299,7 @@ async def test_uninstall_pauses_a_large_workspace_in_one_statement(app, slack):
     refs = [ChannelRef("slack", f"C{i}", "T1") for i in range(40)]
     for ref in refs:
         app.channels.channel(ref)
-    app.channels.set_paused(refs[0], True, "paused by a member")
+    app.channels.settings.set_paused(refs[0], True, "paused by a member")
     other = app.channels.channel(ChannelRef("slack", "C1", "T2")).ref
     updates: list[str] = []
 

@@ -9,8 +9,8 @@ import logging
 import httpx
 import pytest
 
+from bot.adapters.deps import Deps
 from bot.adapters.slack.app import SlackConfig, build_slack
-from bot.adapters.slack.listeners import SlackDeps
 from tests.fakes.slack import FakeSlack
 
 pytestmark = pytest.mark.asyncio
@@ -22,7 +22,7 @@ async def test_port_zero_logs_the_port_actually_bound(app, caplog):
         cfg = SlackConfig(
             bot_token="xoxb-test", signing_secret="s", api_url=slack.url, host="127.0.0.1", port=0
         )
-        runtime = build_slack(cfg, app.store.engine, SlackDeps(app.commands, app.channels))
+        runtime = build_slack(cfg, app.store.engine, Deps(app.commands, app.channels))
         await runtime.start()
         try:
             port = runtime.port

@@ -34,12 +34,12 @@ def poster(slack, tokens=None):
 
 def channel(app, cid="C1", topic="diffusion models", team="T1"):
     ref = ChannelRef("slack", cid, team)
-    app.channels.add(ref, SubscriptionKind.TOPIC, topic)
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, topic)
     return app.store.channels.get(ref)
 
 
 def runner(app, slack, worker="w1", tokens=None, **kw):
-    return DigestRunner(Deliveries(app.channels, worker, **kw), {"slack": poster(slack, tokens)})
+    return DigestRunner(Deliveries(app.papers, worker, **kw), {"slack": poster(slack, tokens)})
 
 
 def blocks_message(args):
@@ -74,7 +74,7 @@ def test_scheduled_digest_arrives_as_valid_block_kit(app, slack):
 
 def test_threaded_digest_posts_a_header_and_one_reply_per_paper(app, slack):
     ch = channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     asyncio.run(runner(app, slack).run_channel(ch.id, DAY))
     header, *items = slack.posts("C1")
     assert len(items) == 5 and all(i["thread_ts"] == slack.messages["C1"][0]["ts"] for i in items)
@@ -127,7 +127,7 @@ def test_transient_failure_then_a_retry_posts_once(app, slack):
 
 def crash_midway(app, slack, ch, sent: int, confirmed: int):
     """A worker that posted messages [0, sent) and confirmed [0, confirmed), then died."""
-    dead = Deliveries(app.channels, "host-1", lease=timedelta(seconds=0.3))
+    dead = Deliveries(app.papers, "host-1", lease=timedelta(seconds=0.3))
     claim = dead.claim(ch, DAY)
     reply = digest_reply(claim.digest)
     p = poster(slack)
@@ -157,7 +157,7 @@ def test_crash_after_posting_is_found_by_its_metadata_and_not_reposted(app, slac
 def test_a_threaded_digest_cut_short_is_completed_with_every_paper_once(app, slack):
     """Seen before: 16 of 19 thread items lost once recovery found the header."""
     ch = channel(app)
-    app.channels.set_option(ch.ref, "threads", True)
+    app.channels.settings.set_option(ch.ref, "threads", True)
     ch = app.store.channels.by_id(ch.id)
     claim, plan = crash_midway(app, slack, ch, sent=3, confirmed=2)
     assert asyncio.run(runner(app, slack, "host-2").recover()) == ["posted 5 papers"]

@@ -72,12 +72,14 @@ def test_stored_searches_expire_after_a_day_so_they_stay_bounded(app):
     from sqlalchemy import func, select
     from sqlalchemy.orm import Session
 
-    from bot.adapters.slack.listeners import OLD_PAGER_KEY, PAGED, PAGER_KEY, stored_pages
+    from bot.adapters.slack.listeners import PAGED, stored_pages
     from bot.commands.replies import Action, Reply
+    from digest.papers.pages import PREFIX as PAGER_KEY
+    from digest.papers.pages import UNEXPIRING
     from digest.store.schema import KeyValueRow
 
-    deps = SimpleNamespace(channels=app.channels)
-    app.channels.remember(OLD_PAGER_KEY + "0" * 20, "search x page:2")  # from an older version
+    deps = SimpleNamespace(pages=app.pages)
+    app.store.kv.set(UNEXPIRING + "0" * 20, "search x page:2")  # from an older version
 
     def store_at(when: datetime, n: int) -> str:
         value = f"search {'learning ' * 250}{n} page:2"
@@ -86,7 +88,8 @@ def test_stored_searches_expire_after_a_day_so_they_stay_bounded(app):
             return stored_pages(deps, reply).actions[0].value.removeprefix(PAGED)
 
     def kept() -> int:
-        stmt = select(func.count()).where(KeyValueRow.key.startswith("slack.page"))
+        kept_here = KeyValueRow.key.startswith("slack.page") | KeyValueRow.key.startswith(PAGER_KEY)
+        stmt = select(func.count()).where(kept_here)
         with Session(app.store.engine) as session:
             return session.scalar(stmt.select_from(KeyValueRow))
 
@@ -121,7 +124,9 @@ def test_reordering_and_invisible_characters_never_reach_slack():
 
 
 def test_the_home_shows_how_to_resume_with_a_copyable_command(app):
-    app.channels.add(C1, SubscriptionKind.TOPIC, "graphs")
-    app.channels.set_paused(C1, True, "the app was uninstalled; `/papers resume` restarts it")
+    app.channels.follows.add(C1, SubscriptionKind.TOPIC, "graphs")
+    app.channels.settings.set_paused(
+        C1, True, "the app was uninstalled; `/papers resume` restarts it"
+    )
     view = json.dumps(home_view(app.channels, [app.store.channels.get(C1)]), ensure_ascii=False)
     assert "`/papers resume`" in view

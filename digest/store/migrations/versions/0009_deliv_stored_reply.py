@@ -6,7 +6,7 @@ Create Date: 2026-12-01
 
 ``deliveries.rendered`` holds the digest as it was planned (the platform-neutral reply, JSON),
 stored with the plan in one transaction; a retry or take-over replays it instead of rendering
-from the channel's settings of the moment (issue 26). Older plans have none and are checked
+from the channel's settings of the moment. Older plans have none and are checked
 against a fresh rendering instead.
 """
 

@@ -12,9 +12,9 @@ import sys
 import discord
 
 from bot.app import build
+from bot.cli.startup import start_discord
 from bot.config import Settings
 from bot.runtime.ops import Health
-from bot.runtime.startup import start_discord
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.support.cli_proc import clean_env

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from digest.clock.times import parse_time
 from digest.errors import DigestError
-from digest.schedule.times import parse_time
 from tests.commands.test_commands import say
 
 README = (Path(__file__).parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")

@@ -9,9 +9,9 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from bot.commands import Context
+from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
 from digest.models import ChannelRef
-from digest.schedule.zones import parse_timezone
 from digest.store.schema import ChannelRow
 
 

@@ -12,6 +12,10 @@ from digest.text.numbers import numeric_text
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
 
+#: The default catch-up grace window: how long a missed scheduled digest is still delivered
+#: (DIGESTBOT_CATCHUP_GRACE_HOURS, bot/config.py).
+GRACE = timedelta(hours=12)
+
 
 _NAMED = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
 # "9am", "9 am", "9:30pm", "9.30 p.m.", "12am" (midnight): the 12-hour clock's common spellings.

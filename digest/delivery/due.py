@@ -10,13 +10,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from digest.clock.times import GRACE, due_on, last_due, local_day, next_due
 from digest.models import Channel
-from digest.schedule.times import due_on, last_due, local_day, next_due
 
 if TYPE_CHECKING:
     from digest.store import Store
-
-GRACE = timedelta(hours=12)  # the default catch-up grace window (bot/config.py)
 
 
 def catch_up_due(now: datetime, channel: Channel, grace: timedelta = GRACE) -> datetime | None:

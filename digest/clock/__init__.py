@@ -4,6 +4,8 @@ The composition root (bot/app.py) builds it once and hands it down (store, servi
 CLI), so a test moves every "now" at once with a fake clock (tests/fakes/recording.py: FixedClock). The
 database's own clock stays the source for leases and claims (digest/store/deliveries.py);
 monotonic timers (timeouts, latency) are not business time and keep ``time.monotonic``.
+Beside it, the pure rules of time as people type it: zones.py (time zones) and times.py
+(digest times, weekdays, due times).
 """
 
 from __future__ import annotations

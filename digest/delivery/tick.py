@@ -25,8 +25,9 @@ from digest.store.ledger import PLANNED, SENDING, PlannedMessage
 
 if TYPE_CHECKING:
     from digest.delivery.compose import Digest
-    from digest.rank.engine import Picks, Ranker
     from digest.rank.profile import Profile
+    from digest.rank.ranker import Ranker
+    from digest.rank.results import Picks
     from digest.store import Store
     from digest.store.channels import Shards
 
@@ -67,7 +68,7 @@ class BulkSource(Source):
     """Composing's reads answered from rows read for every due channel at once."""
 
     def __init__(self, deliveries: Deliveries, rows: ChannelReads, upto: int) -> None:
-        super().__init__(deliveries.channels)
+        super().__init__(deliveries)
         self.rows = rows
         ranker = self.service.papers.ranker(covering=upto)
         self.shared = _SharedRanker(ranker) if ranker is not None else None
@@ -162,7 +163,7 @@ class Ticks:
             for c, d in due
             if (c.id, d) not in rows.existing and not src.profile(c.id).is_empty()
         ]
-        chosen = [(choose(self.deliveries.channels, c, upto, src), d) for c, d in todo]
+        chosen = [(choose(self.deliveries, c, upto, src), d) for c, d in todo]
         named = [(ch, d, ch.paper_ids + list(ch.state.profile.likes)) for ch, d in chosen]
         src.load(pid for _, _, ids in named for pid in ids)  # followed ones: the footer's titles
         liked = src.liked_in(pid for ch, _ in chosen for pid in ch.paper_ids)  # one read: marks

@@ -1,0 +1,1 @@
+"""Ranking: a channel profile scored against the papers (lexical, semantic, feedback, diversity)."""

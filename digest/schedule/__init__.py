@@ -1,1 +1,0 @@
-"""When digests go out: schedules, time zones, due times, the scheduler tick's use cases."""
