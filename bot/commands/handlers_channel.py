@@ -256,7 +256,8 @@ def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 @command("resume", "resume", "restart digests", True)
 def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     channel = cmds.channels.settings.set_paused(ctx.ref, False)
-    due = cmds.digests.next_digest(channel, ctx.now)  # what the scheduler will really send
+    # What the scheduler will really send (``now`` is set for every command by the core).
+    due = cmds.digests.next_digest(channel, ctx.now) if ctx.now else None
     return _changed(ctx, f"Digests resumed. {_next_line(cmds, channel, due, ctx)}.")
 
 
