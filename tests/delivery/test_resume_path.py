@@ -421,7 +421,9 @@ def test_channels_says_a_discord_digest_paused_after_its_header_was_paused_and_w
 
     ref = ChannelRef("discord", "111", "77")
     app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
-    app.channels.settings.set_option(ref, "threads", True)  # header in the channel, papers in its thread
+    app.channels.settings.set_option(
+        ref, "threads", True
+    )  # header in the channel, papers in its thread
     ch = app.store.channels.get(ref)
     refused = (400, {}, {"message": "Invalid Form Body", "code": 50035, "errors": {}})
 
