@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from contextlib import nullcontext
 from datetime import UTC, datetime
 
 FIELDS = ("platform", "workspace", "channel")
@@ -141,10 +142,15 @@ class LogsAbovePrompt:
             if isinstance(handler, logging.StreamHandler) and not isinstance(
                 handler, logging.FileHandler
             ):
-                self.saved.append((handler, handler.setStream(self.out)))
+                # Swapped without setStream's flush: the old stream may be closed (a test's
+                # captured stderr), which must not stop the prompt from starting.
+                with handler.lock or nullcontext():
+                    self.saved.append((handler, handler.stream))
+                    handler.stream = self.out
         return self
 
     def __exit__(self, *exc: object) -> None:
         for handler, stream in self.saved:
-            handler.setStream(stream)
+            with handler.lock or nullcontext():
+                handler.stream = stream
         self.saved.clear()
