@@ -4,8 +4,11 @@ For each paper of the evaluation set (real titles) the TL;DR is chosen from its 
 abstract; the table says how often it is background ("Prior work…", "While…") or the abstract's
 opening, how often it had to be cut with "…", how long it is, how specific it is (the real
 title found among all real titles by TF-IDF cosine with the line: top-1 / top-5) and what one
-costs (first time; shown again, a paper's line comes from a cache).
-Run: python -m bench.tldr (needs ../shared/eval/neurips2023).
+costs (first time; shown again, a paper's line comes from a cache). A second table says, on the
+bundled papers and the dev papers, how many lines cannot stand alone: they open by pointing
+back ("This…", "We also…", "Independently, …", "…these positions…", "the same effect") or name
+an acronym the card never spells out (target 0 on the bundled papers).
+Run: python -m bench.tldr (the dev papers in ../shared/eval/neurips2023 are optional).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from bench.common import EVAL_DIR
+from digest import BUNDLED_PAPERS
+from digest.ingest.parse import parse_neurips_list
 from digest.text.latex import clean_text
 from digest.text.sentences import sentences
-from digest.tldr.extractive import _BACKGROUND, extractive_tldr, tidy
+from digest.tldr.extractive import _BACKGROUND, _expanded, extractive_tldr, points_back, tidy
 
 
 def first_sentence(abstract: str, title: str) -> str:
@@ -55,10 +60,43 @@ def evaluate(pick: Callable[[str, str], str], papers: list[tuple[str, str]]) -> 
     }
 
 
+def context_shares(papers: list[tuple[str, str, bool]]) -> tuple[int, int, int]:
+    """Of the TL;DR lines of ``papers`` (clean abstract, title, title derived): how many point
+    back, how many name an acronym the card never spells out, and how many lines there are."""
+    lines = [(extractive_tldr(a, t, d), a, t) for a, t, d in papers]
+    lines = [(x, a, t) for x, a, t in lines if x]
+    back = sum(points_back(x) for x, _, _ in lines)
+    acronym = sum(not _expanded(x, a, t)[1] for x, a, t in lines)
+    return back, acronym, len(lines)
+
+
+def bundled_papers() -> list[tuple[str, str, bool]]:
+    """The bundled papers as the store holds them (clean abstract, title, title derived)."""
+    records = parse_neurips_list(BUNDLED_PAPERS.read_text(encoding="utf-8")).records
+    return [(r.abstract, r.title, r.title_derived) for r in records]
+
+
+def print_context_table(sets: dict[str, list[tuple[str, str, bool]]]) -> None:
+    """The stand-alone table: lines pointing back and lines with an unexplained acronym."""
+    print("| papers | lines | open by pointing back | name an unexplained acronym |")
+    print("|---|---|---|---|")
+    for name, papers in sets.items():
+        back, acronym, n = context_shares(papers)
+        print(f"| {name} | {n} | {back} ({back / n:.1%}) | {acronym} ({acronym / n:.1%}) |")
+
+
 def main() -> None:
-    rows = [json.loads(x) for x in (EVAL_DIR / "papers.jsonl").open(encoding="utf-8")]
+    sets = {"bundled (NeurIPS 2026)": bundled_papers()}
+    dev = EVAL_DIR / "papers.jsonl"
+    if not dev.exists():
+        print(f"(no dev papers at {dev}: the bundled papers only)\n")
+        print_context_table(sets)
+        return
+    rows = [json.loads(x) for x in dev.open(encoding="utf-8")]
     papers = [(clean_text(r["abstract"]), r["title"]) for r in rows]  # as the store holds them
-    print(f"{len(papers)} dev papers\n")
+    sets["dev (NeurIPS 2023)"] = [(a, t, False) for a, t in papers]
+    print_context_table(sets)
+    print(f"\n{len(papers)} dev papers\n")
     print(
         "| rule | top-1 | top-5 | background | opening | cut with … | empty | mean chars | ms/paper |"
     )

@@ -72,9 +72,9 @@ class App:
         # Only the default data directory is ours to create; a typed URL's folder must exist.
         create = self.database_url == default_database_url()
         store = Store.open(self.database_url, create_folder=create, clock=self.clock)
-        llm = self.settings.llm()
-        if llm is not None:  # papers carry this model's TL;DRs (without one: None, the default)
-            store.papers.tldr_model = llm.model
+        # Papers carry their stored abstractive TL;DR, whichever model wrote it, so a process
+        # without the LLM settings shows the line another one paid for (docs/tldr.md).
+        store.papers.tldr_stored = self.settings.tldr == "stored"
         return store
 
     @cached_property
@@ -379,6 +379,7 @@ class App:
             replace_existing=True,
             max_instances=1,
             coalesce=True,
+            misfire_grace_time=None,  # late on a busy machine: it runs late, with no warning
             next_run_time=self.clock() + min(every, timedelta(minutes=1)),
         )
         return scheduler

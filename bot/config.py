@@ -56,6 +56,7 @@ FORMS = {
         f"a JSON list of seconds above 0, each at most {MAX_SECONDS}, e.g. [60, 300, 900, 3600]"
     ),
     "semantic": "auto, on or off (true/false, yes/no, 1/0 also work)",
+    "tldr": "stored (the stored abstractive line when a paper has one) or extractive",
     "arxiv_queries": 'a JSON list of strings, e.g. ["cat:cs.LG"]',
     "openreview_venues": 'a JSON list of strings, e.g. ["NeurIPS.cc/2026/Conference"]',
     "health_port": "a whole number from 0 to 65535",
@@ -135,6 +136,9 @@ class Settings(BaseSettings):
     # `/papers me zotero connect` is refused (docs/zotero.md).
     secret_key: SecretStr | None = None
     zotero_api_url: str = "https://api.zotero.org"  # only for tests and proxies
+    # Which TL;DR cards show: "stored" (a paper's stored abstractive line, whichever model wrote
+    # it and whatever this process is configured with, else the extractive one) or "extractive".
+    tldr: str = "stored"
 
     @field_validator("llm_url")
     @classmethod
@@ -173,6 +177,13 @@ class Settings(BaseSettings):
     @classmethod
     def _on_off(cls, value: str) -> str:
         if value.strip().lower() not in SEMANTIC:
+            raise ValueError("unknown value")
+        return value.strip().lower()
+
+    @field_validator("tldr")
+    @classmethod
+    def _tldr_source(cls, value: str) -> str:
+        if value.strip().lower() not in ("stored", "extractive"):
             raise ValueError("unknown value")
         return value.strip().lower()
 

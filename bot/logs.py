@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from contextlib import nullcontext
 from datetime import UTC, datetime
 
 FIELDS = ("platform", "workspace", "channel")
@@ -106,11 +107,30 @@ class ChatPayloadFilter(logging.Filter):
         return True
 
 
+# APScheduler's notes that a job ran late or that its previous run was still going: on a busy
+# machine a sweep is late or long now and then, and the next one does the work; nothing to act on.
+SCHEDULER_NOTES = ("was missed by", "maximum number of running instances reached")
+
+
+class SchedulerNoteFilter(logging.Filter):
+    """APScheduler's lateness and overlap warnings logged as INFO: in the log with ``-v`` or
+    ``DIGESTBOT_LOG_LEVEL=INFO``, never a warning (so never over the console's prompt)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("apscheduler") or record.levelno != logging.WARNING:
+            return True
+        if not any(note in str(record.msg) for note in SCHEDULER_NOTES):
+            return True
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return logging.getLogger().isEnabledFor(logging.INFO)
+
+
 def configure(level: str = "WARNING", fmt: str = "text", tracebacks: bool = True) -> None:
     """Set up the root logger once (the CLI calls this at start); see ChatPayloadFilter.
     ``tracebacks`` False: text logs show an error's last line only (one-shot commands)."""
     handler = logging.StreamHandler()
     handler.addFilter(ChatPayloadFilter())
+    handler.addFilter(SchedulerNoteFilter())
     handler.setFormatter(
         JsonFormatter()
         if fmt == "json"
@@ -121,3 +141,31 @@ def configure(level: str = "WARNING", fmt: str = "text", tracebacks: bool = True
     root.setLevel(level.upper())
     # Alembic narrates every plugin and migration step at INFO on each start: `-v` is for ours.
     logging.getLogger("alembic").setLevel(max(logging.WARNING, root.level))
+
+
+class LogsAbovePrompt:
+    """While a terminal prompt is shown: the log's lines written to ``out`` (prompt_toolkit's
+    patched stdout, which prints them above the prompt and redraws it) instead of straight to
+    stderr, where they would land in the middle of what is being typed."""
+
+    def __init__(self, out) -> None:  # noqa: ANN001 - any text stream
+        self.out = out
+        self.saved: list[tuple[logging.StreamHandler, object]] = []
+
+    def __enter__(self) -> LogsAbovePrompt:
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(
+                handler, logging.FileHandler
+            ):
+                # Swapped without setStream's flush: the old stream may be closed (a test's
+                # captured stderr), which must not stop the prompt from starting.
+                with handler.lock or nullcontext():
+                    self.saved.append((handler, handler.stream))
+                    handler.stream = self.out
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handler, stream in self.saved:
+            with handler.lock or nullcontext():
+                handler.stream = stream
+        self.saved.clear()

@@ -89,6 +89,9 @@ class Adapter(Protocol):
         """
         ...
 
+    # Optional: ``latest_ref(ref) -> str | None``, the channel's newest message reference
+    # (the platform's clock), read before a channel's first digest is posted (DigestRunner).
+
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """Post an ordinary message."""
         ...

@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import re
 import sys
-import textwrap
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bot.adapters.outgoing import clean_reply
+from bot.adapters.render_text import labelled
 from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
 from digest.models import ChannelRef
@@ -56,11 +56,12 @@ def render_card(c: Card) -> str:
     lines = [f"{head}{c.title}"]
     meta = " · ".join(x for x in (c.authors, c.venue, c.paper_id) if x)
     lines.append(f"   {meta}")
+    # Each part under its own label, its lines hung under the label's text, so the TL;DR never
+    # runs into the abstract's snippet below it.
     if c.tldr:
-        lines += textwrap.wrap(
-            f"TL;DR: {c.tldr}", WIDTH, initial_indent="   ", subsequent_indent="   "
-        )
-    lines += textwrap.wrap(c.snippet, WIDTH, initial_indent="   ", subsequent_indent="   ")
+        lines += labelled("TL;DR", c.tldr)
+    if c.snippet:
+        lines += labelled("abstract", c.snippet)
     if c.why:
         why = "".join(f"“{t}”" if em else t for t, em in why_parts(c.why))  # a liked title
         lines.append(f"   why: {why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
@@ -294,7 +295,10 @@ async def _prompted(
     """The terminal loop: Ctrl-D ends it, Ctrl-C clears the line being typed."""
     from prompt_toolkit.patch_stdout import patch_stdout
 
-    with patch_stdout(raw=True):  # anything printed meanwhile goes above the prompt, redrawn
+    from bot.logs import LogsAbovePrompt
+
+    # Anything printed meanwhile, log lines included, goes above the prompt, which is redrawn.
+    with patch_stdout(raw=True), LogsAbovePrompt(sys.stdout):
         while True:
             try:
                 line = await session.prompt_async(prompt)

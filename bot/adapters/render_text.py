@@ -9,6 +9,12 @@ from digest.text.links import is_http
 from digest.tldr.extractive import tldr_line
 
 
+def labelled(label: str, text: str, indent: str = "   ", width: int = 100) -> list[str]:
+    """``text`` wrapped after ``label: ``, its later lines aligned under the text's first word."""
+    hang = indent + " " * (len(label) + 2)
+    return textwrap.wrap(f"{label}: {text}", width, initial_indent=indent, subsequent_indent=hang)
+
+
 def paper_line(p: Paper) -> str:
     """One line: id, title, venue."""
     venue = f" ({p.venue})" if p.venue else ""

@@ -160,8 +160,13 @@ def channels_cmd(db: DbOption = None) -> None:
             last_text = (
                 f"last {last.digest_date} ({last.status} {last.posted_at:%Y-%m-%d %H:%M} UTC)"
             )
-        elif last and service.partly_delivered(last):
-            last_text = f"last {last.digest_date} (partly delivered)"  # not "nothing delivered"
+        elif last and service.partly_delivered(last):  # not "nothing delivered"
+            done, planned = service.parts_posted(last)
+            how = f"partly delivered: {done} of {planned} messages posted"
+            if last.last_error:  # stopped: say so and why (a refusal pauses the channel)
+                then = "paused" if ch.paused else "stopped"
+                how += f", then {then}: {last.last_error}"
+            last_text = f"last {last.digest_date} ({how})"
         else:
             last_text = "no digest delivered yet"
         last_text += f"; today: {application.digests.today_state(ch, now)}"

@@ -177,8 +177,9 @@ def search_cmd(
 
 
 def _print_page(view: SearchView, page: int, limit: int) -> None:
-    """One page of search results as numbered lines with their reasons."""
-    from bot.adapters.render_text import paper_line
+    """One page of search results as numbered lines with their TL;DRs and reasons."""
+    from bot.adapters.render_text import labelled, paper_line
+    from digest.tldr.extractive import tldr_line
 
     if not view.result.hits and view.result.total:
         raise DigestError(
@@ -188,9 +189,10 @@ def _print_page(view: SearchView, page: int, limit: int) -> None:
     if view.result.message:
         out.print(view.result.message, markup=False)
     for rank, hit in enumerate(view.result.hits, (page - 1) * limit + 1):
-        out.print(
-            f"{rank:>3}. {paper_line(view.papers[hit.paper_id])}  [{hit.score:.2f}]", markup=False
-        )
+        paper = view.papers[hit.paper_id]
+        out.print(f"{rank:>3}. {paper_line(paper)}  [{hit.score:.2f}]", markup=False)
+        if tldr := tldr_line(paper):  # as docs/tldr.md shows it on every card
+            out.print("\n".join(labelled("TL;DR", tldr, "     ")), markup=False)
         out.print(f"     why: {hit.why}", markup=False)
     if view.result.total:
         out.print(

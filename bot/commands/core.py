@@ -278,7 +278,7 @@ class Commands:
         name = ALIASES.get(name, name or "help")
         spec = REGISTRY.get(name)
         if spec is None:
-            return error(f"Unknown command {name[:30]!r}. Try `/papers help`.")
+            return error(unknown_command(name))
         if name in READS_CHANNEL and self.channels.existing(ctx.ref) is None:
             return error(NO_PERSONAL if ctx.ref.personal else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
@@ -302,6 +302,25 @@ class Commands:
             "Only channel admins can change this channel's digest here. "
             "Use `/papers me ...` to set up your own digest."
         )
+
+
+def unknown_command(name: str) -> str:
+    """'Unknown command …' with the command it most likely meant ('schedual' -> schedule,
+    'subscirbe' -> subscribe, '/paper' -> /papers), by difflib's closeness."""
+    import difflib
+
+    typed = name[:30]
+    if typed.startswith("/"):  # "/paper list": the slash command itself mistyped
+        if difflib.SequenceMatcher(None, typed.lower(), "/papers").ratio() >= 0.6:
+            return (
+                f"Unknown command {typed!r}; did you mean `/papers`? (`/papers help` lists them.)"
+            )
+        return f"Unknown command {typed!r}. Commands start with `/papers`: try `/papers help`."
+    close = difflib.get_close_matches(typed.lower(), [*REGISTRY, *ALIASES], n=1, cutoff=0.7)
+    if close:
+        meant = ALIASES.get(close[0], close[0])
+        return f"Unknown command {typed!r}; did you mean `/papers {meant}`? (`/papers help` lists them.)"
+    return f"Unknown command {typed!r}. Try `/papers help`."
 
 
 def _split(text: str) -> tuple[str, bool, str]:

@@ -184,6 +184,8 @@ def _schedule_words(args: Args) -> tuple[str, str | None, str | None] | Reply:
     if not args.words:
         return error("When? e.g. `/papers schedule 09:00 Europe/Berlin weekdays`")
     at, rest = args.words[0], list(args.words[1:])
+    if rest and re.fullmatch(r"[ap]\.?m\.?", rest[0], re.I):  # "9 am", "9:30 p.m."
+        at = f"{at} {rest.pop(0)}"
     given = [w for w in rest if _is_days(w)]
     if len(given) > 1:  # `daily weekends`, `mon tue`: never read as a time zone 'UTC weekends'
         return error(
@@ -253,8 +255,10 @@ def pause_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
 
 @command("resume", "resume", "restart digests", True)
 def resume_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    cmds.channels.settings.set_paused(ctx.ref, False)
-    return _changed(ctx, "Digests resumed.")
+    channel = cmds.channels.settings.set_paused(ctx.ref, False)
+    # What the scheduler will really send (``now`` is set for every command by the core).
+    due = cmds.digests.next_digest(channel, ctx.now) if ctx.now else None
+    return _changed(ctx, f"Digests resumed. {_next_line(cmds, channel, due, ctx)}.")
 
 
 @command(

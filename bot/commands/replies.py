@@ -14,7 +14,7 @@ from digest.text.headline import contribution_sentences, shorten
 from digest.text.links import http_only, is_http
 from digest.text.numbers import plural
 from digest.text.sentences import sentences
-from digest.tldr.extractive import tidy, tldr_line
+from digest.tldr.extractive import line_of, tldr_line
 
 if TYPE_CHECKING:
     from digest.delivery.compose import Digest
@@ -108,13 +108,13 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 @lru_cache(maxsize=4096)  # a tick renders the same few papers for thousands of channels
-def _snippet(abstract: str, title_derived: bool, tldr: str) -> str:
+def _snippet(abstract: str, title_derived: bool, tldr: str, title: str = "") -> str:
     """A card's snippet: the abstract (under a derived headline, the sentences that say what
     the paper does), less the sentence already shown as the TL;DR (the card says it once)."""
     body = (_said(abstract) or abstract) if title_derived else abstract
     if tldr:
         shown = normalize_title(tldr)
-        kept = [s for s in sentences(body) if normalize_title(tidy(s)) != shown]
+        kept = [s for s in sentences(body) if normalize_title(line_of(s, abstract, title)) != shown]
         body = " ".join(kept[:2] if title_derived else kept)
     return snippet(body)
 
@@ -179,7 +179,7 @@ def card(
         url=paper_url(p),
         authors=authors,
         venue=p.venue or "",
-        snippet=_snippet(p.abstract, p.title_derived, tldr),
+        snippet=_snippet(p.abstract, p.title_derived, tldr, p.title),
         why=why,
         rank=rank,
         score=score,

@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
@@ -338,11 +338,21 @@ class DigestRunner:
         if m.status == MessageState.SENDING and not first:  # an earlier attempt may have
             # reached the platform
             # Bounded by the platform's own time: the message before this one (the plan's, else
-            # an earlier digest's last) was stored before it was sent. Only a channel's very
-            # first message has none: then the claim time less an hour (clocks drift minutes).
-            since = last or await asyncio.to_thread(self.deliveries.earlier_ref, claim)
-            since = since or claim.delivery.claimed_at - FIRST_LOOKBACK
+            # an earlier digest's last) was stored before it was sent. A channel's very first
+            # digest has none: then the channel's newest message read before posting.
+            since: str | datetime | None = last or await asyncio.to_thread(
+                self.deliveries.earlier_ref, claim
+            )
+            if not since:  # the channel's first digest: its newest message before ours
+                bound = await asyncio.to_thread(self.deliveries.first_bound, claim)
+                # "": the channel was empty then, so all of it came after; None: not kept
+                # (the platform could not be read), the claim time less an hour.
+                since = bound or (
+                    None if bound == "" else claim.delivery.claimed_at - FIRST_LOOKBACK
+                )
             posted = await adapter.find_part(where, reply, m.position, key, parent, since=since)
+        if posted is None and m.position == 0 and not last:
+            await self._keep_first_bound(claim, adapter, where)
         if posted is None:
             marked = young or m.position in run.marked  # this run's last write marked it
             if run.lost.is_set() or not (
@@ -368,6 +378,26 @@ class DigestRunner:
             run.marked.add(then)
         run.finished = finish
         return posted
+
+    async def _keep_first_bound(self, claim: Claim, adapter: Adapter, where: ChannelRef) -> None:
+        """Before a channel's first message ever is posted: keep the platform's reference of the
+        channel's newest message, so a lookup after a lost answer is bounded by the platform's
+        own clock, not the claim time on a host clock that may be hours off. Once per digest,
+        and only for a channel no earlier digest posted to (one read otherwise)."""
+        latest = getattr(adapter, "latest_ref", None)
+        if (
+            latest is None
+            or await asyncio.to_thread(self.deliveries.first_bound, claim) is not None
+        ):
+            return
+        if await asyncio.to_thread(self.deliveries.earlier_ref, claim):
+            return
+        try:
+            ref = await latest(where)
+        except PostError as exc:  # the lookup falls back to the claim time less an hour
+            log.warning("could not read %s's newest message: %s", where, exc.reason)
+            return
+        await asyncio.to_thread(self.deliveries.keep_first_bound, claim, ref or "")
 
     async def _write(self, fn: Callable[..., bool], *args: object) -> bool:
         """One ledger write in a worker thread, at most ``WRITERS`` of them at a time."""

@@ -272,6 +272,7 @@ class DigestScheduler:
             replace_existing=True,
             max_instances=1,
             coalesce=True,
+            misfire_grace_time=None,  # a late sweep runs late (one, coalesced), never skipped
         )
         if self.ingest is not None:
             self.scheduler.add_job(
@@ -280,6 +281,8 @@ class DigestScheduler:
                 seconds=self.ingest_every.total_seconds(),
                 id="ingest",
                 replace_existing=True,
+                misfire_grace_time=None,
+                coalesce=True,
                 next_run_time=self.clock(),
             )
         self.scheduler.start()

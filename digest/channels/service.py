@@ -178,8 +178,12 @@ class ChannelService:
 
     def partly_delivered(self, delivery: Delivery) -> bool:
         """True when at least one of the digest's messages was confirmed on the platform."""
-        confirmed = MessageState.CONFIRMED
-        return any(m.status == confirmed for m in self.store.ledger.messages(delivery.id))
+        return self.parts_posted(delivery)[0] > 0
+
+    def parts_posted(self, delivery: Delivery) -> tuple[int, int]:
+        """(messages confirmed on the platform, messages planned) of a digest."""
+        planned = self.store.ledger.messages(delivery.id)
+        return sum(m.status == MessageState.CONFIRMED for m in planned), len(planned)
 
     def paused_count(self) -> int:
         """How many channels are paused (by their users or by the platform's refusals)."""

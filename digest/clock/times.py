@@ -17,18 +17,35 @@ PRESETS = {"daily": DAYS, "weekdays": DAYS[:5], "weekends": DAYS[5:]}
 GRACE = timedelta(hours=12)
 
 
+_NAMED = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
+# "9am", "9 am", "9:30pm", "9.30 p.m.", "12am" (midnight): the 12-hour clock's common spellings.
+_TWELVE = re.compile(r"([0-9]{1,2})(?:[:.]([0-9]{2}))?\s*([ap])\.?\s*m\.?")
+
+
 def parse_time(text: str) -> str:
-    """'9', '9:30', '09:30', '9.30', '9h30', '21h', '0930' -> 'HH:MM' (24-hour clock).
+    """'9', '9:30', '09:30', '9.30', '9h30', '21h', '0930', '9am', '9:30pm', 'noon',
+    'midnight' -> 'HH:MM' (24-hour clock).
 
     Minutes always take two digits: '9:5' could mean 9:05 or 9:50, so it is refused, as is a
-    three-digit '930'; four digits without a separator can only be HHMM.
+    three-digit '930'; four digits without a separator can only be HHMM. With am/pm the hour
+    runs 1 to 12 ('12am' is midnight, '12pm' noon).
     """
     typed = numeric_text(text).strip().lower()
+    if typed in _NAMED:
+        return _NAMED[typed]
+    if twelve := _TWELVE.fullmatch(typed):
+        hour, minute = int(twelve.group(1)), int(twelve.group(2) or 0)
+        if 1 <= hour <= 12 and minute <= 59:
+            return f"{hour % 12 + (12 if twelve.group(3) == 'p' else 0):02d}:{minute:02d}"
+        raise DigestError(
+            f"With am/pm the hour runs 1 to 12 (9am, 9:30pm, 12pm is noon), got {text[:20]!r}."
+        )
     m = re.fullmatch(r"([0-9]{1,2})(?:[:h.]([0-9]{2}))?h?|([0-9]{2})([0-9]{2})", typed)
     hour, minute = (m.group(1) or m.group(3), m.group(2) or m.group(4) or "0") if m else ("99", "0")
     if int(hour) > 23 or int(minute) > 59:
         raise DigestError(
-            f"Time must look like 09:30, 9:30, 0930 or 9 (24-hour clock), got {text[:20]!r}{_hint(typed)}."
+            "Time must look like 09:30, 9:30, 0930, 21, 9am, 9:30pm, noon or midnight, "
+            f"got {text[:20]!r}{_hint(typed)}."
         )
     return f"{int(hour):02d}:{int(minute):02d}"
 

@@ -270,9 +270,12 @@ def _when(service: Composer, channel: Channel, place: int, now: datetime) -> str
     when = f"{dues[nth]:%a %d %b %H:%M} ({channel.timezone}){overdue_note(dues[nth], now)}"
     if nth == 0:
         return f"It would be sent in the next digest, {when}."
+    # The line is the backlog's order, best score first, and scores follow the channel's
+    # votes: a 👍 or 👎 here reorders it, so the place is an estimate by today's scores.
     return (
-        f"It is number {place + 1} in line, so it would go out in about {nth + 1} digests, "
-        f"{when}, later if newer papers match first."
+        f"It is number {place + 1} in line by today's scores, so it would go out in about "
+        f"{nth + 1} digests, around {when}; votes here reorder the line, and newer papers that "
+        "match go first."
     )
 
 

@@ -12,6 +12,7 @@ from digest.clock.times import local_day
 from digest.delivery.backlog import compose_digest
 from digest.delivery.due import upcoming
 from digest.delivery.steps import describe
+from digest.models import DeliveryState
 
 if TYPE_CHECKING:
     from digest.channels.service import ChannelService
@@ -44,7 +45,12 @@ class Digests:
     def today_state(self, channel: Channel, now: datetime) -> str:
         """The true state of the channel's digest for its local today, in words."""
         day = local_day(now, channel.timezone)
-        return describe(self.store.deliveries.for_day(channel.id, day), self.store.ledger.messages)
+        d = self.store.deliveries.for_day(channel.id, day)
+        if channel.paused and d is None:  # not "not delivered yet", as if it might still come
+            return f"not sent: {channel.pause_state}"
+        state = describe(d, self.store.ledger.messages)
+        failed = d is not None and d.status == DeliveryState.FAILED
+        return f"{state} (channel paused)" if channel.paused and failed else state
 
     def preview_target(self, channel: Channel, now: datetime) -> tuple[date, str]:
         """The day a preview shows, and a note when today's digest is already settled or under way.

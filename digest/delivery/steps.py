@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # composing loads the ranker; `channels` and `list` only read
 
 #: Waits between attempts after transient failures (seconds): 1, 5, 15, then 60 minutes.
 BACKOFF = (60.0, 300.0, 900.0, 3600.0)
+#: Key (with the delivery id) of the platform's newest message in a channel no digest had posted
+#: to, read before its first message was posted: that lookup's bound on the platform's clock.
+FIRST_BOUND = "first-bound:"
 
 
 def new_instance_id() -> str:
@@ -175,6 +178,16 @@ class Deliveries:
     def rendered(self, claim: Claim) -> str | None:
         """What the plan was made from: a retry renders exactly this, not today's settings."""
         return self.store.ledger.rendered(claim.delivery.id)
+
+    def first_bound(self, claim: Claim) -> str | None:
+        """The platform's reference of the channel's newest message, read before this digest's
+        first message was posted to a channel no digest had posted to ('': the channel was
+        empty); None when none was kept."""
+        return self.store.kv.get(f"{FIRST_BOUND}{claim.delivery.id}")
+
+    def keep_first_bound(self, claim: Claim, ref: str) -> None:
+        """Keep ``first_bound`` before posting the first message (see DigestRunner)."""
+        self.store.kv.set(f"{FIRST_BOUND}{claim.delivery.id}", ref)
 
     def earlier_ref(self, claim: Claim) -> str | None:
         """A message the platform stored before this digest began (an earlier digest's last)."""

@@ -130,13 +130,13 @@ class PaperRepo:
         self.engine = engine
         self.clock = clock  # stamps rows (ingested, created, voted): the composition root's clock
         self.tldrs = TldrRepo(engine, clock)
-        # The model whose cached TL;DRs papers read here carry (None: none, the extractive line).
-        # Set by the composition root from DIGESTBOT_LLM_MODEL when an endpoint is configured.
-        self.tldr_model: str | None = None
+        # Whether papers read here carry their stored abstractive TL;DR (written from their
+        # present text, by whichever model); False: the extractive line only (DIGESTBOT_TLDR).
+        self.tldr_stored = True
 
     def _papers(self, session: Session, rows: list[PaperRow]) -> list[Paper]:
-        """Domain objects for ``rows``, with the configured model's cached TL;DRs."""
-        lines = self.tldrs.current(session, rows, self.tldr_model) if self.tldr_model else {}
+        """Domain objects for ``rows``, with their current cached TL;DRs."""
+        lines = self.tldrs.current(session, rows) if self.tldr_stored else {}
         return [to_paper(r, lines.get(r.id)) for r in rows]
 
     def _keys(self, session: Session) -> Keys:

@@ -22,14 +22,17 @@ class TldrRepo:
         self.engine = engine
         self.clock = clock  # stamps when a line was written
 
-    def current(self, session: Session, rows: Iterable[PaperRow], model: str) -> dict[str, str]:
-        """Paper id -> cached line for ``rows`` whose line ``model`` wrote from their present text."""
+    def current(
+        self, session: Session, rows: Iterable[PaperRow], model: str | None = None
+    ) -> dict[str, str]:
+        """Paper id -> cached line for ``rows`` written from their present text (by ``model``
+        when one is named: the writer's test of what is stale; readers take any model's)."""
         hashes = {r.id: r.content_hash for r in rows}
         if not hashes:
             return {}
-        stmt = select(PaperTldrRow).where(
-            PaperTldrRow.paper_id.in_(list(hashes)), PaperTldrRow.model == model
-        )
+        stmt = select(PaperTldrRow).where(PaperTldrRow.paper_id.in_(list(hashes)))
+        if model is not None:
+            stmt = stmt.where(PaperTldrRow.model == model)
         return {
             t.paper_id: t.text
             for t in session.scalars(stmt)

@@ -6,6 +6,7 @@ matplotlib is imported inside ``draw`` only: commands that draw nothing never lo
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def figure(stats: WeeklyStats, title: str) -> Figure:
     x = list(range(len(stats.weeks)))
     fig = Figure(figsize=(8, 5.6), dpi=100, layout="constrained")
     top, votes, rate = fig.subplots(3, 1, sharex=True, height_ratios=(3.2, 1.4, 1))
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(drawable(title), fontsize=11)
     base = [0] * len(x)
     for n, (interest, counts) in enumerate(stats.per_interest.items()):
         top.bar(
@@ -57,7 +58,7 @@ def figure(stats: WeeklyStats, title: str) -> Figure:
             hatch=HATCHES[n % len(HATCHES)],
             edgecolor="white",
             linewidth=0.6,
-            label=f"{_short(interest)} ({sum(counts)})",
+            label=f"{_short(drawable(interest))} ({sum(counts)})",
         )
         base = [b + c for b, c in zip(base, counts, strict=True)]
     for i, total in enumerate(base):
@@ -110,4 +111,33 @@ def figure(stats: WeeklyStats, title: str) -> Figure:
 
 
 def _short(text: str, limit: int = 32) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """At most ``limit`` characters, cut at the last word boundary with "…" (a single long word
+    is cut inside, as nothing else fits)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    word = head.rsplit(" ", 1)[0].rstrip(" ,;:-–")
+    return (word if " " in head and len(word) >= limit // 3 else head) + "…"
+
+
+#: Emoji in labels said in words: the picture's font (DejaVu Sans) has no glyph for them.
+WORDS = {"👍": "liked", "👎": "disliked"}
+
+
+def drawable(text: str) -> str:
+    """``text`` as the font can draw it: 👍/👎 in words, any other character the font has no
+    glyph for left out (it would print as an empty box)."""
+    for emoji, word in WORDS.items():
+        text = text.replace(emoji, word)
+    font = _font()
+    kept = "".join(c for c in text if c.isspace() or font.get_char_index(ord(c)))
+    return " ".join(kept.split())
+
+
+@lru_cache(maxsize=1)
+def _font():  # noqa: ANN202 - matplotlib's FT2Font, imported here only
+    """The font matplotlib draws the picture's text with."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    return FT2Font(font_manager.findfont(font_manager.FontProperties()))

@@ -40,6 +40,16 @@ class Picture:
     filename: str
 
 
+def shown_name(channel: Channel) -> str:
+    """'#lab': the channel's name as people know it. A console channel's id is its name; a
+    Slack or Discord channel whose name was never seen keeps its platform reference."""
+    if channel.name:
+        return f"#{channel.name}"
+    if channel.ref.platform == "console":
+        return f"#{channel.ref.channel_id}"
+    return str(channel.ref)
+
+
 def week_of(day: date) -> date:
     """The Monday starting ``day``'s week."""
     return day - timedelta(days=day.weekday())
@@ -147,8 +157,7 @@ class WeeklyPictures:
             return None
         from digest.weekly.draw import draw_here
 
-        name = f"#{channel.name}" if channel.name else str(channel.ref)
-        title = f"Weekly picture for {name}, {stats.span()}"
+        title = f"Weekly picture for {shown_name(channel)}, {stats.span()}"
         png = (self.draw or draw_here)(stats, title)
         return Picture(png, stats.alt_text(), title, f"weekly-{last_week}.png")
 

@@ -22,9 +22,13 @@ class WeeklyStats:
         return not any(sum(v) for v in self.per_interest.values()) and not sum(self.up + self.down)
 
     def span(self) -> str:
-        """'weeks of 5 Oct – 23 Nov 2026' for titles and alt text."""
+        """'weeks of 5 Oct – 23 Nov 2026' for titles and alt text; 'the week of 30 Nov 2026'
+        for one week; each date with its year when the weeks span a new year."""
         first, last = self.weeks[0], self.weeks[-1]
-        return f"weeks of {first:%-d %b} – {last:%-d %b %Y}"
+        if first == last:
+            return f"the week of {first:%-d %b %Y}"
+        start = f"{first:%-d %b %Y}" if first.year != last.year else f"{first:%-d %b}"
+        return f"weeks of {start} – {last:%-d %b %Y}"
 
     def count(self) -> str:
         """'8 weeks' or '1 week': how many weeks are drawn."""

@@ -142,3 +142,23 @@ def test_index_shows_how_many_papers_are_embedded(env_isolated, capsys, monkeypa
     run(capsys, "ingest", str(BUNDLED_PAPERS))  # a one-shot ingest embeds the backlog
     code, out, _ = run(capsys, "index")
     assert "embedded: 19 of 19 (100%)" in out
+
+
+def test_search_text_shows_each_results_tldr(env_isolated, capsys):
+    """`digestbot search` text output shows each result's TL;DR under its line, as docs/tldr.md
+    says every card does; the `--json` field holds the same line.
+
+    Breaks that turn this red: `_print_page` without the TL;DR line (only `--json` had it)."""
+    run(capsys, "ingest", str(BUNDLED_PAPERS))
+    code, out, _ = run(capsys, "search", "sparse autoencoders", "--limit", "3")
+    _, js, _ = run(capsys, "search", "sparse autoencoders", "--limit", "3", "--json")
+    lines = out.splitlines()
+    tldrs = [i for i, line in enumerate(lines) if line.startswith("     TL;DR: ")]
+    whys = [i for i, line in enumerate(lines) if line.startswith("     why: ")]
+    assert (
+        code == 0
+        and len(tldrs) == len(whys) == 3
+        and all(t < w for t, w in zip(tldrs, whys, strict=True))
+    )
+    first = " ".join(" ".join(lines[tldrs[0] : whys[0]]).split())
+    assert first == "TL;DR: " + json.loads(js)["results"][0]["tldr"]

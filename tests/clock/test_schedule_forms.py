@@ -3,7 +3,9 @@
 Breaks that turn this red: parse_time's HHMM alternative removed (`0930` refused, though the
 README lists it); one-digit minutes allowed (`9:5` read as 09:05); the README's list of forms
 edited without the parser (the README check below); either refused form losing its hint
-(`930` once got none: `_hint`'s three-digit branch removed).
+(`930` once got none: `_hint`'s three-digit branch removed); `_TWELVE` or `_NAMED` removed
+(`9am`, `9:30pm`, `noon`, `midnight` refused again); `_schedule_words` not joining a separate
+`am` (`9 am` read as a time zone); `12am` read as noon (`hour % 12` dropped).
 """
 
 import re
@@ -24,6 +26,14 @@ ACCEPTED = {
     "0930": "09:30",
     "9": "09:00",
     "21h": "21:00",
+    "9am": "09:00",
+    "9 am": "09:00",
+    "9:30pm": "21:30",
+    "9.30 p.m.": "21:30",
+    "12am": "00:00",
+    "12pm": "12:00",
+    "noon": "12:00",
+    "midnight": "00:00",
 }
 REFUSED = ["9:5", "930"]
 HINTS = {
@@ -56,8 +66,14 @@ def test_every_listed_form_is_accepted(app, typed, stored):
 
 @pytest.mark.parametrize("typed", REFUSED)
 def test_ambiguous_forms_are_refused_with_the_accepted_ones_named(app, typed):
-    with pytest.raises(DigestError, match="09:30, 9:30, 0930 or 9"):
+    with pytest.raises(DigestError, match="09:30, 9:30, 0930, 21, 9am, 9:30pm, noon or midnight"):
         parse_time(typed)
     reply = say(app, f"schedule {typed}")
     assert reply.error and "Time must look like" in reply.text
     assert HINTS[typed] in reply.text, reply.text  # each refused form says what to type instead
+
+
+@pytest.mark.parametrize("typed", ["13pm", "0am", "9:75pm"])
+def test_an_impossible_twelve_hour_time_is_refused(app, typed):
+    reply = say(app, f"schedule {typed} UTC")
+    assert reply.error and "With am/pm the hour runs 1 to 12" in reply.text, reply.text

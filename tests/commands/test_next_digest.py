@@ -67,3 +67,14 @@ def test_channels_cli_agrees(app, lab, monkeypatch, capsys):
     monkeypatch.setattr(cli, "wired", lambda db: app)
     channels_cmd()
     assert "next 2026-11-30 09:00 CET (missed: caught up at once)" in capsys.readouterr().out
+
+
+def test_resume_says_when_the_next_digest_comes(app, lab):
+    """`/papers resume` names the digest the scheduler will send next, as `list` does.
+    Break that turns this red: resume answering "Digests resumed." alone (the old reply)."""
+    ctx = Context(lab.ref, "u1", now=EVENING)
+    assert not app.commands.handle("pause", ctx).error
+    reply = app.commands.handle("resume", ctx)
+    due = app.digests.next_digest(app.store.channels.get(lab.ref), EVENING)
+    assert reply.text == f"Digests resumed. Next digest: {due:%a %d %b %H:%M %Z}.", reply.text
+    assert f"Next digest: {due:%a %d %b %H:%M %Z}" in app.commands.handle("list", ctx).text

@@ -95,7 +95,12 @@ def test_why_says_whether_and_when_a_paper_would_be_sent(app):
     ]
     later = queue[7]  # eighth in line: the second digest (size 5)
     text = _why(app, ref, later, now).text
-    assert "in about 2 digests, Wed 02 Dec 09:00 (UTC)" in text, text
+    assert "in about 2 digests, around Wed 02 Dec 09:00 (UTC)" in text, text
+    # The place is today's: votes reorder the line with no paper ingested, and the answer
+    # says so rather than promising a day (break: the old "later if newer papers match first"
+    # alone, read as a date that only newer papers could move).
+    assert "number 8 in line by today's scores" in text, text
+    assert "votes here reorder the line" in text, text
     _post(app, runner, adapter, ref, DAY)
     assert "already sent here" in _why(app, ref, top, now).text
     below = next(p for p in app.store.papers.ids_since(None) if p.startswith("syn-gnn"))

@@ -21,8 +21,9 @@ from digest.models import ChannelRef, SubscriptionKind
 
 #: One statement each: paper count (ranker), max sequence, last digest's sequence, new ids,
 #: subscriptions, net votes, sent papers, recent ids (backlog pool), the picked papers' rows,
-#: the picks' 👍 in the workspace's other channels.
-MOST = 10
+#: the picks' 👍 in the workspace's other channels, and the picks' stored TL;DR lines (read by
+#: every process, whatever its LLM settings: docs/tldr.md).
+MOST = 11
 
 
 def test_one_digest_reads_each_thing_once(app):

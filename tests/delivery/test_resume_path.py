@@ -365,3 +365,158 @@ def test_a_discord_take_over_sends_the_planned_thread_after_threads_is_turned_of
     assert asyncio.run(scenario()) == ["posted 5 papers"]
     (header,) = fake_discord.arrived("111")
     assert len(fake_discord.arrived(header["id"])) == 5  # every paper in the planned thread
+
+
+def test_a_claim_that_cannot_be_rebuilt_is_failed_and_the_take_over_goes_on(
+    app, slack, monkeypatch
+):
+    """The take-over path's per-claim guard (`Deliveries.take_over`'s try/except around
+    `rebuild`): one lapsed claim whose digest cannot be rebuilt is failed with the reason, and
+    the claims after it are still taken over and posted, on the strict Slack fake.
+
+    Breaks that turn this red: the try/except around `rebuild` removed (recover raises at the
+    second claim: the third is never posted and the second keeps no reason); the guard catching
+    without `ledger.fail` (the broken claim stays unfinished, taken over again every sweep, and
+    `list` names no reason); `continue` instead of the append (nothing is posted)."""
+    from digest.delivery import steps
+
+    chans = [slack_channel(app, cid) for cid in ("C1", "C2", "C3")]
+    dead = deliveries(app, "host-1")
+    for ch in chans:  # claimed, then the process died before posting anything
+        assert dead.claim(ch, DAY) is not None
+    lapse()
+    real = steps.Deliveries.rebuild
+
+    def rebuild(self, d):
+        if d.channel_id == chans[1].id:  # a stored claim this code can no longer read
+            raise KeyError("paper gone")
+        return real(self, d)
+
+    monkeypatch.setattr(steps.Deliveries, "rebuild", rebuild)
+    runner = DigestRunner(deliveries(app, "host-2"), {"slack": slack_poster(slack)})
+    outcomes = asyncio.run(runner.recover())
+    assert outcomes == ["posted 5 papers", "posted 5 papers"]
+    assert len(top_level_papers(slack.arrived("C1"))) == 5
+    assert len(top_level_papers(slack.arrived("C3"))) == 5
+    assert slack.arrived("C2") == [] and not slack.rejected
+    bad = app.store.deliveries.for_day(chans[1].id, DAY)
+    assert bad.status == FAILED and "internal error (KeyError" in bad.last_error
+    lapse()
+    assert asyncio.run(runner.recover()) == []  # failed for good: never taken over again
+    listing = app.commands.handle("list", Context(ref=chans[1].ref, user="u", now=NOON)).text
+    assert "not delivered: not sent because of an internal error (KeyError" in listing
+
+
+def test_channels_says_a_discord_digest_paused_after_its_header_was_paused_and_why(
+    app, fake_discord, capsys, monkeypatch
+):
+    """A Discord digest whose header was posted and whose next message Discord refused (twice,
+    the second time degraded): `digestbot channels` says how much was posted, that the channel
+    was paused and why, and today's digest as not sent because of the pause, never the bare
+    "(partly delivered); today: not delivered".
+
+    Breaks that turn this red: `channels_cmd` printing "(partly delivered)" alone (no pause, no
+    reason); `today_state` not looking at the pause (no "(channel paused)")."""
+    from bot.cli import channels as cli_channels
+
+    ref = ChannelRef("discord", "111", "77")
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    app.channels.settings.set_option(
+        ref, "threads", True
+    )  # header in the channel, papers in its thread
+    ch = app.store.channels.get(ref)
+    refused = (400, {}, {"message": "Invalid Form Body", "code": 50035, "errors": {}})
+
+    day = app.clock().date()
+    refusing: list[str] = []
+
+    async def scenario():
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login("fake-token")
+        try:
+            r = DigestRunner(deliveries(app), {"discord": DiscordPoster(client)})
+            original = DiscordPoster.post_part
+
+            async def post_part(self, ref, reply, position, key, parent, degrade=False):
+                if position == 1 and not refusing:  # the first paper: Discord refuses it twice
+                    (header,) = fake_discord.arrived("111")
+                    refusing.append(header["id"])
+                    fake_discord.fail[header["id"]] = [refused]  # in the thread
+                    fake_discord.fail["111"] = [refused]  # and degraded, inline
+                return await original(self, ref, reply, position, key, parent, degrade)
+
+            monkeypatch.setattr(DiscordPoster, "post_part", post_part)
+            return await r.run_channel(ch.id, day)
+        finally:
+            await client.close()
+
+    outcome = asyncio.run(scenario())
+    assert "channel paused" in outcome, outcome
+    (header,) = fake_discord.arrived("111")
+    assert fake_discord.arrived(header["id"]) == []  # nothing got into the thread
+    monkeypatch.setattr(cli_channels, "wired", lambda db: app)
+    monkeypatch.setattr(app, "close", lambda: None)
+    cli_channels.channels_cmd(None)
+    out = capsys.readouterr().out
+    stored = app.store.deliveries.for_day(ch.id, day)
+    assert f"last {day} (partly delivered: 1 of " in out, out
+    assert f"messages posted, then paused: {stored.last_error})" in out, out
+    assert "50035" in stored.last_error
+    assert f"today: not delivered: {stored.last_error} (channel paused)" in out, out
+
+
+@pytest.mark.parametrize("platform", ["slack", "discord"])
+def test_a_host_clock_hours_ahead_does_not_repost_a_channels_first_message(
+    app, slack, fake_discord, platform
+):
+    """A channel's first message ever, its answer lost, with the host's clock two hours ahead of
+    the platform's: the lookup is bounded by the channel's newest message read from the
+    platform before posting (the platform's clock), so the message is found, not posted twice.
+    Each fake stamps messages with its own, skewed clock.
+
+    Breaks that turn this red: `_keep_first_bound` not called (the lookup falls back to the
+    claim time less an hour on the host's clock: the message is posted twice); `first_bound`
+    read but ignored in the lookup (posted twice)."""
+    if platform == "slack":
+        slack.clock_skew = -2 * 3600
+        slack.chaos = failing_nth_post(1, "drop")  # the header is stored; its answer is lost
+        ref = ChannelRef("slack", "C1", "T1")
+        poster, where = slack_poster(slack), "C1"
+    else:
+        fake_discord.clock_skew = -2 * 3600
+        dropped = {"n": 0}
+
+        def drop_first(method, path):
+            if method == "POST" and path == "/channels/111/messages":
+                dropped["n"] += 1
+                return "drop" if dropped["n"] == 1 else None
+            return None
+
+        fake_discord.chaos = drop_first
+        ref, where = ChannelRef("discord", "111", "77"), "111"
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "diffusion models")
+    ch = app.store.channels.get(ref)
+
+    async def scenario():
+        if platform == "slack":
+            r = DigestRunner(deliveries(app), {"slack": poster})
+            first = await r.run_channel(ch.id, DAY)
+            await asyncio.sleep(0.45)
+            return first, await r.recover()
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login("fake-token")
+        try:
+            r = DigestRunner(deliveries(app), {"discord": DiscordPoster(client)})
+            first = await r.run_channel(ch.id, DAY)
+            await asyncio.sleep(0.45)
+            return first, await r.recover()
+        finally:
+            await client.close()
+
+    first, again = asyncio.run(scenario())
+    assert first.startswith("retrying at "), first
+    assert again == ["posted 5 papers"]
+    if platform == "slack":
+        assert len(slack.arrived(where)) == 1 == len(slack.posts(where))  # posted once
+    else:
+        assert len(fake_discord.arrived(where)) == 1  # one digest message, not two

@@ -5,7 +5,7 @@ answers 404 / 10003 Unknown Channel."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from discord.utils import snowflake_time, time_snowflake
 
@@ -38,11 +38,13 @@ class DiscordChannels:
         #: (or in ``gone``) is 404 / 10003, as for a channel the bot cannot see.
         self.described: dict[str, dict] = {}
         self._last_id = 0
+        self.clock_skew = 0.0  # seconds Discord's clock is ahead of the host's (negative: behind)
         self.nonce_window = 300.0  # enforce_nonce dedupes "in the past few minutes" only
 
     def _next(self) -> str:
         """A fresh snowflake from the clock, increasing, as Discord makes them."""
-        self._last_id = max(time_snowflake(datetime.now(UTC)), self._last_id + 1)
+        now = datetime.now(UTC) + timedelta(seconds=self.clock_skew)
+        self._last_id = max(time_snowflake(now), self._last_id + 1)
         return str(self._last_id)
 
     @staticmethod

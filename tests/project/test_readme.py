@@ -71,3 +71,31 @@ def test_readme_stays_a_guide():
     quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
     block = quickstart.split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(block) == 2 and block[0].endswith("digestbot run") and block[1].endswith("pytest")
+
+
+def test_the_quickstarts_subscribe_example_matches_a_bundled_paper(tmp_path):
+    """The `subscribe` the Quickstart tells a new user to type at the demo's prompt finds a
+    bundled paper. Break that turns this red: the old `subscribe author:Ada Lovelace` (no
+    bundled paper lists authors: "No stored paper matches it yet")."""
+    from bot.app import build
+    from bot.commands.core import Context
+    from bot.config import Settings
+    from digest import BUNDLED_PAPERS
+    from digest.models import ChannelRef
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("At the prompt type any chat command:", 1)[1].split("\n\n", 1)[0]
+    examples = re.findall(r"`/papers (subscribe [^`<]+)`", quick)
+    assert examples, quick
+    db = f"sqlite:///{tmp_path / 'demo.db'}"
+    app = build(db, Settings(index_dir=str(tmp_path / "index"), database_url=db))
+    try:
+        app.papers.ingest(str(BUNDLED_PAPERS))
+        for typed in examples:
+            reply = app.commands.handle(typed, Context(ChannelRef("console", "lab"), "ann"))
+            assert not reply.error and re.search(r"\d+ stored papers? match", reply.text), (
+                typed,
+                reply.text,
+            )
+    finally:
+        app.close()

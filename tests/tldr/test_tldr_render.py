@@ -114,7 +114,6 @@ def test_a_scheduled_slack_digest_arrives_with_cached_lines(app):
         app.store.papers.tldrs.save(
             pid, "tiny", papers[pid].content_hash, f"Cached line for {pid}."
         )
-    app.store.papers.tldr_model = "tiny"
     with FakeSlack() as slack:
         slack.join("C1")
         ref = ChannelRef("slack", "C1", "T1")
@@ -137,3 +136,51 @@ def test_a_scheduled_slack_digest_arrives_with_cached_lines(app):
             want = f"Cached line for {pid}." if pid in ids[::2] else tldr_line(papers[pid])
             assert plain(want)[:50] in b["text"]["text"]
         assert not slack.rejected
+
+
+def test_a_process_without_llm_settings_shows_the_stored_line(tmp_path, monkeypatch):
+    """The line an ingest with DIGESTBOT_LLM_MODEL paid for is shown by `digestbot cmd` run with
+    no LLM setting at all (and by one with another model); DIGESTBOT_TLDR=extractive prefers the
+    extractive line.
+
+    Breaks that turn this red: `PaperRepo._papers` reading lines only for a configured model
+    (the plain process shows the extractive line); `TldrRepo.current` filtering by model when
+    none is named; the composition root ignoring DIGESTBOT_TLDR."""
+    from bot.cli.main import main as cli
+
+    for name in [n for n in __import__("os").environ if n.startswith("DIGESTBOT_LLM")]:
+        monkeypatch.delenv(name)
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    monkeypatch.setenv("DIGESTBOT_DATABASE_URL", db)
+    monkeypatch.setenv("DIGESTBOT_INDEX_DIR", str(tmp_path / "index"))
+    from bot.app import build
+    from bot.config import Settings
+
+    writer = build(db, Settings(index_dir=str(tmp_path / "index"), database_url=db))
+    writer.store.papers.upsert(bundled())
+    some = writer.store.papers.list(1)[0]
+    writer.store.papers.tldrs.save(some.id, "paid-model", some.content_hash, "Paid line here.")
+    writer.close()
+
+    def shown(capsys_out: str) -> str:
+        return " ".join(capsys_out.split())
+
+    import contextlib
+    import io
+
+    def run(*args: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            cli(["papers", "show", some.id, *args])
+        return shown(out.getvalue())
+
+    assert "TL;DR: Paid line here." in run()
+    monkeypatch.setenv("DIGESTBOT_LLM_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("DIGESTBOT_LLM_MODEL", "another-model")
+    assert "TL;DR: Paid line here." in run()
+    monkeypatch.setenv("DIGESTBOT_TLDR", "extractive")
+    text = run()
+    assert (
+        "Paid line here." not in text
+        and f"TL;DR: {tldr_line(replace(some, tldr=None))[:40]}" in text
+    )

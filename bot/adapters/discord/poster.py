@@ -267,6 +267,14 @@ class DiscordPoster:
             )
         return None
 
+    async def latest_ref(self, ref: ChannelRef) -> str | None:
+        """The channel's newest message ("channel:snowflake", Discord's clock); None if empty."""
+        with posting_errors("could not read history: "):
+            where = await self._target(ref)
+            async for m in where.history(limit=1):
+                return f"{m.channel.id}:{m.id}"
+        return None
+
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """An ordinary message (with an export attached when there is one)."""
         try:

@@ -274,6 +274,21 @@ class SlackPoster:
             )
         return None
 
+    async def latest_ref(self, ref: ChannelRef) -> str | None:
+        """The channel's newest message ("channel:ts", Slack's clock), None when it has none or
+        cannot be read (not a member: nothing can be looked up there anyway)."""
+        with posting_errors("could not read history: "):
+            client = await self.client(ref.workspace)
+            channel = await self._channel(client, ref)
+            try:
+                answer = await client.conversations_history(channel=channel, limit=1)
+            except SlackApiError as exc:
+                if exc.response.get("error") != "not_in_channel":
+                    raise
+                return None
+            messages = answer.get("messages") or []
+            return f"{channel}:{messages[0]['ts']}" if messages else None
+
     async def send(self, ref: ChannelRef, reply: Reply) -> None:
         """An ordinary (public) message."""
         with posting_errors():
