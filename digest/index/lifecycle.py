@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from digest.index.embeddings import (
     DIM,
@@ -42,7 +43,7 @@ from digest.rank.index import (
 )
 from digest.rank.semantic import align
 from digest.store import Store
-from digest.store.index_parts import BASE, SEGMENT, IndexClaim, PartInfo
+from digest.store.index_parts import BASE, SEGMENT, IndexClaim, IndexPartRepo, PartInfo
 from digest.store.papers import CorpusVersion
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,12 @@ class IndexStore:
                 self._snap, self._stored, self._base, self.index = None, None, None, None
 
     # -- serving ------------------------------------------------------------------------------
+
+    @property
+    def _repo(self) -> IndexPartRepo:
+        """The stored parts, on the paths that share the index (a folder is set)."""
+        assert self.parts is not None, "the index is shared only when a folder is set"
+        return self.parts
 
     def ready(self) -> PaperIndex | None:
         """The index answers come from now, without waiting (None: none is complete yet)."""
@@ -285,8 +292,8 @@ class IndexStore:
             self._sync_held()
 
     def _sync_held(self) -> None:
-        self._epoch = self.parts.text_epoch()
-        base = self.parts.latest_base(FORMAT)
+        self._epoch = self._repo.text_epoch()
+        base = self._repo.latest_base(FORMAT)
         if base is None:
             return
         mine = self._base
@@ -301,12 +308,14 @@ class IndexStore:
                 self._base, self._applied, self._segments = base, 0, 0
             elif not self._load_base(base):
                 return
-        for seg in self.parts.segments(self._base.id, after=self._applied):
+        if self._base is None:  # no stored base could be loaded: nothing to add to
+            return
+        for seg in self._repo.segments(self._base.id, after=self._applied):
             if not self._load_segment(seg):
                 break
 
     def _load_base(self, base: PartInfo) -> bool:
-        blob = self.parts.blob(base.id)
+        blob = self._repo.blob(base.id)
         if blob is None:
             return False  # pruned meanwhile: the next look finds the newer one
         snap = _load(blob)
@@ -320,13 +329,15 @@ class IndexStore:
         stored = self._stored
         if stored is None or seg.seq_from != stored.seq:
             return False  # not the next one for what we hold (a race with a merge): reload later
-        blob = self.parts.blob(seg.id)
+        blob = self._repo.blob(seg.id)
         if blob is None:
             return False
         part = _load(blob)
         self.loads += 1
         try:
-            index = stored.index if part is None else apply_segment(stored.index, part)
+            index = (
+                stored.index if part is None else apply_segment(stored.index, cast(Segment, part))
+            )
         except SegmentMismatchError:
             log.warning("index segment %d does not fit the index held; reloading", seg.id)
             self._base = None
@@ -385,10 +396,11 @@ class IndexStore:
             index = base.index if seg is None else apply_segment(base.index, seg)
             blob = _dump(seg)
         except BaseException:
-            self.parts.release(claim)
+            self._repo.release(claim)
             raise
         self.appends += 1
-        info = self.parts.add(
+        assert self._base is not None  # checked on entry; a segment always has its base
+        info = self._repo.add(
             claim, FORMAT, SEGMENT, blob, base.seq, upto, len(index), base_id=self._base.id
         )
         snap = Snapshot(index, upto)
@@ -437,13 +449,13 @@ class IndexStore:
 
     def _write_fit(self, claim: IndexClaim, version: CorpusVersion) -> Snapshot:
         try:
-            epoch = self.parts.text_epoch()  # before reading: a change made during it marks it
+            epoch = self._repo.text_epoch()  # before reading: a change made during it marks it
             snap = self._fit(version)
             blob = _dump(snap)
         except BaseException:
-            self.parts.release(claim)
+            self._repo.release(claim)
             raise
-        info = self.parts.add(
+        info = self._repo.add(
             claim, FORMAT, BASE, blob, 0, snap.seq, len(snap.index), text_epoch=epoch
         )
         if info is not None:
@@ -451,7 +463,7 @@ class IndexStore:
                 old = self._base
                 self._stored, self._base, self._applied, self._segments = snap, info, 0, 0
                 self._epoch = max(self._epoch, epoch)
-            self.parts.prune(FORMAT, old.id if old is not None else info.id)
+            self._repo.prune(FORMAT, old.id if old is not None else info.id)
         return snap
 
     def _fit(self, version: CorpusVersion) -> Snapshot:

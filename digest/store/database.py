@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import CursorResult, Engine, Result, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
@@ -229,3 +229,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
     with migration_lock(engine):
         command.upgrade(alembic_config(engine), revision)
+
+
+def rows_changed(result: Result[Any]) -> int:
+    """Rows an UPDATE or DELETE touched (SQLAlchemy types ``execute()`` as a plain Result)."""
+    return cast("CursorResult[Any]", result).rowcount

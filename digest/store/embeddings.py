@@ -18,6 +18,7 @@ from sqlalchemy import Engine, and_, delete, exists, func, insert, select, updat
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from digest.store.database import rows_changed
 from digest.store.deliveries import db_now
 from digest.store.schema import CounterRow, EmbeddingClaimRow, PaperEmbeddingRow, PaperRow
 
@@ -224,9 +225,11 @@ class EmbeddingRepo:
         if not paper_ids:
             return 0
         with Session(self.engine) as session:
-            gone = session.execute(
-                delete(PaperEmbeddingRow).where(PaperEmbeddingRow.paper_id.in_(list(paper_ids)))
-            ).rowcount
+            gone = rows_changed(
+                session.execute(
+                    delete(PaperEmbeddingRow).where(PaperEmbeddingRow.paper_id.in_(list(paper_ids)))
+                )
+            )
             session.commit()
             return gone
 

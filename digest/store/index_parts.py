@@ -16,6 +16,7 @@ from sqlalchemy import Engine, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from digest.store.database import rows_changed
 from digest.store.deliveries import db_now
 from digest.store.schema import CounterRow, IndexClaimRow, IndexPartRow
 
@@ -109,15 +110,17 @@ class IndexPartRepo:
                 return IndexClaim(key, token)
             except IntegrityError:
                 session.rollback()
-            taken = session.execute(
-                update(IndexClaimRow)
-                .where(
-                    IndexClaimRow.key == key,
-                    IndexClaimRow.done.is_(False),
-                    IndexClaimRow.lease_until < db_now(self.engine),
+            taken = rows_changed(
+                session.execute(
+                    update(IndexClaimRow)
+                    .where(
+                        IndexClaimRow.key == key,
+                        IndexClaimRow.done.is_(False),
+                        IndexClaimRow.lease_until < db_now(self.engine),
+                    )
+                    .values(claimed_by=token, lease_until=db_now(self.engine, lease_s))
                 )
-                .values(claimed_by=token, lease_until=db_now(self.engine, lease_s))
-            ).rowcount
+            )
             session.commit()
         return IndexClaim(key, token) if taken == 1 else None
 
@@ -154,15 +157,17 @@ class IndexPartRepo:
         """Write a part and mark ``claim`` done, in one transaction, only while the claim is
         still ours (None: another worker took it over)."""
         with Session(self.engine) as session:
-            mine = session.execute(
-                update(IndexClaimRow)
-                .where(
-                    IndexClaimRow.key == claim.key,
-                    IndexClaimRow.claimed_by == claim.token,
-                    IndexClaimRow.done.is_(False),
+            mine = rows_changed(
+                session.execute(
+                    update(IndexClaimRow)
+                    .where(
+                        IndexClaimRow.key == claim.key,
+                        IndexClaimRow.claimed_by == claim.token,
+                        IndexClaimRow.done.is_(False),
+                    )
+                    .values(done=True)
                 )
-                .values(done=True)
-            ).rowcount
+            )
             if mine != 1:
                 session.rollback()
                 return None
@@ -192,15 +197,17 @@ class IndexPartRepo:
         """Delete bases older than ``keep_from`` and their segments, and every part of another
         format; how many parts went."""
         with Session(self.engine) as session:
-            gone = session.execute(
-                delete(IndexPartRow).where(
-                    or_(
-                        IndexPartRow.format != fmt,
-                        (IndexPartRow.kind == BASE) & (IndexPartRow.id < keep_from),
-                        (IndexPartRow.kind == SEGMENT) & (IndexPartRow.base_id < keep_from),
+            gone = rows_changed(
+                session.execute(
+                    delete(IndexPartRow).where(
+                        or_(
+                            IndexPartRow.format != fmt,
+                            (IndexPartRow.kind == BASE) & (IndexPartRow.id < keep_from),
+                            (IndexPartRow.kind == SEGMENT) & (IndexPartRow.base_id < keep_from),
+                        )
                     )
                 )
-            ).rowcount
+            )
             session.commit()
             return gone
 
@@ -213,11 +220,13 @@ class IndexPartRepo:
     def texts_changed(self) -> None:
         """Stored papers changed text: every base fitted before now is stale."""
         with Session(self.engine) as session:
-            done = session.execute(
-                update(CounterRow)
-                .where(CounterRow.name == TEXTS)
-                .values(value=CounterRow.value + 1)
-            ).rowcount
+            done = rows_changed(
+                session.execute(
+                    update(CounterRow)
+                    .where(CounterRow.name == TEXTS)
+                    .values(value=CounterRow.value + 1)
+                )
+            )
             if done == 0:  # a schema made without the migration's counter row
                 session.add(CounterRow(name=TEXTS, value=1))
             session.commit()

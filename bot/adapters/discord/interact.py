@@ -310,6 +310,7 @@ def with_pager(deps: Deps, reply: Reply, spec: dict) -> Reply:
     """Page buttons carry a short key to the stored search, so no search is too long to page."""
     if not any(a.kind == "page" for a in reply.actions):
         return reply
+    assert deps.pages is not None  # Deps fills it in
     key = deps.pages.keep(json.dumps(spec, sort_keys=True))  # kept a day (digest/papers/pages.py)
     actions = tuple(
         replace(a, value=f"{key}:{a.page}") if a.kind == "page" else a for a in reply.actions
@@ -320,6 +321,7 @@ def with_pager(deps: Deps, reply: Reply, spec: dict) -> Reply:
 async def turn_page(deps: Deps, i: discord.Interaction, key: str, page: int) -> None:
     """Next/Prev: the same search at another page, edited into the same message."""
     await i.response.defer()  # acknowledge now; the edit follows
+    assert deps.pages is not None  # Deps fills it in
     blob = await asyncio.to_thread(deps.pages.recall, key)
     if blob is None:
         await apologise(i, "That search is no longer stored; run `/papers search` again.")

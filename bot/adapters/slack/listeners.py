@@ -60,10 +60,13 @@ def stored_pages(deps: Deps, reply: Reply) -> Reply:
     key to it instead, so a long query pages as a short one (blocking: run it in a thread).
     The key lasts a day (digest/papers/pages.py)."""
 
+    pages = deps.pages
+    assert pages is not None  # Deps fills it in
+
     def key(a: Action) -> Action:
         if a.kind != "page" or len(a.value) <= MAX_VALUE:
             return a
-        return replace(a, value=f"{PAGED}{deps.pages.keep(a.value)}")
+        return replace(a, value=f"{PAGED}{pages.keep(a.value)}")
 
     return replace(reply, actions=tuple(key(a) for a in reply.actions))
 
@@ -350,6 +353,7 @@ def register_actions(app: AsyncApp, deps: Deps) -> None:
             deps, client, body["team"]["id"], body["channel"]["id"], body["user"]["id"]
         )
         if text.startswith(PAGED):
+            assert deps.pages is not None  # Deps fills it in
             text = await asyncio.to_thread(deps.pages.recall, text[len(PAGED) :])
             if text is None:
                 raise DigestError("That search is no longer stored; run `/papers search` again.")
