@@ -172,12 +172,12 @@ def day1(svc: ChannelService, n: int, q: dict) -> tuple[ChannelRef, list[str]]:
     ref = ChannelRef("bench", f"c{n}")
     if "liked" in q:
         for pid in q["liked"]:
-            svc.add(ref, SubscriptionKind.LIKE, pid)
+            svc.follows.add(ref, SubscriptionKind.LIKE, pid)
     else:
-        svc.add(ref, SubscriptionKind.TOPIC, q["query"])
-    svc.set_size(ref, str(size))
-    svc.set_threshold(ref, "0")
-    shown = [i.paper.id for i in svc.preview(ref, DAY1).items]
+        svc.follows.add(ref, SubscriptionKind.TOPIC, q["query"])
+    svc.settings.set_size(ref, str(size))
+    svc.settings.set_threshold(ref, "0")
+    shown = [i.paper.id for i in Digests(svc).preview(ref, DAY1).items]
     relevant = set(q["relevant"])
     for pid in shown:
         svc.vote(ref, "ann", pid, 1 if pid in relevant else -1)

@@ -74,7 +74,8 @@ class App:
         store = Store.open(self.database_url, create_folder=create, clock=self.clock)
         # Papers carry their stored abstractive TL;DR, whichever model wrote it, so a process
         # without the LLM settings shows the line another one paid for (docs/tldr.md).
-        store.papers.tldr_stored = self.settings.tldr == "stored"
+        # (Set on the store, not its papers: a listing must not load the paper repository.)
+        store.tldr_stored = self.settings.tldr == "stored"
         return store
 
     @cached_property

@@ -38,13 +38,17 @@ class Store:
     def __init__(self, engine: Engine, clock: Clock = system_clock) -> None:
         self.engine = engine
         self.clock = clock
+        #: Papers carry their stored abstractive TL;DR (False: the extractive line only).
+        self.tldr_stored = True
 
     @cached_property
     def papers(self) -> PaperRepo:
         """Papers, their keys and TL;DRs."""
         from digest.store.papers import PaperRepo
 
-        return PaperRepo(self.engine, self.clock)
+        papers = PaperRepo(self.engine, self.clock)
+        papers.tldr_stored = self.tldr_stored
+        return papers
 
     @cached_property
     def channels(self) -> ChannelRepo:

@@ -17,7 +17,7 @@ from tests.support.cli_proc import digestbot, one_error
         ((), "'digestbot' needs one of: channels"),
         (("papers",), "'digestbot papers' needs one of: list, show"),
         (("db",), "'digestbot db' needs one of: upgrade"),
-        (("discord",), "'digestbot discord' needs one of: sync"),
+        (("discord",), "'digestbot discord' needs one of: shards, sync"),
     ],
 )
 def test_a_bare_group_prints_help_then_names_the_missing_command(tmp_path, args, names):

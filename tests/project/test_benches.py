@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: (module, arguments, what its output must contain)
 BENCHES = [
     ("quality", [], "themes.jsonl"),
-    ("calibration", ["--lexical"], "Reliability of the shown score"),
+    ("calibration", ["--lexical"], "ECE cross-validated"),
     ("feedback", ["--lexical"], "queries"),
     ("why", [], "queries"),
     ("tldr", [], "TL;DR rule"),

@@ -60,5 +60,5 @@ def test_the_title_names_the_channel(store, corpus_records):
     store.papers.upsert(corpus_records[:20])
     ch = replace(seed(store, ChannelRef("console", "lab")), name=None)  # as `run` makes it
     assert shown_name(ch) == "#lab"
-    pic = WeeklyPictures(store, "w").picture(ch, MONDAY - timedelta(weeks=1))
+    pic = WeeklyPictures(store).picture(ch, MONDAY - timedelta(weeks=1))
     assert pic is not None and "console:lab" not in pic.title and "#lab" in pic.title

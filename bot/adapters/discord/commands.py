@@ -71,7 +71,7 @@ class ChannelCommands(app_commands.Group):
 
     @app_commands.command(description="When digests arrive")
     @app_commands.describe(
-        time="HH:MM (24-hour), 9am, 9:30pm, noon or midnight",
+        time="HH:MM, 9am, 9:30pm, noon",
         timezone="IANA name, e.g. Europe/Berlin",
         days="daily, weekdays, weekends or e.g. mon,wed,fri",
     )
