@@ -82,7 +82,7 @@ class LibraryImports:
             library.format, library.read, skipped=list(library.skipped), unit=library.unit
         )
         entries = list(library.entries)
-        found = self.store.papers.find_wanted([_wanted(e) for e in entries])
+        found = self.store.papers.find_wanted([wanted_of(e) for e in entries])
         subs = self.store.channels.subscriptions(channel.id)
         liked = {s.text for s in subs if s.kind is SubscriptionKind.LIKE}
         room = MAX_SUBSCRIPTIONS - len(subs)
@@ -133,7 +133,7 @@ class LibraryImports:
         counts = self.papers.store_library(records)
         report.kept += counts.added
         report.matched += len(records) - counts.added
-        ids = self.store.papers.find_wanted([_wanted(e) for e in entries])
+        ids = self.store.papers.find_wanted([wanted_of(e) for e in entries])
         out = []
         for e, pid in zip(entries, ids, strict=True):
             if pid is None and e.record is not None:  # found by its own id (title too short)
@@ -143,7 +143,8 @@ class LibraryImports:
         return out
 
 
-def _wanted(entry: Entry) -> Wanted:
+def wanted_of(entry: Entry) -> Wanted:
+    """What the store looks a library entry up by: its ids, else its title and abstract."""
     rec = entry.record
     return Wanted(
         arxiv=entry.ref.arxiv,

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from digest.clock import Clock, system_clock
 from digest.errors import DigestError
+from digest.library.seed import wanted_of
 from digest.models import ChannelRef, Paper, SubscriptionKind
 
 # pyzotero (with bibtexparser, feedparser), cryptography and the library readers load with the
 # first Zotero call: every command builds this service, and `/papers list` must not pay for them.
 if TYPE_CHECKING:
     from digest.channels.service import ChannelService
-    from digest.store.papers import Wanted
     from digest.store.zotero import Connection
     from digest.zotero.client import ZoteroLibrary
     from digest.zotero.secrets import SecretBox
@@ -226,7 +226,7 @@ class ZoteroService:
 
         imported = LibraryImports.over(self.channels).import_library(ref, library, conn.user_id)
         report.added += imported.added
-        found = self.store.papers.find_wanted([_wanted(e) for _, e in usable])
+        found = self.store.papers.find_wanted([wanted_of(e) for _, e in usable])
         added = set(imported.liked)
         for (key, _), pid in zip(usable, found, strict=True):
             self.store.zotero.put_item(conn.id, SYNCED, key, pid, pid in added)
@@ -353,20 +353,6 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
         "year": year.group(1) if year else "",
     }
     return {k: v for k, v in fields.items() if v}
-
-
-def _wanted(entry: Any) -> Wanted:
-    from digest.store.papers import Wanted
-
-    rec = entry.record
-    return Wanted(
-        arxiv=entry.ref.arxiv,
-        doi=entry.ref.doi,
-        openreview=entry.ref.openreview,
-        paper_id=entry.ref.paper_id,
-        title=rec.title if rec else "",
-        abstract=rec.abstract if rec else "",
-    )
 
 
 def _url(p: Paper) -> str | None:
