@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from digest.clock import Clock, system_clock
 from digest.errors import DigestError
-from digest.library.seed import wanted_of
 from digest.models import ChannelRef, Paper, SubscriptionKind
 
 # pyzotero (with bibtexparser, feedparser), cryptography and the library readers load with the
@@ -226,6 +225,8 @@ class ZoteroService:
 
         imported = LibraryImports.over(self.channels).import_library(ref, library, conn.user_id)
         report.added += imported.added
+        from digest.library.seed import wanted_of  # the parsers: only a sync loads them
+
         found = self.store.papers.find_wanted([wanted_of(e) for _, e in usable])
         added = set(imported.liked)
         for (key, _), pid in zip(usable, found, strict=True):
