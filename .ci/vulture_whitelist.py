@@ -151,3 +151,6 @@ _.zotero_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers ha
 _.save_cmd  # unused function (bot/commands/handlers_zotero.py: the /papers handler table)
 _._set_backoff  # unused method (digest/zotero/client.py: pyzotero calls it on Backoff/429)
 _._check_backoff  # unused method (digest/zotero/client.py: pyzotero calls it before a request)
+_tldr_source  # pydantic field validator (bot/config.py), called by pydantic
+tidy  # used by bench/tldr.py (its first-sentence baseline)
+stands_alone  # used by tests/tldr and bench/tldr.py: the rule the TL;DR line is measured by

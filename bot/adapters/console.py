@@ -23,7 +23,6 @@ from digest.text.links import is_http
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
-WIDTH = 100
 CODE = re.compile(r"`([^`\n]+)`")
 # *bold*, **bold**, _italic_: marks around text that starts and ends with a non-space, not inside
 # a word (snake_case and 2*3*4 stay as typed).

@@ -233,4 +233,4 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 def rows_changed(result: Result[Any]) -> int:
     """Rows an UPDATE or DELETE touched (SQLAlchemy types ``execute()`` as a plain Result)."""
-    return cast("CursorResult[Any]", result).rowcount
+    return cast(CursorResult[Any], result).rowcount
