@@ -41,6 +41,8 @@ BENCHES = [
     ("embed_cost", ["--papers", "8"], "papers"),
     ("cli_cost", ["--runs", "1"], "channels"),
     ("similar_floor", [], "LSA space"),
+    ("crossval", ["--lexical"], "scalar constants"),
+    ("shared_index", ["--base", "60", "--batch", "20"], "index parts stored"),
 ]
 NEEDS_MODEL = {"embed_cost"}
 #: The comparison systems come from the `bench` extra (CI installs it); without it these skip.
