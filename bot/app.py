@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.adapters.slack.app import SlackRuntime
     from bot.commands import Commands
     from bot.ports import Adapter
+    from bot.runtime.background import ProcessDrawer
     from bot.runtime.effects import EffectExecutor
     from bot.runtime.index_work import EmbeddingWorker, IndexRefresher
     from bot.runtime.leases import ReplicaLeases
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from digest.papers.service import PaperService
     from digest.store import Store
     from digest.store.leases import LeaseRepo
-    from digest.weekly.draw import ProcessDrawer
     from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
@@ -132,11 +132,11 @@ class App:
     @cached_property
     def drawer(self) -> ProcessDrawer | None:
         """Where the running bot draws weekly pictures: a child process, so a Monday of
-        pictures never holds the GIL its event loop answers with (digest/weekly/draw.py).
+        pictures never holds the GIL its event loop answers with (bot/runtime/background.py).
         One-shot commands (``console`` set) draw in their own process: None."""
         if self.console is not None:
             return None
-        from digest.weekly.draw import ProcessDrawer
+        from bot.runtime.background import ProcessDrawer
 
         return ProcessDrawer()
 
@@ -350,14 +350,22 @@ class App:
             pictures=pictures,
         )
 
+    def tldrs_in_background(self) -> None:
+        """A running bot writes TL;DRs after an ingest on a runtime thread, not in the ingest."""
+        from bot.runtime.background import BackgroundTldrs
+        from digest.tldr.writer import TldrWriter
+
+        tldrs = self.papers.tldrs
+        if isinstance(tldrs, TldrWriter):  # once: a wrapped writer is no longer one
+            self.papers.tldrs = BackgroundTldrs(tldrs)
+
     @cached_property
     def scheduler(self) -> DigestScheduler:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.runtime.scheduler import DigestScheduler
 
         self.papers.indexes.background = True  # a running bot embeds papers lacking a vector
-        if self.papers.tldrs is not None:  # and writes TL;DRs without holding up an ingest job
-            self.papers.tldrs.background = True
+        self.tldrs_in_background()  # and writes TL;DRs without holding up an ingest job
         scheduler = DigestScheduler(
             self.runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),

@@ -3,7 +3,7 @@
 The refresher keeps the served index in step with the store (digest/index/lifecycle.py does one
 round; a refit that falls due runs on a thread of its own, so rounds go on appending new papers
 meanwhile). Embedding is CPU work in ONNX and Python: it runs in one worker process at a lower
-priority, as the weekly pictures are drawn (digest/weekly/draw.py), never in the process whose
+priority, as the weekly pictures are drawn (bot/runtime/background.py), never in the process whose
 event loop answers commands. The worker claims papers lacking a vector in the database, so any
 number of replicas' workers (and a one-shot `digestbot ingest`) embed each paper once.
 """

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from digest.ingest.pipeline import IngestReport
     from digest.rank.ranker import Filters, Hit, Ranker, SearchResult
     from digest.store.papers import UpsertCounts
-    from digest.tldr.writer import TldrWriter
+    from digest.tldr.writer import AfterIngest
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class PaperService:
         model: ModelConfig | None = None,
         strict_model: bool = False,
         clock: Clock = system_clock,
-        tldrs: TldrWriter | None = None,
+        tldrs: AfterIngest | None = None,
     ) -> None:
         self.store = store
         self.clock = clock

@@ -2,15 +2,16 @@
 
 Only ingest calls the endpoint: a digest, a search or `paper` reads the cached line with the
 paper (``Paper.tldr``) or shows the extractive one (digest/tldr/extractive.py), so nothing a person waits
-for ever waits on a model. A running bot writes on a background thread; a one-shot `digestbot
-ingest` writes before it exits (each call bounded by the timeout, the run by ``per_run``).
+for ever waits on a model. A one-shot `digestbot ingest` writes before it exits (each call bounded
+by the timeout, the run by ``per_run``); a running bot hands the work to a thread of its runtime
+(bot/runtime/background.py).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable
+from typing import Protocol
 
 from digest.clock import Clock, system_clock
 from digest.store import Store
@@ -21,6 +22,12 @@ log = logging.getLogger(__name__)
 
 #: Calls in a row that fail before a run stops: a dead endpoint costs seconds, not hours.
 MAX_FAILURES_IN_A_ROW = 2
+
+
+class AfterIngest(Protocol):
+    """What ingest hands new papers to: the writer itself, or a runtime that runs it elsewhere."""
+
+    def after_ingest(self, ids: Iterable[str]) -> int: ...
 
 
 class TldrWriter:
@@ -37,43 +44,11 @@ class TldrWriter:
         self.config = config
         self.client = client or ChatClient(config)
         self.now = now
-        self.background = False  # a running bot writes on its own thread (set by the app)
-        self._lock = threading.Lock()
-        self._pending: list[list[str]] = []
-        self._worker: threading.Thread | None = None
 
     def after_ingest(self, ids: Iterable[str]) -> int:
         """Write lines for ``ids`` (new or changed papers), then for recent papers lacking one;
-        how many were written (0 when queued for the background thread)."""
-        ids = list(ids)
-        if not self.background:
-            return self.write(ids)
-        with self._lock:
-            self._pending.append(ids)
-            if self._worker is not None and self._worker.is_alive():
-                return 0  # the running thread takes it after its current work
-            self._worker = threading.Thread(target=self._drain, name="digestbot-tldr", daemon=True)
-            self._worker.start()
-        return 0
-
-    def _drain(self) -> None:
-        """The background thread: each queued batch in turn until none is left."""
-        while True:
-            with self._lock:
-                if not self._pending:
-                    self._worker = None
-                    return
-                ids = self._pending.pop(0)
-            try:
-                self.write(ids)
-            except Exception:  # noqa: BLE001 - a digest falls back to the extractive line
-                log.exception("writing TL;DRs failed")
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Block until the background thread has written everything queued (tests, shutdown)."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(timeout)
+        how many were written."""
+        return self.write(list(ids))
 
     def write(self, ids: list[str]) -> int:
         """Ask the endpoint for each paper of ``ids`` (then recent ones) whose line is missing or

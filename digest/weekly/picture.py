@@ -118,7 +118,7 @@ class WeeklyPictures:
     ) -> None:
         self.store = store
         # How a picture becomes PNG bytes: in this process unless the root gives a worker's
-        # (digest/weekly/draw.py: the running bot draws in a child process).
+        # (bot/runtime/background.py: the running bot draws in a child process).
         self.draw = draw
 
     def due(self, now: datetime, platforms: set[str]) -> list[tuple[Channel, date]]:

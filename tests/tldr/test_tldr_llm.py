@@ -200,7 +200,7 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
     )
     app = build(url, settings)
     try:
-        app.papers.tldrs.background = True
+        app.tldrs_in_background()
         report = app.papers.ingest(str(BUNDLED_PAPERS))
         assert report.added == 19  # returned while the first answer is still held
         assert not any(p.tldr for p in app.store.papers.list(50))

@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.commands.replies import Reply
+from bot.runtime.background import ProcessDrawer
 from digest.models import ChannelRef, DeliveryKind, DeliveryState, SubscriptionKind
-from digest.weekly.draw import ProcessDrawer, draw_here
+from digest.weekly.draw import draw_here
 from digest.weekly.picture import WeeklyPictures, WeeklyStats
 from tests.weekly.test_weekly_picture import AFTER, MONDAY, assert_png, picture, seed, sender
 
