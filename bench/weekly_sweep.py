@@ -24,9 +24,10 @@ from pathlib import Path
 from sqlalchemy import insert
 
 from bench.common import machine, table
+from bot.runtime.background import ProcessDrawer
 from digest.store import Store
 from digest.store.schema import ChannelRow, DeliveryRow, SubscriptionRow
-from digest.weekly.draw import ProcessDrawer, draw_here
+from digest.weekly.draw import draw_here
 from digest.weekly.picture import WeeklyPictures, WeeklyStats
 
 MONDAY_AFTER = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
