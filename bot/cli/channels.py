@@ -55,7 +55,7 @@ def cmd_cmd(
     public = True if ref.platform == "console" else None  # a console channel hides nobody
     ctx = Context(ref, user, dm=me, now=application.clock(), name=name, visible=None, public=public)
     target, creates = application.commands.target(text, ctx)
-    known = application.channels.existing(target) is not None
+    known = application.channels.lookup.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     from bot.cli.library import handle_console  # `import PATH` reads the file
 
@@ -141,13 +141,13 @@ def channels_cmd(db: DbOption = None) -> None:
     application = wired(db)
     now = application.clock()
     service = application.channels
-    channels = service.all_channels()
+    channels = service.lookup.all()
     if not channels:
         print(
             'No channels yet; `digestbot subscribe console:lab "a topic"` or `digestbot run` makes one.'
         )
     for ch in channels:
-        last = service.last_delivery(ch)
+        last = service.history.last(ch.id)
         due = application.digests.next_digest(ch, now)
         state = (
             f"PAUSED ({ch.pause_state})"
@@ -170,7 +170,7 @@ def channels_cmd(db: DbOption = None) -> None:
         else:
             last_text = "no digest delivered yet"
         last_text += f"; today: {application.digests.today_state(ch, now)}"
-        topics = len(service.subscriptions_of(ch))
+        topics = len(service.lookup.subscriptions(ch.id))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"
         )

@@ -244,7 +244,7 @@ class ZoteroService:
         staying = {pid for k, (pid, _) in known.items() if k not in leaving}
         drop = {pid for k in leaving for pid, added in [known[k]] if added and pid}
         drop -= staying
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         if channel is not None and drop:
             subs = self.store.channels.subscriptions(channel.id)
             ids = [s.id for s in subs if s.kind is SubscriptionKind.LIKE and s.text in drop]

@@ -77,8 +77,8 @@ def _owning_channel(deps: Deps, i: discord.Interaction) -> int | None:
         return i.channel_id
     if isinstance(thread.parent, discord.ForumChannel):
         return i.channel_id
-    own = deps.channels.existing(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
-    if own is not None and deps.channels.subscriptions_of(own):
+    own = deps.channels.lookup.get(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
+    if own is not None and deps.channels.lookup.subscriptions(own.id):
         return i.channel_id
     return thread.parent_id
 
@@ -348,13 +348,13 @@ def vote_target(deps: Deps, i: discord.Interaction, paper: str) -> ChannelRef:
     channels = deps.channels
     message = getattr(i, "message", None)
     if message is not None:
-        found = channels.delivered_item(PLATFORM, f"{i.channel_id}:{message.id}")
-        if found is not None and found[1] == paper and (ch := channels.by_id(found[0])):
+        found = channels.history.item_for_message(PLATFORM, f"{i.channel_id}:{message.id}")
+        if found is not None and found[1] == paper and (ch := channels.lookup.by_id(found[0])):
             return ch.ref
     if i.guild_id is None:
         return deps.channels.personal_ref(PLATFORM, str(i.user.id))
     here = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
-    if (own := channels.existing(here)) is not None and channels.digest_count(own):
+    if (own := channels.lookup.get(here)) is not None and channels.history.count(own.id):
         return here
     parent = getattr(i.channel, "parent_id", None)
     return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here
@@ -373,7 +373,7 @@ async def vote_in(
 ) -> None:
     """A 👍/👎 button naming its digest (sent in a DM after a reaction): the vote lands there."""
     await i.response.defer(ephemeral=True, thinking=True)
-    ch = await asyncio.to_thread(deps.channels.by_id, channel_id)
+    ch = await asyncio.to_thread(deps.channels.lookup.by_id, channel_id)
     if ch is None or ch.ref.platform != PLATFORM:
         await answer(i, error("That digest no longer exists; your vote was not recorded."))
         return

@@ -144,7 +144,7 @@ async def _context(
 ) -> Context:
     """The core's view of the caller; admin status is only looked up where it matters."""
     ref = channel_ref(team, channel, user)
-    known = await asyncio.to_thread(deps.channels.existing, ref)
+    known = await asyncio.to_thread(deps.channels.lookup.get, ref)
     is_admin = True
     if known is not None and known.admin_only:
         is_admin = await workspace_admin(client, user)
@@ -276,7 +276,7 @@ async def _vote_ref(deps: Deps, client: AsyncWebClient, body: dict, target: str)
     team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
     if not target:
         return channel_ref(team, where, user)
-    ch = await asyncio.to_thread(deps.channels.by_id, int(target))
+    ch = await asyncio.to_thread(deps.channels.lookup.by_id, int(target))
     if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
         raise DigestError("That digest no longer exists; your vote was not recorded.")
     personal = ch.ref.personal
