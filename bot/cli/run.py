@@ -282,6 +282,5 @@ def run_cmd(db: DbOption = None) -> None:
             "nothing to run: no Slack or Discord token is set (DIGESTBOT_SLACK_BOT_TOKEN, "
             "DIGESTBOT_DISCORD_TOKEN) and stdin is not a terminal for the console"
         )
-    application.tldrs_in_background()  # even the first run's ingest: no digest waits
     _first_run(application)
     asyncio.run(_serve(application))
