@@ -144,10 +144,6 @@ class PaperService:
             )
         return paper
 
-    def paper_named(self, text: str) -> Paper:
-        """:meth:`paper` (kept for callers that name a paper by a typed text)."""
-        return self.paper(text)
-
     def store_library(self, records: list[PaperRecord]) -> UpsertCounts:
         """Store papers read from someone's library (examples, never news), indexed as ingest
         indexes new papers so a `like:` of them ranks at once."""

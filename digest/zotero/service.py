@@ -275,7 +275,7 @@ class ZoteroService:
         """Put a paper in the person's `digestbot` collection, once."""
         from digest.zotero.client import RateLimited
 
-        paper = self.channels.papers.paper_named(paper_id)
+        paper = self.channels.papers.paper(paper_id)
         conn = self.connection(who)
         if conn is None:
             raise ZoteroError(NOT_CONNECTED)
