@@ -13,7 +13,7 @@ from bot.cli.options import CONSOLE_USER, UserOption, _ref, cli_user
 
 __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
-from digest.models import ChannelRef, SubscriptionKind
+from digest.models import ChannelRef
 from digest.text.characters import has_surrogates
 
 if TYPE_CHECKING:
@@ -71,17 +71,10 @@ def cmd_cmd(
 @app.command("subscribe")
 def subscribe_cmd(channel: str, topic: str, db: DbOption = None) -> None:
     """Follow a topic in a channel (`author:NAME` and `like:ID` work too)."""
-    application = wired(db)
-    kind, sep, rest = topic.partition(":")
-    kinds = {
-        "author": SubscriptionKind.AUTHOR,
-        "like": SubscriptionKind.LIKE,
-        "exclude": SubscriptionKind.EXCLUDE,
-    }
-    if sep and kind.lower() in kinds:
-        print(application.channels.follows.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
-    else:
-        print(application.channels.follows.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
+    from bot.commands.handlers_channel import subscription_kind
+
+    kind, text = subscription_kind(topic)
+    print(wired(db).channels.follows.add(_ref(channel), kind, text, "cli"))
 
 
 @app.command("feedback")

@@ -20,8 +20,8 @@ from digest.text.numbers import plural
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
 
 
-def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
-    """`author:Name`, `like:ID` or a topic."""
+def subscription_kind(text: str) -> tuple[SubscriptionKind, str]:
+    """`author:Name`, `like:ID`, `exclude:term` or a topic (chat and `digestbot subscribe`)."""
     prefix, sep, rest = text.partition(":")
     kinds = {
         "author": SubscriptionKind.AUTHOR,
@@ -47,7 +47,7 @@ def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if "kind" in args.options:  # typed: the text is the value, whatever it looks like
         kind, text = SubscriptionKind(str(args.options["kind"])), args.raw
     else:
-        kind, text = _subscribe_kind(args.raw)
+        kind, text = subscription_kind(args.raw)
     return _changed(ctx, cmds.channels.follows.add(ctx.ref, kind, text, ctx.user))
 
 
