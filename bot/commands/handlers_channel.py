@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
-from bot.commands.replies import Reply, digest_reply, error
+from bot.commands.replies import FOLLOWS_NOTHING, Reply, digest_reply, error
 from digest.clock.times import local_day, parse_weekdays
 from digest.clock.zones import parse_timezone
 from digest.delivery.due import overdue_note
@@ -139,7 +139,7 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     # `now` is today's digest: once it went out, the runner says so (as the CLI's `digest` does)
     today = local_day(ctx.now, channel.timezone) if mode == "now" else None
     if cmds.channels.follows_nothing(channel, today):
-        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+        return error(FOLLOWS_NOTHING)
     if mode == "now":  # it uses up the day's digest: the same rule as any other setting
         if (refused := cmds.refusal(ctx)) is not None:
             return refused

@@ -27,7 +27,7 @@ from bot.adapters.downloads import read_capped
 from bot.commands import Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
-from bot.commands.replies import error
+from bot.commands.replies import DIGEST_GONE, SEARCH_GONE, error
 from digest.library.entries import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
@@ -324,7 +324,7 @@ async def turn_page(deps: Deps, i: discord.Interaction, key: str, page: int) -> 
     assert deps.pages is not None  # Deps fills it in
     blob = await asyncio.to_thread(deps.pages.recall, key)
     if blob is None:
-        await apologise(i, "That search is no longer stored; run `/papers search` again.")
+        await apologise(i, SEARCH_GONE)
         return
     spec = json.loads(blob)
     reply = await asyncio.to_thread(invoke, deps, i, "search", search_args(spec, page))
@@ -375,7 +375,7 @@ async def vote_in(
     await i.response.defer(ephemeral=True, thinking=True)
     ch = await asyncio.to_thread(deps.channels.lookup.by_id, channel_id)
     if ch is None or ch.ref.platform != PLATFORM:
-        await answer(i, error("That digest no longer exists; your vote was not recorded."))
+        await answer(i, error(DIGEST_GONE))
         return
     reply = await asyncio.to_thread(invoke, deps, i, name, Args.typed(paper), False, ch.ref)
     await answer(i, reply)
