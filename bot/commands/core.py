@@ -279,7 +279,7 @@ class Commands:
         spec = REGISTRY.get(name)
         if spec is None:
             return error(unknown_command(name))
-        if name in READS_CHANNEL and self.channels.existing(ctx.ref) is None:
+        if name in READS_CHANNEL and self.channels.lookup.get(ctx.ref) is None:
             return error(NO_PERSONAL if ctx.ref.personal else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused

@@ -6,7 +6,7 @@ import shlex
 from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
-from bot.commands.replies import Action, Reply, card, error, nothing_close
+from bot.commands.replies import FOLLOWS_NOTHING, Action, Reply, card, error, nothing_close
 from digest.delivery.backlog import outlook
 from digest.errors import DigestError, NotFoundError
 from digest.rank.results import Filters  # not .engine: listings must not load the ranker
@@ -131,7 +131,7 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     paper = cmds.papers.paper(args.words[0])
     channel = cmds.channels.channel(ctx.ref)
     if cmds.channels.follows_nothing(channel) or cmds.papers.ranker() is None:
-        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+        return error(FOLLOWS_NOTHING)
     seen = outlook(cmds.channels, channel, paper.id, ctx.now)
     why = f"\nWhy: {seen.why}" if seen.why else ""
     return Reply(text=f"{seen.verdict}{why}", title=paper.title)

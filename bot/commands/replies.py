@@ -86,6 +86,13 @@ class Reply:
     form: str | None = None
 
 
+#: Said alike on every platform: a page button whose search expired, a vote on a deleted
+#: digest, a command that needs something followed first.
+SEARCH_GONE = "That search is no longer stored; run `/papers search` again."
+DIGEST_GONE = "That digest no longer exists; your vote was not recorded."
+FOLLOWS_NOTHING = "This channel follows nothing yet; `/papers subscribe <topic>` first."
+
+
 def error(text: str) -> Reply:
     """A short ephemeral error."""
     return Reply(text=text, error=True)

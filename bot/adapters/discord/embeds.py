@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.adapters.outgoing import clean_reply, clean_text
+from bot.adapters.outgoing import clean_reply, clean_text, cut
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_CONTENT = 2000
@@ -41,11 +41,6 @@ class DiscordMessage:
     embeds: list[discord.Embed] = field(default_factory=list)
     rows: list[list[ButtonSpec]] = field(default_factory=list)
     paper_ids: tuple[str, ...] = ()
-
-
-def cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, ending in an ellipsis when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # <#channel>, </cmd:id>, <t:stamp>, <@user>, <:emoji:id>, <id:browse>: live tokens in Discord.

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from bot.adapters.outgoing import clean_reply, clean_text
+from bot.adapters.outgoing import clean_reply, clean_text, cut
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_BLOCKS = 50
@@ -26,11 +26,6 @@ class SlackMessage:
     text: str
     blocks: list[dict]
     paper_ids: tuple[str, ...] = ()
-
-
-def cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, ending in an ellipsis when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def escape(text: str) -> str:
