@@ -61,6 +61,9 @@ class Card:
     score: float | None = None
     actions: tuple[Action, ...] = ()
     tldr: str = ""  # one sentence: what the paper did and found (digest/tldr/extractive.py)
+    #: Members to mention on it ("→ @alice"): user ids, each adapter writes its platform's
+    #: mention (docs/mentions.md); never anyone else, never a channel-wide ping.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,7 @@ def card(
     rank: int | None = None,
     score: float | None = None,
     feedback: bool = False,
+    mentions: tuple[str, ...] = (),
 ) -> Card:
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
@@ -185,6 +189,7 @@ def card(
         score=score,
         actions=(buttons if feedback else ()) + link_actions(p),
         tldr=tldr,
+        mentions=tuple(mentions),
     )
 
 
@@ -239,6 +244,11 @@ def following(interests: tuple[str, ...]) -> str:
     return f"{said} (`/papers list` names them)"
 
 
+def mentioned(cards: tuple[Card, ...]) -> tuple[str, ...]:
+    """Everyone a reply's cards mention, once each, in order."""
+    return tuple(dict.fromkeys(u for c in cards for u in c.mentions))
+
+
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
     of a digest still to come, see summary_line)."""
@@ -248,7 +258,12 @@ def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
         title=f"📚 {d.title()}",
         cards=tuple(
             card(
-                i.paper, _with_likes(i.why, d.elsewhere.get(i.paper.id, ())), i.rank, i.score, True
+                i.paper,
+                _with_likes(i.why, d.elsewhere.get(i.paper.id, ())),
+                i.rank,
+                i.score,
+                True,
+                i.mentions,
             )
             for i in d.items
         ),

@@ -1,0 +1,73 @@
+"""`/papers me mention on|off`: be mentioned on a channel's picks that fit your own digest."""
+
+from __future__ import annotations
+
+from bot.commands.core import Args, Commands, Context, command
+from bot.commands.replies import Reply, error
+from digest.mentions.service import NOT_HERE
+
+USAGE = "Use `/papers me mention on` or `off` in the channel, or `/papers me mention` to see which."
+ON = (
+    "You will be mentioned (→ @you) on this channel's digest pick that best fits your personal "
+    "digest, above your own threshold, at most once a digest, from the next digest composed. "
+    "The mention shows only that the paper fits you, never what you follow. "
+    "`/papers me mention off` stops it."
+)
+ALREADY = "You are already mentioned here on picks that fit your personal digest."
+OFF = (
+    "You will not be mentioned here any more: mentions are fixed when a digest is composed, so "
+    "the next digest composed has none (one composed before, still being sent, keeps its)."
+)
+WAS_OFF = "You were not mentioned here; nothing changed."
+STATE_ON = "You are mentioned here on picks that fit your personal digest; `/papers me mention off` stops it."
+STATE_OFF = "You are not mentioned here; `/papers me mention on` turns it on."
+
+
+@command(
+    "mention",
+    "me mention [on|off]",
+    "be mentioned (→ @you) on this channel's picks that fit your personal digest",
+)
+def mention_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
+    if ctx.personal and ctx.typed_in is None:  # typed in a DM with the app
+        return error(NOT_HERE)
+    if not ctx.personal:
+        return error(
+            "Mentions are your own: type `/papers me mention on` (or `off`) in this channel."
+        )
+    word = args.words[0].lower() if args.words else ""
+    if len(args.words) > 1 or word not in ("", "on", "off"):
+        return error(USAGE)
+    where = ctx.typed_in
+    assert where is not None  # a `me` command keeps where it was typed
+    if where.personal:
+        return error(NOT_HERE)
+    channel = cmds.channels.existing(where)
+    if word == "on":
+        personal = cmds.channels.existing(ctx.ref)  # the person's own digest
+        new = cmds.mentions.turn_on(channel, ctx.user, personal)
+        return Reply(text=ON if new else ALREADY, title="Mentions")
+    if word == "off":
+        gone = cmds.mentions.turn_off(channel, ctx.user)
+        return Reply(text=OFF if gone else WAS_OFF, title="Mentions")
+    on = cmds.mentions.is_on(channel, ctx.user)
+    return Reply(text=STATE_ON if on else STATE_OFF, title="Mentions")
+
+
+def mention_note(cmds: Commands, ctx: Context, paper_id: str) -> str:
+    """`why`'s line for the person a pick here mentioned, said only to them, privately; ''
+    for anyone else, and for an answer shared in the channel (`--public`)."""
+    if ctx.personal or ctx.shared or ctx.ref.personal:
+        return ""
+    channel = cmds.channels.existing(ctx.ref)
+    if channel is None:
+        return ""
+    personal = cmds.channels.existing(ctx.dm) if ctx.dm is not None else None
+    fit = cmds.mentions.explain(channel, ctx.user, paper_id, personal)
+    if fit is None:
+        return ""
+    why = f" Your digest's reason: {fit.why}" if fit.why else ""
+    return (
+        f"\nYou were mentioned on this pick: it fits your personal digest (score {fit.score:.2f}, "
+        f"your threshold {fit.threshold:.2f}).{why} Only you see this line."
+    )
