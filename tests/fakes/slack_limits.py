@@ -20,7 +20,7 @@ def texts(obj) -> list[str]:
 #: Any Slack mention-like token: <@U…>, <!here>, <#C…>, <!subteam^…>.
 TOKEN = re.compile(r"<([!@#])([^>]*)>?")
 #: A user mention as Slack parses it: a member (U…) or enterprise (W…) id, nothing after it.
-USER_MENTION = re.compile(r"[UW][A-Z0-9]{2,20}")
+USER_MENTION = re.compile(r"[UW][A-Z0-9]{1,20}")
 
 
 def mention_problems(blocks: list, text: str) -> list[str]:
@@ -54,7 +54,7 @@ def check(
     assert not mention_problems(msg.blocks, msg.text), mention_problems(msg.blocks, msg.text)
     assert set(mentioned(msg.blocks, msg.text)) <= set(users), mentioned(msg.blocks, msg.text)
     for t in texts(msg.blocks) + [msg.text]:
-        t = re.sub(r"<@[UW][A-Z0-9]{2,20}>", "", t) if users else t
+        t = re.sub(r"<@[UW][A-Z0-9]{1,20}>", "", t) if users else t
         assert not re.search(r"<[!@#]", t), f"mention or channel ping in {t[:80]!r}"
         for link in re.findall(r"<([^|>]+)\|", t):
             assert link in allowed_links, f"unexpected link {link!r}"

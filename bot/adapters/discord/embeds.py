@@ -57,7 +57,7 @@ def mention_content(cards: list[Card]) -> tuple[str, tuple[str, ...]]:
     who they are: snowflakes only, each once, at most MAX_MENTIONED."""
     lines, users = [], []
     for c in cards:
-        here = [u for u in c.mentions if SNOWFLAKE.fullmatch(u) and u not in users]
+        here = [u for u in dict.fromkeys(c.mentions) if SNOWFLAKE.fullmatch(u) and u not in users]
         here = here[: MAX_MENTIONED - len(users)]
         if here:
             users += here

@@ -82,7 +82,7 @@ def _text(kind: str, text: str) -> dict:
 
 
 #: A Slack user id (members U…, enterprise W…): the only thing ever written as a mention.
-USER_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
+USER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
 
 
 def mention_tokens(users: tuple[str, ...]) -> str:
