@@ -25,27 +25,24 @@ STATE_OFF = "You are not mentioned here; `/papers me mention on` turns it on."
 
 @command(
     "mention",
-    "me mention [on|off]",
-    "be mentioned (→ @you) on this channel's picks that fit your personal digest",
+    "mention [on|off]",
+    "(also as `me mention …`; typed in the channel) be mentioned (→ @you) on this channel's "
+    "pick that best fits your personal digest, once a digest; `off` stops it",
 )
 def mention_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
-    if ctx.personal and ctx.typed_in is None:  # typed in a DM with the app
+    # `me mention` acts on the channel it was typed in; plain `mention` on this one. Either
+    # way the person's own digest decides what fits them; a DM with the app has no channel.
+    where, own = (ctx.typed_in, ctx.ref) if ctx.personal else (ctx.ref, ctx.dm)
+    if where is None or where.personal:
         return error(NOT_HERE)
-    if not ctx.personal:
-        return error(
-            "Mentions are your own: type `/papers me mention on` (or `off`) in this channel."
-        )
+    if own is None:
+        return error("Personal digests are not available here, so there is nothing to fit.")
     word = args.words[0].lower() if args.words else ""
     if len(args.words) > 1 or word not in ("", "on", "off"):
         return error(USAGE)
-    where = ctx.typed_in
-    assert where is not None  # a `me` command keeps where it was typed
-    if where.personal:
-        return error(NOT_HERE)
     channel = cmds.channels.existing(where)
     if word == "on":
-        personal = cmds.channels.existing(ctx.ref)  # the person's own digest
-        new = cmds.mentions.turn_on(channel, ctx.user, personal)
+        new = cmds.mentions.turn_on(channel, ctx.user, cmds.channels.existing(own))
         return Reply(text=ON if new else ALREADY, title="Mentions")
     if word == "off":
         gone = cmds.mentions.turn_off(channel, ctx.user)

@@ -163,7 +163,6 @@ def test_a_take_over_posts_the_mentions_composed_with_the_claim(app):
         ("bob", "/papers me mention on", LAB, "me subscribe"),  # no interests yet
         ("bob", "/papers me mention maybe", LAB, "me mention on"),
         ("bob", "/papers me mention on off", LAB, "me mention on"),
-        ("bob", "/papers mention on", LAB, "me mention on"),  # without `me`
         ("bob", "/papers me mention on", ChannelRef("console", "@bob"), "not in a direct message"),
         ("bob", "/papers mention on", ChannelRef("console", "@bob"), "not in a direct message"),
         ("bob", "/papers me mention", ChannelRef("console", "empty"), "no digest yet"),
@@ -186,6 +185,8 @@ def test_on_twice_and_off_twice_say_what_changed(app):
     assert "You are mentioned" in say(app, LAB, "bob", "/papers me mention").text
     assert "not be mentioned" in say(app, LAB, "bob", "/papers me mention off").text
     assert "nothing changed" in say(app, LAB, "bob", "/papers me mention off").text
+    assert "will be mentioned" in say(app, LAB, "bob", "/papers mention on").text  # `me` or not
+    assert "You are mentioned" in say(app, LAB, "bob", "/papers me mention").text
 
 
 def test_no_way_out_shows_the_members_interests(app):
@@ -365,3 +366,22 @@ def test_a_tick_mentions_each_channels_own_members_with_reads_in_bulk(app):
     assert sum("mention_optins" in s for s in seen) == 1  # one read for all 32 channels
     stored = app.store.deliveries.for_day(by[LAB].delivery.channel_id, DAY).items
     assert [i.mentions for i in stored if i.mentions] == [("bob",)]
+
+
+def test_export_and_import_keep_who_opted_in(app, tmp_path):
+    """`digestbot export` / `import` move the opt-ins with the channels (what people told the
+    bot), so the moved deployment's next digest mentions the same people."""
+    from digest.transfer.portable import export_state, import_state
+
+    app.store.papers.upsert([LIBRARY])
+    _team(app, LAB, "bob", "carol", "dave")
+    doc = json.loads(json.dumps(export_state(app.store), default=str))
+    moved = make_app(f"sqlite:///{tmp_path / 'moved.db'}", tmp_path / "moved")
+    try:
+        import_state(moved.store, doc)
+        ch = moved.store.channels.get(LAB)
+        assert moved.store.mentions.opted_in(ch.id, "bob")
+        assert not moved.store.mentions.opted_in(ch.id, "carol")
+        assert "→ @bob" in _console_digest(moved, DAY)
+    finally:
+        moved.close()

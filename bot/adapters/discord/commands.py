@@ -178,11 +178,9 @@ class MeCommands(ChannelCommands):
     async def zotero(self, i: discord.Interaction, action: ZoteroAction = "status") -> None:
         await zotero(self.deps, i, action)
 
-    @app_commands.command(description="Be mentioned on picks here that fit you")
-    async def mention(
-        self, i: discord.Interaction, turn: Literal["on", "off", "status"] = "status"
-    ) -> None:
-        await self.invoke(i, "mention", Args.typed("" if turn == "status" else turn))
+    @app_commands.command(description="Be @'d on picks here")
+    async def mention(self, i: discord.Interaction, on: bool | None = None) -> None:
+        await self.invoke(i, "mention", Args.typed({None: "", True: "on", False: "off"}[on]))
 
 
 # As for Papers below: discord.py collects a group's commands from its own class body only.
