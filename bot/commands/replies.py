@@ -244,11 +244,6 @@ def following(interests: tuple[str, ...]) -> str:
     return f"{said} (`/papers list` names them)"
 
 
-def mentioned(cards: tuple[Card, ...]) -> tuple[str, ...]:
-    """Everyone a reply's cards mention, once each, in order."""
-    return tuple(dict.fromkeys(u for c in cards for u in c.mentions))
-
-
 def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
     """A digest as a public reply: header, counts, one card per paper (``upcoming``: a preview
     of a digest still to come, see summary_line)."""

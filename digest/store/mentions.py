@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import Engine, Integer, delete, func, select
+from sqlalchemy import Engine, Integer, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from digest.clock import Clock, system_clock
@@ -57,7 +58,7 @@ class MentionRepo:
         )
         try:
             with self.engine.begin() as conn:
-                conn.execute(MentionOptInRow.__table__.insert().values(**row))
+                conn.execute(insert(MentionOptInRow).values(**row))
         except IntegrityError:  # already in (or a concurrent `on`: one row either way)
             return False
         return True
@@ -100,15 +101,16 @@ class MentionRepo:
                     .where(among(MentionOptInRow.channel_id, ids, Integer))
                     .order_by(MentionOptInRow.id)
                 )
-                for cid, user, pid, threshold in rows:
-                    out.optins.setdefault(cid, []).append(OptIn(cid, user, pid, threshold))
+                for cid, user, personal_id, threshold in rows:
+                    out.optins.setdefault(cid, []).append(OptIn(cid, user, personal_id, threshold))
             personal = sorted({o.personal_id for got in out.optins.values() for o in got})
             for ids in chunks(personal):
                 subs = select(SubscriptionRow).where(
                     among(SubscriptionRow.channel_id, ids, Integer)
                 )
                 for row in conn.execute(subs.order_by(SubscriptionRow.id)):
-                    out.subscriptions.setdefault(row.channel_id, []).append(_sub(row))
+                    sub = _sub(cast(SubscriptionRow, row))
+                    out.subscriptions.setdefault(sub.channel_id, []).append(sub)
                 votes = (
                     select(
                         FeedbackRow.channel_id, FeedbackRow.paper_id, func.sum(FeedbackRow.value)

@@ -55,7 +55,8 @@ MAX_MENTIONED = 80
 def mention_content(cards: list[Card]) -> tuple[str, tuple[str, ...]]:
     """The content line that pings the people a message's cards mention ('#2 → <@1…>'), and
     who they are: snowflakes only, each once, at most MAX_MENTIONED."""
-    lines, users = [], []
+    lines: list[str] = []
+    users: list[str] = []
     for c in cards:
         here = [u for u in dict.fromkeys(c.mentions) if SNOWFLAKE.fullmatch(u) and u not in users]
         here = here[: MAX_MENTIONED - len(users)]

@@ -188,7 +188,8 @@ def render(reply: Reply) -> list[SlackMessage]:
                 "elements": [_text("mrkdwn", cut(markup(reply.footer), MAX_SECTION))],
             }
         )
-    messages, current, shown = [], list(head), []
+    messages, current = [], list(head)
+    shown: list[Card] = []
     for c in reply.cards:
         blocks = card_blocks(c)
         if len(current) + len(blocks) > MAX_BLOCKS - len(tail):
