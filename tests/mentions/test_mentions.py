@@ -385,3 +385,54 @@ def test_export_and_import_keep_who_opted_in(app, tmp_path):
         assert "→ @bob" in _console_digest(moved, DAY)
     finally:
         moved.close()
+
+
+@pytest.mark.parametrize("posted_before_crash", [True, False])
+def test_a_crash_on_discord_posts_the_mention_exactly_once(app, fake, posted_before_crash):
+    """A threaded Discord digest (one paper a message) whose worker died around the message
+    carrying the mention: posted but unconfirmed (found in history, not posted again), or not
+    yet posted (the next worker posts it from the claim's stored mentions). Either way the
+    member is pinged exactly once, in the message with their pick.
+
+    Break tried: ``Deliveries.rebuild`` dropping mentions (the not-yet-posted case loses the
+    ping). Skipping the runner's history lookup alone does not turn the posted case red: the
+    repeated message's nonce makes Discord (and the fake) answer with the first message."""
+    from datetime import timedelta
+
+    from bot.commands.replies import digest_reply
+
+    app.store.papers.upsert([LIBRARY])
+    ref = ChannelRef("discord", "111", "77")
+    dm = ChannelRef("discord", f"@{BOB}", "dm")
+    assert not say(app, ref, BOB, "/papers me subscribe like:lib-zebra", dm=dm).error
+    app.channels.follows.add(ref, SubscriptionKind.TOPIC, "graph neural networks")
+    assert not say(app, ref, BOB, "/papers me mention on", dm=dm).error
+    app.channels.settings.set_option(ref, "threads", True)
+    ch = app.store.channels.get(ref)
+
+    async def scenario(poster):
+        dead = Deliveries(app.papers, "host-1", lease=timedelta(seconds=0.3))
+        claim = dead.claim(ch, DAY)
+        reply = digest_reply(claim.digest)
+        plan = dead.plan(claim, poster.plan(reply))
+        picked = next(i.paper.id for i in claim.digest.items if i.mentions == (BOB,))
+        at = next(m.position for m in plan if picked in m.paper_ids)
+        assert at > 0  # the header goes first, alone
+        parent = None
+        for m in plan[: at + 1 if posted_before_crash else at]:
+            dead.sending(claim, m.position)
+            sent = await poster.post_part(
+                ref, reply, m.position, claim.part_key(m.position), parent
+            )
+            parent = parent or sent
+            if m.position < at:
+                dead.confirm(claim, m.position, sent)
+        await asyncio.sleep(0.4)  # the lease lapses
+        return await dp.runner(app, poster, "host-2").recover()
+
+    assert dp.run(app, fake, scenario) == ["posted 5 papers"]
+    everything = [m for msgs in fake.messages.values() for m in msgs]
+    assert len(everything) == 6  # header and five papers, each once
+    pinged = [u["id"] for m in everything for u in m["mentions"]]
+    assert pinged == [BOB]
+    assert sum(f"<@{BOB}>" in m["content"] for m in everything) == 1
