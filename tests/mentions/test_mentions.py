@@ -38,6 +38,7 @@ from tests.adapters.discord import test_discord_posting as dp
 from tests.adapters.slack.test_slack_http import Harness
 from tests.commands import test_busy_channel as busy
 from tests.conftest import make_app
+from tests.fakes.slack_limits import check as slack_check
 
 slack, fake = busy.slack, busy.fake  # the strict fakes, as fixtures
 
@@ -319,6 +320,10 @@ def test_renderers_write_only_platform_user_ids():
     assert "<@U2>" in text and "<@W3>" in text and "<@bob>" not in text and "<!" not in text
     (msg,) = render(Reply("x", cards=(_card(("U2",)),), ephemeral=False))
     assert "<@U2>" in msg.text  # the notification text names them too
+    crowd = tuple(f"U{n:09d}" for n in range(400))  # a crowd fits Slack's limits, whole tokens
+    (msg,) = render(Reply("x", cards=(_card(crowd),), ephemeral=False))
+    slack_check(msg, users=set(crowd))
+    assert json.dumps(msg.blocks).count("<@U") == 100
     content, users = mention_content([_card((BOB, "bob", "@everyone", BOB))])
     assert users == (BOB,) and content == f"#1 → <@{BOB}>"
     crowd = tuple(str(10**17 + n) for n in range(150))

@@ -83,12 +83,16 @@ def _text(kind: str, text: str) -> dict:
 
 #: A Slack user id (members U…, enterprise W…): the only thing ever written as a mention.
 USER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
+#: At most this many people named a card or message: their tokens stay well inside a block's
+#: 3,000 characters, and none is ever cut in half.
+MAX_MENTIONED = 100
 
 
 def mention_tokens(users: tuple[str, ...]) -> str:
     """'<@U1> <@U2>' for the user ids among ``users``; never <!channel>, <!here>, <!everyone>
     (every other text is escaped, so none can be injected either)."""
-    return " ".join(f"<@{u}>" for u in dict.fromkeys(users) if USER_ID.fullmatch(u))
+    ids = [u for u in dict.fromkeys(users) if USER_ID.fullmatch(u)]
+    return " ".join(f"<@{u}>" for u in ids[:MAX_MENTIONED])
 
 
 def _button(a: Action, paper_id: str) -> dict:
