@@ -154,3 +154,4 @@ _._check_backoff  # unused method (digest/zotero/client.py: pyzotero calls it be
 _tldr_source  # pydantic field validator (bot/config.py), called by pydantic
 tidy  # used by bench/tldr.py (its first-sentence baseline)
 stands_alone  # used by tests/tldr and bench/tldr.py: the rule the TL;DR line is measured by
+_.mention_cmd  # unused function (bot/commands/handlers_mentions.py: the /papers handler table)

@@ -22,6 +22,7 @@ from digest.text.characters import has_surrogates, has_visible
 
 if TYPE_CHECKING:
     from digest.library.seed import LibraryImports
+    from digest.mentions.service import Mentions
     from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,9 @@ class Context:
     #: The answer is shared in the channel (`--public`, Discord's public:True): whatever it
     #: counts must be what every reader of the channel may see, not the asker's view.
     shared: bool = False
+    #: Where a `me` command was typed (the channel before ``ref`` became the person's own
+    #: digest): `me mention on` acts on this channel. None: not a `me` command.
+    typed_in: ChannelRef | None = None
 
     @property
     def who(self) -> str:
@@ -200,6 +204,13 @@ class Commands:
         self.zotero = zotero  # people's Zotero libraries (handlers_zotero.py); None: not built
 
     @cached_property
+    def mentions(self) -> Mentions:
+        """Mention opt-ins and `why` for the person mentioned (handlers_mentions.py)."""
+        from digest.mentions.service import Mentions
+
+        return Mentions.over(self.channels)
+
+    @cached_property
     def imports(self) -> LibraryImports:
         """Library imports (`import`): made on first use, so the file readers load with it."""
         from digest.library.seed import LibraryImports
@@ -270,7 +281,7 @@ class Commands:
         if personal:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
-            ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
+            ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True, typed_in=ctx.ref)
         elif ctx.ref.personal:  # typed in a DM with the app: the same digest
             ctx = replace(ctx, personal=True)
         if ctx.now is None:  # read once per command: every date it derives is of one instant

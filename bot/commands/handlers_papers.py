@@ -6,6 +6,7 @@ import shlex
 from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
+from bot.commands.handlers_mentions import mention_note
 from bot.commands.replies import FOLLOWS_NOTHING, Action, Reply, card, error, nothing_close
 from digest.delivery.backlog import outlook
 from digest.errors import DigestError, NotFoundError
@@ -134,7 +135,7 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
         return error(FOLLOWS_NOTHING)
     seen = outlook(cmds.channels, channel, paper.id, ctx.now)
     why = f"\nWhy: {seen.why}" if seen.why else ""
-    return Reply(text=f"{seen.verdict}{why}", title=paper.title)
+    return Reply(text=f"{seen.verdict}{why}{mention_note(cmds, ctx, paper.id)}", title=paper.title)
 
 
 @command("topics", "topics", "suggested topics mined from the stored papers")

@@ -61,6 +61,9 @@ class Card:
     score: float | None = None
     actions: tuple[Action, ...] = ()
     tldr: str = ""  # one sentence: what the paper did and found (digest/tldr/extractive.py)
+    #: Members to mention on it ("→ @alice"): user ids, each adapter writes its platform's
+    #: mention (docs/mentions.md); never anyone else, never a channel-wide ping.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ def card(
     rank: int | None = None,
     score: float | None = None,
     feedback: bool = False,
+    mentions: tuple[str, ...] = (),
 ) -> Card:
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
@@ -192,6 +196,7 @@ def card(
         score=score,
         actions=(buttons if feedback else ()) + link_actions(p),
         tldr=tldr,
+        mentions=tuple(mentions),
     )
 
 
@@ -255,7 +260,12 @@ def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
         title=f"📚 {d.title()}",
         cards=tuple(
             card(
-                i.paper, _with_likes(i.why, d.elsewhere.get(i.paper.id, ())), i.rank, i.score, True
+                i.paper,
+                _with_likes(i.why, d.elsewhere.get(i.paper.id, ())),
+                i.rank,
+                i.score,
+                True,
+                i.mentions,
             )
             for i in d.items
         ),
