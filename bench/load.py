@@ -420,6 +420,20 @@ def main(argv: list[str] | None = None) -> None:
     cfg = parse(argv)
     started = time.monotonic()
     before = machine()
+    if cfg.replicas:
+        from bench.load_replicas import report as replicas_report
+        from bench.load_replicas import run_replicas
+
+        work = cfg.workdir or Path(tempfile.mkdtemp(prefix="digestbot-replicas-"))
+        result = asyncio.run(run_replicas(cfg, work))
+        print(
+            f"Replicas bench, {before}; {time.monotonic() - started:.0f} s in all; "
+            f"at the end: {machine()}\n"
+        )
+        print(replicas_report(result))
+        if cfg.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     results, cli = asyncio.run(run(cfg))
     print(
         f"Load bench, {before}; {cfg.channels:,} channels, {cfg.papers:,} papers stored, "
