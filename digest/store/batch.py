@@ -343,8 +343,8 @@ class BatchRepo:
             return conn.execute(stmt, params).rowcount
 
 
-def _json_rows(rows: list[dict]) -> str:
-    """Rows as one JSON text; non-ASCII text as is (a stored reply's emoji and accents are not
+def _json_rows(rows: list[dict] | dict) -> str:
+    """Rows (or one row) as one JSON text; non-ASCII text as is (a stored reply's emoji and accents are not
     escaped to six characters each: less to encode, send and parse)."""
     return json.dumps(rows, default=_iso, separators=(",", ":"), ensure_ascii=False)
 
