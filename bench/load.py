@@ -18,6 +18,8 @@ Finally `digestbot channels` and `digestbot cmd console:lab "/papers list"` are 
 seconds) on a fresh database with the bundled papers. Every loop is bounded in count and time.
 
     python -m bench.load --quick                      # smoke run, about two minutes
+    python -m bench.load --replicas 3 --channels 1500 --pg-url postgresql://…/db   # see
+        # bench/load_replicas.py: digests per replica, a replica killed, its shard taken over
     python -m bench.load --channels 1000 --papers 10000 --duration 60 --backend sqlite
 """
 
@@ -147,6 +149,29 @@ def fresh_postgres(url: str) -> None:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
         conn.execute(text(f'CREATE DATABASE "{target.database}"'))
     engine.dispose()
+
+
+def embeddings_stored(db_url: str) -> str:
+    """Vectors stored against papers, and which process stored them: one a paper and model
+    (the key), computed by the process that claimed it (tests/runtime/test_index_work.py counts
+    the computations themselves)."""
+    from sqlalchemy import create_engine, func, select
+
+    from digest.store.schema import PaperEmbeddingRow, PaperRow
+
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            papers = conn.scalar(select(func.count()).select_from(PaperRow))
+            rows = conn.execute(
+                select(PaperEmbeddingRow.created_by, func.count()).group_by(
+                    PaperEmbeddingRow.created_by
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    by = ", ".join(f"{n:,} by pid {who.rpartition(':')[2] or '?'}" for who, n in sorted(rows))
+    return f"vectors stored {sum(n for _, n in rows):,} for {papers:,} papers ({by})"
 
 
 # ---------------------------------------------------------------- platforms
@@ -314,6 +339,8 @@ async def run_backend(cfg: Config, backend: str, work: Path) -> Result:
             result.child_cpu_s, result.child_rss_mb = bot.children_usage()
         finally:
             rc = bot.stop()
+        if cfg.semantic != "off":
+            result.notes.append(embeddings_stored(db_url))
         errors = sum(
             1 for line in (work / "bot.log").open() if line.startswith(("ERROR", "CRITICAL"))
         )
@@ -420,6 +447,20 @@ def main(argv: list[str] | None = None) -> None:
     cfg = parse(argv)
     started = time.monotonic()
     before = machine()
+    if cfg.replicas:
+        from bench.load_replicas import report as replicas_report
+        from bench.load_replicas import run_replicas
+
+        work = cfg.workdir or Path(tempfile.mkdtemp(prefix="digestbot-replicas-"))
+        result = asyncio.run(run_replicas(cfg, work))
+        print(
+            f"Replicas bench, {before}; {time.monotonic() - started:.0f} s in all; "
+            f"at the end: {machine()}\n"
+        )
+        print(replicas_report(result))
+        if cfg.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     results, cli = asyncio.run(run(cfg))
     print(
         f"Load bench, {before}; {cfg.channels:,} channels, {cfg.papers:,} papers stored, "

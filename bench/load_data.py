@@ -57,6 +57,7 @@ class Config:
     due_phase: bool = True  # the restart with every channel due in one minute
     workdir: Path | None = None
     seed: int = 21
+    replicas: int = 0  # > 0: the replicas run instead (bench/load_replicas.py)
 
 
 @dataclass
@@ -290,8 +291,15 @@ def parse(argv: list[str] | None = None) -> Config:
         action="store_true",
         help="skip the restart with every channel due (bench.schedule measures it)",
     )
+    p.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        help="instead: N replicas on PostgreSQL, digests per replica, one killed (its shard's take-over)",
+    )
     a = p.parse_args(argv)
     cfg = Config(
+        replicas=a.replicas,
         channels=a.channels,
         papers=a.papers,
         ingest=a.ingest,

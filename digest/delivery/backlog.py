@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
 from digest.delivery.due import overdue_note, upcoming
@@ -38,7 +39,7 @@ class Reads:
     delivered: frozenset[str]
     voted: frozenset[str]  # a net vote of 0 (one 👍, one 👎) still counts as seen
 
-    @property
+    @cached_property  # asked twice a digest (new papers, then the backlog)
     def seen(self) -> frozenset[str]:
         """Sent, voted on, or followed as `like:` (the channel's own example): never offered."""
         return self.delivered | self.voted | frozenset(self.profile.likes)

@@ -37,7 +37,7 @@ __all__ = ["CHUNK", "Render", "Ticks", "chunks"]
 log = logging.getLogger(__name__)
 
 #: What the chat side makes of a digest before it is claimed: the messages' papers, the
-#: rendering stored with the plan, and the reply itself (kept with the claim, not re-read).
+#: rendering stored with the plan (JSON text), and the reply itself (kept with the claim, not re-read).
 Render = Callable[["Digest"], tuple[list[tuple[str, ...]], str | None, Any]]
 
 

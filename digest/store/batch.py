@@ -94,7 +94,7 @@ class NewClaim:
     quiet: bool
     upto_seq: int
     parts: tuple[tuple[str, ...], ...]
-    rendered: str | None
+    rendered: str | None  # JSON text (bot/runtime/stored_reply.py), stored as written
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,12 @@ def _insert_many(
     rows: list[dict],
     unique: list[str] | None = None,
     returning: Sequence[Column] = (),
+    json_text: str | None = None,
 ) -> list[Row]:
     """Insert ``rows`` but those whose ``unique`` key exists (``ON CONFLICT DO NOTHING``, when
     given); the ``returning`` columns of the rows inserted, in no particular order.
+    ``json_text``: a text column whose values are JSON texts already (or None), the last key
+    of every row.
 
     PostgreSQL gets every row in one JSON parameter (``INSERT … SELECT … FROM
     json_to_recordset(…)``): the same rows as a multi-row VALUES, but the statement's text stays
@@ -144,7 +147,7 @@ def _insert_many(
 
     names = list(rows[0])
     typed = [column(n, table.c[n].type) for n in names]
-    text = json.dumps(rows, default=_iso, separators=(",", ":"))
+    text = _json_rows(rows) if json_text is None else _json_rows_with(rows, json_text)
     source = (
         func.json_to_recordset(cast(bindparam("rows", text, type_=Text), JSON))
         .table_valued(*typed)
@@ -178,6 +181,10 @@ def _iso(value: object) -> str:
     if isinstance(value, date):  # datetime is a date too
         return value.isoformat()
     raise TypeError(f"cannot store {type(value).__name__} in a JSON row")
+
+
+def _same(value: T) -> T:
+    return value
 
 
 def _clock(value: datetime | str) -> datetime:
@@ -250,28 +257,37 @@ class BatchRepo:
             # The database's clock, read once: every claim of the batch starts now by it.
             now = _clock(conn.execute(select(db_now(self.engine))).scalar_one())
             lease, give_up = now + timedelta(seconds=lease_s), now + timedelta(seconds=grace_s)
+            # PostgreSQL's rows travel as JSON: each time and day made ISO text once, not per row
+            stamp = _iso if conn.dialect.name == "postgresql" else _same
+            at, until, ends = stamp(now), stamp(lease), stamp(give_up)
+            days = {d: stamp(d) for d in {c.day for c in claims}}
             rows = [
                 dict(
                     channel_id=c.channel_id,
-                    digest_date=c.day,
+                    digest_date=days[c.day],
                     kind=DeliveryKind.DIGEST.value,
                     status=_status(c),
                     claimed_by=worker,
-                    claimed_at=now,
+                    claimed_at=at,
                     near_misses=c.near_misses,
                     fence=1,
-                    lease_until=lease,
-                    give_up_at=give_up,
+                    lease_until=until,
+                    give_up_at=ends,
                     upto_seq=c.upto_seq,
-                    rendered=None if _status(c) == EMPTY else c.rendered,
                     attempts=0,
+                    rendered=None if _status(c) == EMPTY else c.rendered,  # JSON: keep last
                 )
                 for c in claims
             ]
             deliveries, items_t = DeliveryRow.__table__, DeliveryItemRow.__table__
             returning = (deliveries.c.id, deliveries.c.channel_id, deliveries.c.status)
             found = _insert_many(
-                conn, deliveries, rows, ["channel_id", "kind", "digest_date"], returning
+                conn,
+                deliveries,
+                rows,
+                ["channel_id", "kind", "digest_date"],
+                returning,
+                json_text="rendered",
             )
             got = {cid: (did, st) for did, cid, st in found}
             mine = [c for c in claims if c.channel_id in got]
@@ -336,8 +352,23 @@ class BatchRepo:
             return conn.execute(stmt, params).rowcount
 
 
-def _json_rows(rows: list[dict]) -> str:
-    return json.dumps(rows, default=_iso, separators=(",", ":"))
+def _json_rows(rows: list[dict] | dict) -> str:
+    """Rows (or one row) as one JSON text; non-ASCII text as is (a stored reply's emoji and accents are not
+    escaped to six characters each: less to encode, send and parse)."""
+    return json.dumps(rows, default=_iso, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_rows_with(rows: list[dict], last: str) -> str:
+    """``_json_rows``, each row's ``last`` value (a JSON text, the row's last key) placed as is:
+    PostgreSQL reads a nested JSON value into a text column as the very text written (type
+    ``json`` keeps it), so a stored reply of a few kilobytes is not escaped, quote by quote,
+    into a JSON string and unescaped again (most of the claim's encoding)."""
+    out = []
+    for row in rows:
+        value = row[last]
+        text = _json_rows({**row, last: None})  # ends with "<last>":null}
+        out.append(text if value is None else f"{text[:-5]}{value}}}")
+    return f"[{','.join(out)}]"
 
 
 @cache

@@ -195,19 +195,9 @@ class LedgerRepo:
         sql = self._steps.get(lease_s) or self._steps.setdefault(lease_s, _sql(self, lease_s))
         order = sorted(steps, key=lambda s: (s.lease.delivery_id, s.position))
         with self.engine.begin() as conn:
-            hold = [dict(_key(s), first=s.position == 0, ref=s.message_ref) for s in order]
-            renewed = sql.run(conn, sql.hold, hold)
-            # Every lease held (the usual case) shows in the count; else read which are ours
-            # (rows this transaction renewed are locked by it: what it reads of them is final).
-            held = order if renewed == len(order) else self._held(conn, sql, order)
+            held = sql.confirm_held(self, conn, order)
             if not held:
                 return [False] * len(steps)
-            at = [dict(did=s.lease.delivery_id, pos=s.position, ref=s.message_ref) for s in held]
-            sql.run(conn, sql.confirm, at)
-            sql.run(conn, sql.item_ref, at)
-            marks = [dict(did=s.lease.delivery_id, pos=s.then) for s in held if s.then is not None]
-            if marks:
-                sql.run(conn, sql.sending, marks)
             ending = [s for s in held if s.finish]
             done = set(ending)
             if ending and sql.run(conn, sql.finish, [_key(s) for s in ending]) < len(done):
@@ -342,6 +332,25 @@ class _StepSql:
     def run(self, conn: Connection, stmt: Any, rows: list[dict]) -> int:
         """``stmt`` for each of ``rows`` (one executemany); the rows it changed."""
         return conn.execute(stmt, rows).rowcount
+
+    def confirm_held(self, ledger: LedgerRepo, conn: Connection, order: list[Step]) -> list[Step]:
+        """Renew the leases of ``order`` (in delivery id order) and, for the steps whose lease
+        is still ours, confirm their message, record it on a lone paper's item and mark the next
+        message sending; the steps held."""
+        hold = [dict(_key(s), first=s.position == 0, ref=s.message_ref) for s in order]
+        renewed = self.run(conn, self.hold, hold)
+        # Every lease held (the usual case) shows in the count; else read which are ours
+        # (rows this transaction renewed are locked by it: what it reads of them is final).
+        held = order if renewed == len(order) else ledger._held(conn, self, order)
+        if not held:
+            return []
+        at = [dict(did=s.lease.delivery_id, pos=s.position, ref=s.message_ref) for s in held]
+        self.run(conn, self.confirm, at)
+        self.run(conn, self.item_ref, at)
+        marks = [dict(did=s.lease.delivery_id, pos=s.then) for s in held if s.then is not None]
+        if marks:
+            self.run(conn, self.sending, marks)
+        return held
 
     def __init__(self, ledger: LedgerRepo, lease_s: float) -> None:
         row, msgs = DeliveryRow.__table__, DeliveryMessageRow.__table__
@@ -492,6 +501,89 @@ class _JsonStepSql(_StepSql):
             .values(status=POSTED, posted_at=now())
         )
 
+        # The four writes of a step in one statement (data-modifying CTEs): the leases renewed
+        # (locked in id order), then, for the rows renewed, each message confirmed and the next
+        # one marked sending in one UPDATE (different rows), and a lone paper's item given the
+        # message's reference; it answers the delivery ids held. One round trip instead of four.
+        step = given(
+            did=BigInteger,
+            b_owner=Text,
+            b_fence=BigInteger,
+            first=Boolean,
+            ref=Text,
+            pos=Integer,
+            nxt=Integer,
+        )
+        mine = (
+            select(row.c.id.label("did"), step.c.first, step.c.ref, step.c.pos, step.c.nxt)
+            .where(
+                row.c.id == step.c.did,
+                row.c.claimed_by == step.c.b_owner,
+                row.c.fence == step.c.b_fence,
+                row.c.status.in_([CLAIMED_DELIVERY, SENDING_DELIVERY]),
+            )
+            .order_by(row.c.id)
+            .with_for_update(of=row)
+            .subquery("mine")
+        )
+        held = (
+            update(row)
+            .where(row.c.id == mine.c.did)
+            .values(
+                lease_until=now(lease_s),
+                status=case((mine.c.first, SENDING_DELIVERY), else_=row.c.status),
+                message_ref=case((mine.c.first, mine.c.ref), else_=row.c.message_ref),
+            )
+            .returning(row.c.id.label("did"), mine.c.ref, mine.c.pos, mine.c.nxt)
+            .cte("held")
+        )
+        this = msgs.c.position == held.c.pos
+        moved = (
+            update(msgs)
+            .where(
+                msgs.c.delivery_id == held.c.did,
+                this | (msgs.c.position == held.c.nxt),
+                msgs.c.status != CONFIRMED,
+            )
+            .values(
+                status=case((this, CONFIRMED), else_=SENDING),
+                message_ref=case((this, held.c.ref), else_=None),
+            )
+            .cte("moved")
+        )
+        lone = items.alias("lone")
+        alone_here = (
+            select(func.count())
+            .select_from(lone)
+            .where(lone.c.delivery_id == held.c.did, lone.c.position == held.c.pos)
+            .scalar_subquery()
+        )
+        refs = (
+            update(items)
+            .where(
+                items.c.delivery_id == held.c.did,
+                items.c.position == held.c.pos,
+                alone_here == 1,
+            )
+            .values(message_ref=held.c.ref)
+            .cte("refs")
+        )
+        self.step = select(held.c.did).add_cte(moved, refs)
+
     def run(self, conn: Connection, stmt: Any, rows: list[dict]) -> int:
-        text = json.dumps(rows, separators=(",", ":"))
-        return conn.execute(stmt, {"rows": text}).rowcount
+        return conn.execute(stmt, {"rows": _json(rows)}).rowcount
+
+    def confirm_held(self, ledger: LedgerRepo, conn: Connection, order: list[Step]) -> list[Step]:
+        if len({s.lease.delivery_id for s in order}) < len(order):  # never expected: a digest
+            # waits for one confirmation before posting its next message
+            return super().confirm_held(ledger, conn, order)
+        rows = [
+            dict(_key(s), first=s.position == 0, ref=s.message_ref, pos=s.position, nxt=s.then)
+            for s in order
+        ]
+        ours = set(conn.execute(self.step, {"rows": _json(rows)}).scalars())
+        return [s for s in order if s.lease.delivery_id in ours]
+
+
+def _json(rows: list[dict]) -> str:
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)

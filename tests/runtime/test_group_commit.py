@@ -14,7 +14,9 @@ Counted, not timed. Deliberate breaks tried (each made the named test go red):
   message 0 was not yet confirmed for another connection)
 - LedgerRepo.steps writing a step whose lease is lost (the hold's answer ignored):
   test_a_batch_of_confirmations_is_one_transaction_of_a_few_statements (the fenced-out digest
-  confirmed)
+  confirmed); on PostgreSQL, the one-statement step (``_JsonStepSql.confirm_held``) answering
+  every step as held, or its messages' update joined to the given rows instead of the renewed
+  ones: the same test, red on PostgreSQL
 - GroupCommit handing a failed batch's error to every caller in it (no item-by-item retry):
   test_one_bad_confirmation_fails_only_its_own_digest
 - GroupCommit answering True for an item whose write failed (the next message posted anyway):
