@@ -111,7 +111,9 @@ class PaperService:
         elif self._ranker is None or self._ranker.index is not index:
             from digest.rank.ranker import Ranker
 
-            self._ranker = Ranker(index, encoder=self.indexes.queries)
+            earlier, self._ranker = self._ranker, Ranker(index, encoder=self.indexes.queries)
+            if earlier is not None:
+                self._ranker.carry_from(earlier)
         return self._ranker
 
     def paper(self, paper_id: str) -> Paper:

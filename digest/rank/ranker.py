@@ -98,8 +98,19 @@ class Ranker:
             self._related[key] = prof.related_cosine(space)
         return self._related[key]
 
+    def carry_from(self, earlier: Ranker) -> None:
+        """Keep what depends on the fit alone from the ranker of an earlier state of the same fit.
+
+        Appended segments and newly attached embeddings leave the fit (its basis) as it was, but
+        each makes a new index and so a new ranker: mining the suggested topics again for each
+        put an NMF fit inside the first weak search after every refresh during an ingest (two
+        thirds of a bot's CPU under load). They are mined again after the next fit.
+        """
+        if self._topics is None and earlier.index.basis is self.index.basis:
+            self._topics = earlier._topics
+
     def suggested_topics(self, k: int = 8) -> list:
-        """Topics mined from the corpus (computed once per index)."""
+        """Topics mined from the corpus (computed once per fit: see ``carry_from``)."""
         if self._topics is None:
             from digest.rank.topics import suggest
 

@@ -105,3 +105,30 @@ def test_topics_are_words_people_read_not_stems(bundled):
                 # every word as papers write it (a plural folded to its singular is fine)
                 assert w in words or f"{w}s" in words, (w, phrase)
         assert " / " not in t.label and not {"does", "aims"} & set(t.label.split())
+
+
+def test_topics_are_mined_once_per_fit_not_once_per_appended_segment(monkeypatch):
+    """Breaks that turn this red: a ranker for an index with a segment appended mining the
+    topics again (an NMF fit inside a weak search after every refresh during an ingest), or one
+    for a refitted index keeping the old fit's topics."""
+    import digest.rank.topics as topics_module
+    from digest.rank.index import DocInput, apply_segment, build_index, make_segment
+    from digest.rank.ranker import Ranker
+    from tests.support.corpus import synthetic_records
+
+    docs = [DocInput(r.id, r.title, r.abstract, r.authors) for r in synthetic_records()]
+    mined = []
+    real = topics_module.suggest
+    monkeypatch.setattr(topics_module, "suggest", lambda *a, **k: mined.append(1) or real(*a, **k))
+    base = build_index(docs[:-5])
+    first = Ranker(base)
+    assert first.suggested_topics()
+    seg = make_segment(base, docs[-5:])
+    assert seg is not None
+    appended = Ranker(apply_segment(base, seg))
+    appended.carry_from(first)
+    assert appended.suggested_topics() == first.suggested_topics() and len(mined) == 1
+    refitted = Ranker(build_index(docs))
+    refitted.carry_from(appended)
+    refitted.suggested_topics()
+    assert len(mined) == 2
