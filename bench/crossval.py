@@ -204,7 +204,7 @@ def free_parameters() -> list[tuple[str, int, str]]:
     fitted_fb = tuple(
         f.name for f in fields(FeedbackParams) if f.name not in ("prf_skips_disliked",)
     )
-    curve_points = sum(len(x) for x, _ in calibrate.curves().values())
+    curve_numbers = sum(len(p) for p in calibrate.curves().values())
     return [
         ("IndexParams (BM25F, LSA size)", len(fitted_index), ", ".join(fitted_index)),
         ("ScoreParams (word score, LSA, PRF)", len(fitted_score), ", ".join(fitted_score)),
@@ -216,9 +216,13 @@ def free_parameters() -> list[tuple[str, int, str]]:
         ("FeedbackParams (votes)", len(fitted_fb), ", ".join(fitted_fb)),
         ("profile.py authors", 3, "AUTHOR_BASE, AUTHOR_LEAD, AUTHOR_TOPIC"),
         ("profile.py liked papers", 1, "RELATED_PERCENTILE"),
-        ("calibrate.py", 2, "KEYWORD_WORDS, LOOSE"),
+        ("calibrate.py", 2, "KEYWORD_WORDS, LOOSE (the list rule, `calibrate.lists`, has none)"),
         ("diversity / why thresholds", 3, "NEAR_DUPLICATE, why.LIKED, SemanticParams.close"),
-        ("calibration.txt curve points", curve_points, ", ".join(sorted(calibrate.curves()))),
+        (
+            "calibration.txt: a, b, c, cap per curve",
+            curve_numbers,
+            ", ".join(sorted(calibrate.curves())),
+        ),
     ]
 
 
@@ -410,7 +414,7 @@ def print_params() -> None:
             rows,
         )
     )
-    print(f"scalar constants: {total}; plus {rows[-1][1]} curve points in calibration.txt\n")
+    print(f"scalar constants: {total}; plus {rows[-1][1]} fitted numbers in calibration.txt\n")
 
 
 if __name__ == "__main__":

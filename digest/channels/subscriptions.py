@@ -60,7 +60,8 @@ class Subscriptions:
             return f"Already {verb} {self._what(kind, same[text.casefold()])}."
         if not self.store.channels.add_subscription(channel.id, kind, text, user):
             return f"Already {verb} {self._what(kind, text)}."
-        return f"Now {verb} {self._what(kind, text)}.{self._coverage_note(kind, text)}"
+        note = self._coverage_note(kind, text, channel.threshold)
+        return f"Now {verb} {self._what(kind, text)}.{note}"
 
     def _what(self, kind: SubscriptionKind, text: str) -> str:
         """How a confirmation names a subscription (a liked paper by its title, cut on a word)."""
@@ -77,7 +78,9 @@ class Subscriptions:
             return f"papers like *{shorten(paper.title, 100)}*"
         return repr(s.text)
 
-    def _coverage_note(self, kind: SubscriptionKind, text: str) -> str:
+    def _coverage_note(self, kind: SubscriptionKind, text: str, threshold: float) -> str:
+        """How many stored papers a digest could send for the new topic: those it scores at or
+        above the channel's threshold (a paper holding one of its words is not yet a match)."""
         if kind is not SubscriptionKind.TOPIC:
             return ""
         result = self.papers.search(text, per_page=1).result
@@ -94,7 +97,15 @@ class Subscriptions:
             )
         if not n:
             return " No stored paper matches it yet; digests will include it when one arrives."
-        return f" {plural(n, 'stored paper')} {'matches' if n == 1 else 'match'} it."
+        sendable = ranker.sendable(text, threshold) if ranker is not None else n
+        level = f"this channel's threshold ({threshold:.2f})"
+        if not sendable:
+            return (
+                f" {plural(n, 'stored paper')} {'uses' if n == 1 else 'use'} its words, none "
+                f"scoring above {level} yet; digests will include it when one does."
+            )
+        verb = "matches" if sendable == 1 else "match"
+        return f" {plural(sendable, 'stored paper')} {verb} it above {level}."
 
     def unsubscribe(self, ref: ChannelRef, selector: str) -> str:
         """Remove by number (as in `list`), by exact text, `all` (what is followed; exclusions

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from digest.delivery.due import overdue_note, upcoming
 from digest.models import Channel, LikedIn, Paper
 from digest.rank.profile import Profile, profile_of
+from digest.rank.why import NO_MATCH
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:
@@ -287,8 +288,6 @@ def _beside(score: float, threshold: float) -> str:
             return f"{score:.{digits}f}"
     return f"{score:.4f}"  # equal to four places: the verdict beside it says which side
 
-
-NO_MATCH = "Nothing in it matches this channel's interests."
 
 FOLLOWED = (
     "This channel follows it as `like:`, an example of what it wants, so it is never sent here "

@@ -10,6 +10,7 @@ One factor per topic keeps the order the learner chose; only the threshold sees 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -21,8 +22,11 @@ from digest.rank.scorer import ScoreParams, TopicState, score
 MATCHED = 0.1  # a paper scoring this much on the plain topic matched it (search's own cut-off)
 REFERENCE = 20  # the topic's best matches that set the scale
 MAX_SCALE = 10.0  # a topic whose matches all lost their score is not blown up without bound
-#: Share of papers relevant at each shown score on the development files, per query kind (an
-#: isotonic fit written by ``python -m bench.calibration --write``): 'kind score relevance' lines.
+#: Per curve, the share of papers relevant at a raw score as a logistic function of the score's
+#: logit and of the topic's coverage (``scorer.typed_coverage``; 1.0 for the liked papers), and
+#: the most it may show (the share relevant among the curve's highest-scoring papers): 'kind a b
+#: c cap' lines written by ``python -m bench.calibration --write``. Three numbers a curve, fitted
+#: on half the queries and judged on the other half, where 51-point isotonic curves overfitted.
 CURVE_FILE = Path(__file__).with_name("calibration.txt")
 KEYWORD_WORDS = 3  # up to this many typed content words a topic is a keyword, else a theme
 #: Suffix of a kind's curve fitted on scores with meaning fused in (semantic ranking): a fused
@@ -31,17 +35,30 @@ FUSED = "+meaning"
 
 
 @cache
-def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per query kind, (scores, share relevant) of the fitted reliability curve, read once."""
-    points: dict[str, list[tuple[float, float]]] = {}
+def curves() -> dict[str, np.ndarray]:
+    """Per curve kind, its (a, b, c, cap), read once."""
+    out: dict[str, np.ndarray] = {}
     if CURVE_FILE.exists():
         for line in CURVE_FILE.read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#"):
-                kind, x, y = line.split()
-                points.setdefault(kind, []).append((float(x), float(y)))
-    return {
-        k: (np.array([x for x, _ in v]), np.array([y for _, y in v])) for k, v in points.items()
-    }
+                kind, *numbers = line.split()
+                out[kind] = np.array([float(x) for x in numbers], dtype=np.float64)
+    return out
+
+
+EDGE = 1e-3  # raw scores are read within [EDGE, 1 - EDGE]: the logit of 0 or 1 is infinite
+
+
+def logistic(
+    params: np.ndarray, scores: np.ndarray, coverage: float | np.ndarray | None = None
+) -> np.ndarray:
+    """The share relevant at raw ``scores`` on one curve (``params``: a, b, c, cap); a raw 0 (no
+    interest matches) is shown as 0."""
+    a, b, c, top = params
+    s = np.clip(np.asarray(scores, dtype=np.float64), EDGE, 1 - EDGE)
+    cov = 1.0 if coverage is None else coverage
+    p = 1.0 / (1.0 + np.exp(-(a + b * np.log(s / (1 - s)) + c * np.asarray(cov))))
+    return np.where(np.asarray(scores) > 0, np.minimum(p, top), 0.0)
 
 
 #: The curve of the liked papers' interest (`like:` papers, a library import; votes alone use
@@ -49,21 +66,23 @@ def curves() -> dict[str, tuple[np.ndarray, np.ndarray]]:
 LIKE = "like"
 
 
-def read(scores: np.ndarray, kind: str) -> np.ndarray:
+def read(scores: np.ndarray, kind: str, coverage: float | None = None) -> np.ndarray:
     """``scores`` read through ``kind``'s curve (as they are when no curve is shipped)."""
-    curve = curves().get(kind)
-    if curve is None:
+    params = curves().get(kind)
+    if params is None:
         return np.asarray(scores, dtype=np.float32)
-    return np.interp(scores, *curve).astype(np.float32)
+    return logistic(params, scores, coverage).astype(np.float32)
 
 
 def highest(kind: str) -> float | None:
-    """The highest score a topic of ``kind`` is ever shown (its curve's top, to the hundredth
-    below: a threshold at that value still lets its best papers through), None without one."""
-    curve = curves().get(kind)
-    if curve is None or not len(curve[1]):
+    """The highest score a topic of ``kind`` is ever shown (its curve's top at any coverage, to
+    the hundredth below: a threshold at that value still lets its best papers through), None
+    without one."""
+    params = curves().get(kind)
+    if params is None:
         return None
-    return float(np.floor(float(curve[1].max()) * 100 + 1e-9) / 100)
+    top = max(float(logistic(params, np.ones(1), cov)[0]) for cov in (0.0, 1.0))
+    return float(np.floor(top * 100 + 1e-9) / 100)
 
 
 #: A topic of more than ``KEYWORD_WORDS`` typed words whose ten best matches hold less than this
@@ -73,26 +92,43 @@ def highest(kind: str) -> float | None:
 LOOSE = 0.5
 
 
-def kind_of(words: int, coverage: float | None = None) -> str:
-    """The curve of a topic: 'keyword' up to ``KEYWORD_WORDS`` typed content words; longer,
-    'theme', or 'loose' when ``coverage`` (when known) is under ``LOOSE``."""
-    if words <= KEYWORD_WORDS:
+#: A topic that lists several things ('causal inference and causal discovery', '3D vision:
+#: reconstruction, point clouds') describes a field, however few its words: it is read as a theme.
+LISTING = re.compile(r"[,;:&/]|\b(?:and|or)\b", re.IGNORECASE)
+
+
+def lists(text: str) -> bool:
+    """True when ``text`` lists several things (``LISTING``)."""
+    return bool(LISTING.search(text))
+
+
+def kind_of(words: int, coverage: float | None = None, listing: bool = False) -> str:
+    """The curve of a topic: 'keyword' up to ``KEYWORD_WORDS`` typed content words unless it
+    lists several things (``lists``); else 'theme', or 'loose' when ``coverage`` (when known)
+    is under ``LOOSE``."""
+    if words <= KEYWORD_WORDS and not listing:
         return "keyword"
     return "loose" if coverage is not None and coverage < LOOSE else "theme"
 
 
 def relevance(
-    scores: np.ndarray, words: int, fused: bool = False, coverage: float | None = None
+    scores: np.ndarray,
+    words: int,
+    fused: bool = False,
+    coverage: float | None = None,
+    listing: bool = False,
 ) -> np.ndarray:
     """How often papers shown at ``scores`` were relevant on the development files, for a topic
     of ``words`` typed words and ``coverage`` (``kind_of``), ``fused`` when meaning has a share of
     its score (the kind's lexical curve when no fused one is shipped, the typed-words kind when
     no coverage one is; the scores themselves when no curve is)."""
     table = curves()
-    for kind in dict.fromkeys((kind_of(words, coverage), kind_of(words))):
-        curve = (table.get(kind + FUSED) if fused else None) or table.get(kind)
-        if curve is not None:  # isotonic: linear between, flat outside
-            return np.interp(scores, *curve).astype(np.float32)
+    kinds = (kind_of(words, coverage, listing), kind_of(words, None, listing), kind_of(words))
+    for kind in dict.fromkeys(kinds):
+        params = table.get(kind + FUSED) if fused else None
+        params = table.get(kind) if params is None else params
+        if params is not None:
+            return logistic(params, scores, coverage).astype(np.float32)
     return np.asarray(scores, dtype=np.float32)
 
 

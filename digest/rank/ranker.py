@@ -25,7 +25,7 @@ from digest.rank.scorer import (
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
-from digest.rank.why import page_why, profile_why
+from digest.rank.why import NO_MATCH, page_why, profile_why
 from digest.rank.why import quote as _quote
 
 
@@ -161,6 +161,25 @@ class Ranker:
         has, _ = column_scores(self.index.weights, cols, np.ones(len(cols), dtype=np.float32))
         return int((has > 0).sum())
 
+    def sendable(self, text: str, threshold: float) -> int:
+        """How many stored papers ``text`` alone would score at or above ``threshold`` on the
+        shown (calibrated) scale: what a digest could send for it, not every paper holding one
+        of its words."""
+        if self.blocked(text):
+            return 0
+        return int((self.shown_scores(text) >= threshold).sum())
+
+    def shown_scores(self, text: str) -> np.ndarray:
+        """Every stored paper's score for the topic ``text`` as a digest shows it (its curve)."""
+        st = self.state(text)
+        if st is None:
+            return np.zeros(0, dtype=np.float32)
+        raw = score(self.index, st, np.arange(len(self.index)), self.params)[1]
+        fused = st.dense is not None and st.dense.weight > 0
+        return calibrate.relevance(
+            np.minimum(raw, 1.0), st.query.words, fused, st.coverage, calibrate.lists(text)
+        )
+
     def blocked(self, text: str) -> bool:
         """True when ``text``'s words that papers use are all generic (``MatchCheck.blocked``)."""
         key = text.strip().lower()[:MAX_QUERY_CHARS]
@@ -294,6 +313,7 @@ class Ranker:
             fused: bool = False,
             shown: np.ndarray | None = None,
             coverage: float | None = None,
+            listing: bool = False,
         ) -> None:
             better = scores > best
             best[better] = scores[better]
@@ -302,7 +322,7 @@ class Ranker:
             if shown is None:
                 shown = np.minimum(scores * factor, 1.0)  # on the plain topic's scale
                 if words > 0:  # a topic's score as how often such papers were relevant
-                    shown = calibrate.relevance(shown, words, fused, coverage)
+                    shown = calibrate.relevance(shown, words, fused, coverage, listing)
             np.maximum(level, shown, out=level)
 
         for topic in p.topics:
@@ -322,7 +342,8 @@ class Ranker:
                 own = self.candidates(topic, base)
                 scores = np.where(np.isin(rows, own), scores, 0.0).astype(np.float32)
             cover = base.coverage if base is not None else None  # the curve's band
-            take(scores, f"topic:{topic}", factor, words, fused, coverage=cover)
+            listing = calibrate.lists(topic)  # 'causal inference and discovery': a field
+            take(scores, f"topic:{topic}", factor, words, fused, coverage=cover, listing=listing)
         if p.votes and not p.topics and not p.likes:  # taste from votes alone: the likes' curve
             st = self.refined(None, p.votes)
             if st is not None:
@@ -388,7 +409,9 @@ class Ranker:
                 round(float(level[i]), 4),
                 self._why(
                     p, rows[i], labels[source[i]] if source[i] >= 0 else "", float(final[i]), used
-                ),
+                )
+                if round(float(level[i]), 2) > 0  # shown as 0.00: no interest matches it
+                else NO_MATCH,
             )
             for i in chosen
         )

@@ -21,6 +21,10 @@ TITLE_CHARS = 60  # a named title stays short: the why-line is one line on every
 #: Quote marks a user may type around (or at one edge of) a query: ours would double them.
 _EDGE_QUOTES = "'\"‘’“”`"
 
+#: The why of a pick no interest scores above 0.00 as shown: a "matches …" or "like …" line
+#: beside a 0.00 would contradict it (a card, `why` and the backlog say this alike).
+NO_MATCH = "Nothing in it matches this channel's interests."
+
 
 def quote(text: str, limit: int = 60) -> str:
     """'text', shortened with an ellipsis past ``limit`` characters; quote marks typed at its

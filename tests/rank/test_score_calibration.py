@@ -27,17 +27,32 @@ from digest.rank.scorer import score
 
 
 def test_the_shipped_curves_are_reliability_curves():
-    """Both kinds ship: non-decreasing, within 0..1, and not the raw score (a keyword paper at
-    the best raw score was relevant far less often than always on the development files)."""
+    """Every kind ships (a fused keyword curve, fitted on too few queries, is read through the
+    keyword one): each increasing in the score, within 0..1, and not the raw score (a keyword
+    paper at the best raw score was relevant far less often than always on the development
+    files)."""
     curves = calibrate.curves()
     kinds = ("keyword", "theme", "loose")
-    assert set(curves) == {*kinds, *(k + calibrate.FUSED for k in kinds), calibrate.LIKE}
+    fused = {k + calibrate.FUSED for k in kinds[1:]}
+    assert set(curves) == {*kinds, *fused, calibrate.LIKE}
+    for kind, (_, b, _, cap) in curves.items():
+        assert b > 0 and 0 < cap <= 1, kind  # a higher score never shows less
     grid = np.linspace(0, 1, 101)
     for kind, words in (("keyword", 2), ("theme", 6)):
         y = calibrate.relevance(grid, words)
         assert (np.diff(y) >= -1e-9).all() and y.min() >= 0 and y.max() <= 1, kind
         assert not np.allclose(y, grid, atol=0.05), kind
     assert calibrate.relevance(np.array([0.5]), 2)[0] < calibrate.relevance(np.array([0.5]), 6)[0]
+    assert calibrate.relevance(np.array([0.0]), 6)[0] == 0  # no match is shown as none
+
+
+def test_a_topic_that_lists_several_things_is_read_as_a_theme():
+    """'causal inference and causal discovery' (three content words) is a field, not a keyword:
+    on the theme file such topics' papers were relevant at 0.70 where the keyword curve read
+    0.20. Break that turns this red: ``calibrate.lists`` always False."""
+    assert calibrate.kind_of(3, 0.9, calibrate.lists("causal inference and discovery")) == "theme"
+    assert calibrate.kind_of(2, 1.0, calibrate.lists("federated learning")) == "keyword"
+    assert calibrate.kind_of(3, 1.0, calibrate.lists("3D vision: point clouds")) == "theme"
 
 
 @pytest.fixture(scope="module")

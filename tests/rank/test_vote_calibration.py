@@ -78,15 +78,16 @@ def test_the_testers_repro_still_gets_a_digest(svc):
 
 
 def test_calibration_keeps_the_learners_order(svc, monkeypatch):
-    """Only the threshold sees the factor: at threshold 0 the picks and their order are unchanged."""
+    """Only the shown scores see the factor: at threshold 0 the same papers are picked (cards are
+    then listed by the score they show, which the factor moves across the channel's topics)."""
     ranker = svc.papers.ranker()
     ids = list(ranker.index.ids)
     votes = (("neurips-928c3ba0ef8b", 1), ("neurips-fb508ea1b150", -1))
     profile = Profile(topics=("sparse autoencoders", "LLM alignment"), votes=votes)
-    calibrated = [h.paper_id for h in ranker.rank(profile, ids, 8, 0.0, 0.3).hits]
+    calibrated = {h.paper_id for h in ranker.rank(profile, ids, 8, 0.0, 0.3).hits}
     monkeypatch.setattr(calibrate, "scale", lambda *a: 1.0)
     plain = Ranker(ranker.index)
-    assert [h.paper_id for h in plain.rank(profile, ids, 8, 0.0, 0.3).hits] == calibrated
+    assert {h.paper_id for h in plain.rank(profile, ids, 8, 0.0, 0.3).hits} == calibrated
 
 
 def test_near_misses_are_counted_on_the_scores_shown(svc):
