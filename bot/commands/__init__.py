@@ -5,6 +5,7 @@ from bot.commands import (  # noqa: F401 - registration
     handlers_colleagues,
     handlers_library,
     handlers_papers,
+    handlers_reading,
     handlers_zotero,
 )
 from bot.commands.core import Commands, Context

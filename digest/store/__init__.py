@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from digest.store.leases import LeaseRepo
     from digest.store.ledger import LedgerRepo
     from digest.store.papers import PaperRepo
+    from digest.store.reading import ReadingRepo
     from digest.store.weekly import WeeklyRepo
     from digest.store.zotero import ZoteroRepo
 
@@ -105,6 +106,13 @@ class Store:
         from digest.store.zotero import ZoteroRepo
 
         return ZoteroRepo(self.engine, self.clock)
+
+    @cached_property
+    def reading(self) -> ReadingRepo:
+        """Reading groups: meetings, nominations, polls and votes."""
+        from digest.store.reading import ReadingRepo
+
+        return ReadingRepo(self.engine, self.clock)
 
     @cached_property
     def batch(self) -> BatchRepo:

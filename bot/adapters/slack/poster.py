@@ -195,6 +195,8 @@ class SlackPoster:
         extra: dict = {"metadata": metadata}
         if reply.threaded and position > 0 and parent and not degrade:
             extra["thread_ts"] = parent.split(":", 1)[1]
+        elif reply.reply_to:  # a reading-group post in the announcement's thread
+            extra["thread_ts"] = reply.reply_to.split(":", 1)[1]
         with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -239,6 +241,9 @@ class SlackPoster:
                         client, channel, parent.split(":", 1)[1], cursor, oldest
                     ),
                 )
+            if reply.reply_to:  # a post in the announcement's thread
+                head = reply.reply_to.split(":", 1)[1]
+                pages.insert(0, lambda cursor: _replies(client, channel, head, cursor, oldest))
             try:
                 for read in pages:
                     if (ts := await _scan(read, key)) is not None:
