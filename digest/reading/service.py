@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from digest.clock.times import parse_time
 from digest.clock.zones import parse_timezone
@@ -249,7 +250,11 @@ class ReadingGroups:
         if group is None:
             return None
         poll = self.store.reading.poll_for(channel.id, day)
-        tl = Timeline(poll.meeting_at) if poll else meeting_on(day, group.at, group.timezone)
+        tl = (
+            Timeline(poll.meeting_at.astimezone(ZoneInfo(group.timezone)))
+            if poll
+            else meeting_on(day, group.at, group.timezone)
+        )
         if kind == DeliveryKind.RG_POLL:
             poll = poll or self._open(channel, tl)
             cands = self._described(channel.id, poll.candidates, tl)
@@ -312,7 +317,10 @@ class ReadingGroups:
     ) -> tuple[Candidate, ...]:
         papers = papers if papers is not None else self.store.papers.get_many(list(ids))
         noms = {n.paper_id: n.user for n in self.store.reading.nominations(channel_id)}
-        return tuple(Candidate(papers[i], noms.get(i)) for i in ids if i in papers)
+        thumbs = Counter(
+            p for p, _, _ in self.store.channels.thumbs_up([channel_id], since=tl.opens - WEEK)
+        )
+        return tuple(Candidate(papers[i], noms.get(i), thumbs[i]) for i in ids if i in papers)
 
     def decide(self, poll: Poll) -> Poll:
         """The poll's outcome, computed and stored once (the first caller's stands)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.orm import Session
@@ -181,8 +181,8 @@ class ReadingRepo:
         row = {
             "channel_id": channel_id,
             "meeting_date": meeting_date,
-            "meeting_at": meeting_at,
-            "closes_at": closes_at,
+            "meeting_at": meeting_at.astimezone(UTC),  # SQLite keeps no zone: UTC throughout
+            "closes_at": closes_at.astimezone(UTC),
             "candidates": candidates,
             "opened_at": self.clock(),
         }
