@@ -24,7 +24,8 @@ DAY = MEETING.date()
 def cmd(app, ref: ChannelRef, text: str, user: str = "U1", at: datetime = OPEN):
     """One typed command, by ``user``, at ``at``."""
     with time_machine.travel(at, tick=False):
-        return app.commands.handle(text, Context(ref=ref, user=user))
+        dm = ChannelRef(ref.platform, f"@{user}", ref.workspace)
+        return app.commands.handle(text, Context(ref=ref, user=user, dm=dm))
 
 
 def sender(app, adapters: dict, worker: str = "w1") -> ReadingSender:

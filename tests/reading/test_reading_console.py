@@ -29,9 +29,9 @@ def console(tmp_path, out: io.StringIO) -> dict:
 
 
 def test_a_week_of_the_reading_group_on_the_console(app, tmp_path):
-    """Breaks tried: a changed vote counted as a second vote (the upsert replaced by an insert:
-    the pick changes, red); the pick not waiting for the poll's close (announced at the poll's
-    sweep: red); a second sweep posting again (the ledger's unique key dropped: red)."""
+    """Breaks tried: a changed vote not moved (the vote's upsert made ON CONFLICT DO NOTHING:
+    the other paper is picked, red); the pick not waiting for the poll's close (its window
+    starting when the poll opens: announced in the poll's sweep, red)."""
     a, b, c = setup_group(app, LAB)
     out = io.StringIO()
     adapters = console(tmp_path, out)
