@@ -42,7 +42,7 @@ def thread_link(ref: ChannelRef, message_ref: str) -> str:
 
 def _why(c: Candidate) -> str:
     if c.nominated_by:
-        return f"nominated by <@{c.nominated_by}>"
+        return f"nominated by @{c.nominated_by}"
     return f"👍 ×{c.thumbs} this week" if c.thumbs else "👍'd this week"
 
 
@@ -108,7 +108,7 @@ def _in_thread(post: ReadingPost, meeting: str, tz: str) -> Reply:
     elif post.kind == DeliveryKind.RG_REMIND:
         text = f"⏰ Reading group in one hour ({meeting}): *{pick.title}*."
     else:
-        who = ", ".join(f"<@{v}>" for v in post.voters) or "nobody"
+        who = ", ".join(f"@{v}" for v in post.voters) or "nobody"
         link = thread_link(post.channel.ref, post.reply_to or "")
         text = (
             f"Recap of the meeting on {meeting}: we read *{pick.title}*. "

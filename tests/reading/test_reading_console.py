@@ -43,7 +43,7 @@ def test_a_week_of_the_reading_group_on_the_console(app, tmp_path):
     for pid in (a, b, c):
         assert f"/papers reading-group vote {pid}" in poll_text
     assert poll_text.index(a) < poll_text.index(b) < poll_text.index(c)  # nominations first
-    assert "nominated by <@ann>" in poll_text and "👍 ×1 this week" in poll_text
+    assert "nominated by @ann" in poll_text and "👍 ×1 this week" in poll_text
 
     poll = app.store.reading.poll_for(app.store.channels.get(LAB).id, MEETING.date())
     assert cmd(app, LAB, f"reading-group vote {a} {poll.id}", "ann").text.startswith("Your vote")
@@ -75,7 +75,7 @@ def test_a_week_of_the_reading_group_on_the_console(app, tmp_path):
     assert list(sweep(app, adapters, REMIND).values()) == ["posted the reading group's rg-remind"]
     assert "Reading group in one hour" in out.getvalue() and "│" in out.getvalue()
     assert list(sweep(app, adapters, RECAP).values()) == ["posted the reading group's rg-recap"]
-    assert "Voted (3): <@ann>, <@bea>, <@cy>" in out.getvalue()
+    assert "Voted (3): @ann, @bea, @cy" in out.getvalue()
     assert sweep(app, adapters, RECAP + timedelta(minutes=5)) == {}  # each once
     for kind in DeliveryKind:
         if kind.value.startswith("rg-"):
