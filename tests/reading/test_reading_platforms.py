@@ -93,8 +93,8 @@ def test_a_week_on_slack(app, slack):
 
 
 def test_a_week_on_discord(app, fake_discord):
-    """Break tried: the thread named with the whole title plus a long prefix (over 100
-    characters: the fake's 50035, the posts land in the channel: red)."""
+    """Breaks tried: the thread posts not sent into the announcement's thread (they land in
+    the channel: red); the thread's name not cut to 100 characters (the fake's 50035: red)."""
     a, _, _ = setup_group(app, DISCORD)
     discord_sweep(app, OPEN)
     (poll,) = fake_discord.arrived("111")
