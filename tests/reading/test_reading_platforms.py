@@ -64,9 +64,7 @@ def test_a_week_on_slack(app, slack):
     adapters = {"slack": slack_poster(slack)}
     sweep(app, adapters, OPEN)
     (poll,) = slack.arrived("C1")
-    buttons = [
-        e for blk in poll["blocks"] if blk["type"] == "actions" for e in blk["elements"]
-    ]
+    buttons = [e for blk in poll["blocks"] if blk["type"] == "actions" for e in blk["elements"]]
     votes = [e for e in buttons if e["action_id"] == "rg_vote"]
     assert [v["value"].split()[1] for v in votes] == [a, b, c]
     poll_id = votes[0]["value"].split()[0]
@@ -132,9 +130,15 @@ def test_the_discord_fake_refuses_a_thread_name_discord_refuses(fake_discord):
     r = httpx.post(f"{fake_discord.base}/channels/111/messages", json={"content": "x"})
     mid = r.json()["id"]
     for name in ("", "x" * 101):
-        got = httpx.post(f"{fake_discord.base}/channels/111/messages/{mid}/threads", json={"name": name})
+        got = httpx.post(
+            f"{fake_discord.base}/channels/111/messages/{mid}/threads", json={"name": name}
+        )
         assert (got.status_code, got.json()["code"]) == (400, 50035)
-    missing = httpx.post(f"{fake_discord.base}/channels/111/messages/999/threads", json={"name": "t"})
+    missing = httpx.post(
+        f"{fake_discord.base}/channels/111/messages/999/threads", json={"name": "t"}
+    )
     assert missing.json()["code"] == 10008
-    ok = httpx.post(f"{fake_discord.base}/channels/111/messages/{mid}/threads", json={"name": "t" * 100})
+    ok = httpx.post(
+        f"{fake_discord.base}/channels/111/messages/{mid}/threads", json={"name": "t" * 100}
+    )
     assert ok.status_code == 201

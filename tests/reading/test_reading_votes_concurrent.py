@@ -59,4 +59,3 @@ def test_concurrent_clicks_count_one_vote_per_person(db_url, tmp_path):
         assert all(paper in pressed[who] for who, paper in votes)
     finally:
         app.close()
-
