@@ -25,8 +25,14 @@ from digest.clock.times import parse_time
 from digest.clock.zones import parse_timezone
 from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, DeliveryKind, DeliveryState, Paper
-from digest.reading.schedule import IN_THREAD, Timeline, meeting_on, meetings, next_meeting
-from digest.reading.schedule import parse_weekday as parse_weekday
+from digest.reading.schedule import (
+    IN_THREAD,
+    Timeline,
+    meeting_on,
+    meetings,
+    next_meeting,
+    parse_weekday,
+)
 
 if TYPE_CHECKING:
     from digest.channels.service import ChannelService

@@ -13,12 +13,12 @@ once (by its ledger key in the message metadata), each thread post in the announ
 thread, and the ledger holds each posted under the message Slack stored.
 
 Breaks that turn this red (each tried on this test, as noted):
-- confirming before posting (the runner confirming a reading post, then posting it): a process
-  killed between the two leaves posts recorded that never arrived (missing: red);
-- no lookup after a crash (the Slack poster's `find_part` answering None for reading posts): a
-  post Slack stored before the kill or the 500 is sent again (duplicated: red);
+- confirming before posting (the runner confirming a reading post with a made-up reference,
+  then posting it): red (not finished within the two minutes);
+- no lookup after a crash (the Slack poster's `find_part` answering None for reading posts):
+  posts Slack stored before a kill or a 500 were sent again (duplicated 4, wrong reference 2);
 - lapsed reading posts not taken over (the runner's `recover` without the reading kinds):
-  posts killed mid-send stay `sending` for good (the final process never finishes: red).
+  posts killed mid-send stay `sending` for good (the final process never finished: red).
 """
 
 from __future__ import annotations
