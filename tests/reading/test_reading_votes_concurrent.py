@@ -2,10 +2,10 @@
 instant, each press on its own connection through the vote use case, on each backend
 (PostgreSQL when DIGESTBOT_TEST_POSTGRES_URL is set: the case that matters, real concurrency).
 
-Breaks tried: the vote written as read-then-insert-or-update instead of one upsert (concurrent
-first presses by one person collide on the unique key: some answer "Something went wrong": red).
-The (poll, voter) unique constraint itself is what makes a second row impossible; without it
-the upsert has no conflict target (every press fails: red).
+Break tried: the vote written as read-then-insert-or-update instead of one upsert (on
+PostgreSQL concurrent first presses by one person collide on the (poll, voter) unique key and
+some answer "Something went wrong": red; SQLite's one writer serialises them, so it stays green
+there).
 """
 
 from __future__ import annotations
