@@ -224,13 +224,16 @@ class ReadingGroups:
         yet claimed."""
         out = []
         for group in self.store.reading.active(platforms):
-            channel = self.channels.by_id(group.channel_id)
-            if channel is None:
-                continue
-            for tl in meetings(now, group.weekday, group.at, group.timezone):
-                for kind in tl.due(now):
-                    if self._owed(channel.id, kind, tl):
-                        out.append((channel, kind, tl.meeting))
+            # pure time arithmetic first: on most days of most weeks nothing is due, and then
+            # a group costs no query beyond the one listing the groups
+            due = [
+                (kind, tl)
+                for tl in meetings(now, group.weekday, group.at, group.timezone)
+                for kind in tl.due(now)
+            ]
+            owed = [(k, tl) for k, tl in due if self._owed(group.channel_id, k, tl)]
+            if owed and (channel := self.channels.by_id(group.channel_id)) is not None:
+                out += [(channel, kind, tl.meeting) for kind, tl in owed]
         return out
 
     def _owed(self, channel_id: int, kind: DeliveryKind, tl: Timeline) -> bool:
