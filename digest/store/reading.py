@@ -68,11 +68,22 @@ class Poll:
 
 def _insert(conn: Connection):  # noqa: ANN202 - a dialect's insert construct
     """The dialect's INSERT with ON CONFLICT (both backends have it)."""
+    # Imported here: the PostgreSQL dialect package loads its drivers' modules, which a SQLite
+    # deployment never needs.
     if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
+
+
+def _utc(dt: datetime | None) -> datetime:
+    """A stored, required time as an aware UTC datetime (SQLite hands back naive ones)."""
+    out = _aware(dt)
+    assert out is not None
+    return out
 
 
 def _poll(r: ReadingPollRow) -> Poll:
@@ -80,8 +91,8 @@ def _poll(r: ReadingPollRow) -> Poll:
         r.id,
         r.channel_id,
         r.meeting_date,
-        _aware(r.meeting_at),
-        _aware(r.closes_at),
+        _utc(r.meeting_at),
+        _utc(r.closes_at),
         tuple(r.candidates or ()),
         r.outcome,
         r.pick,
@@ -167,7 +178,7 @@ class ReadingRepo:
             .order_by(ReadingNominationRow.nominated_at, ReadingNominationRow.id)
         )
         with Session(self.engine) as s:
-            return [Nomination(r.paper_id, r.user, _aware(r.nominated_at)) for r in s.scalars(stmt)]
+            return [Nomination(r.paper_id, r.user, _utc(r.nominated_at)) for r in s.scalars(stmt)]
 
     def open_poll(
         self,

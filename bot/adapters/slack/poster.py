@@ -234,16 +234,16 @@ class SlackPoster:
                     include_all_metadata=True,
                 )
             ]
-            if parent and position > 0:  # in the thread, or in the channel when sent degraded
+            # in the thread (a digest's under its header, or a reading-group post under the
+            # announcement it answers), or in the channel when sent degraded
+            thread = parent if parent and position > 0 else reply.reply_to
+            if thread:
                 pages.insert(
                     0,
                     lambda cursor: _replies(
-                        client, channel, parent.split(":", 1)[1], cursor, oldest
+                        client, channel, thread.split(":", 1)[1], cursor, oldest
                     ),
                 )
-            if reply.reply_to:  # a post in the announcement's thread
-                head = reply.reply_to.split(":", 1)[1]
-                pages.insert(0, lambda cursor: _replies(client, channel, head, cursor, oldest))
             try:
                 for read in pages:
                     if (ts := await _scan(read, key)) is not None:
