@@ -161,3 +161,4 @@ set_by  # unused variable (digest/store/schema.py: the reading group's row, writ
 updated_at  # unused variable (digest/store/schema.py: the reading group's row, written by upsert)
 opened_at  # unused variable (digest/store/schema.py: a poll's row, written by insert)
 voted_at  # unused variable (digest/store/schema.py: a vote's row, written by upsert)
+_.mention_cmd  # unused function (bot/commands/handlers_mentions.py: the /papers handler table)

@@ -6,14 +6,19 @@ import json
 import math
 import os
 import platform
-from datetime import date
+from collections.abc import Callable
+from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from sqlalchemy import insert
+from sqlalchemy.engine import Engine
 
 from bench.models import model_key, query_vector
 from digest.ingest.parse import make_record
 from digest.rank.index import DocInput
+from digest.store.schema import ChannelRow, SubscriptionRow
 
 EVAL_DIR = Path(
     os.environ.get(
@@ -157,6 +162,32 @@ def bm25_baseline(docs: list[DocInput]):
         return [ids[i] for i in res[0]]
 
     return retriever, rank
+
+
+def seed_channels(
+    engine: Engine,
+    n: int,
+    made: datetime,
+    topics: Callable[[int], tuple[str, ...]],
+    weekdays: str = "mon,tue,wed,thu,fri",
+    **columns: Any,
+) -> None:
+    """``n`` console channels (c0, c1, ...) with a 09:00 UTC digest, made at ``made``, stored in
+    one insert; the channel with database id ``cid`` follows ``topics(cid)``."""
+    rows = [
+        dict(platform="console", workspace="", channel_id=f"c{i}", timezone="UTC")
+        | dict(digest_time="09:00", weekdays=weekdays, created_at=made, **columns)
+        for i in range(n)
+    ]
+    with engine.begin() as conn:
+        conn.execute(insert(ChannelRow), rows)
+        ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
+        subs = [
+            dict(channel_id=cid, kind="topic", text=t, created_at=made)
+            for cid in ids
+            for t in topics(cid)
+        ]
+        conn.execute(insert(SubscriptionRow), subs)
 
 
 def machine() -> str:

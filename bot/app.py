@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from digest.papers.service import PaperService
     from digest.store import Store
     from digest.store.leases import LeaseRepo
+    from digest.tldr.writer import AfterIngest
     from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,12 @@ class App:
         store.tldr_stored = self.settings.tldr == "stored"
         return store
 
+    @property
+    def running(self) -> bool:
+        """The long-running bot (`digestbot run` leaves ``console`` to be decided): its background
+        work (embedding, TL;DRs, weekly pictures) runs in bot/runtime, chosen here when built."""
+        return self.console is None
+
     @cached_property
     def papers(self) -> PaperService:
         """Use cases over the store and the shared ranker."""
@@ -94,11 +101,17 @@ class App:
         from digest.index.embeddings import ModelConfig
 
         model = ModelConfig(s.semantic, s.embedding_path, s.embedding_model)
-        llm, tldrs = s.llm(), None
+        llm = s.llm()
+        tldrs: AfterIngest | None = None
         if llm is not None:  # abstractive TL;DRs, written after each ingest (docs/tldr.md)
             from digest.tldr.writer import TldrWriter
 
-            tldrs = TldrWriter(self.store, llm, now=self.clock)
+            tldrs = writer = TldrWriter(self.store, llm, now=self.clock)
+            if self.running:  # on a runtime thread: an ingest (a scheduled one) never waits
+                from bot.runtime.background import BackgroundTldrs
+
+                tldrs = BackgroundTldrs(writer)
+        # A running bot embeds no paper itself: its embedding worker process does (``embedder``).
         return PaperService(
             self.store,
             s.resolved_index_dir(),
@@ -107,6 +120,7 @@ class App:
             strict_model=self.strict_model,
             clock=self.clock,
             tldrs=tldrs,
+            embeds=not self.running,
         )
 
     @cached_property
@@ -134,8 +148,8 @@ class App:
     def drawer(self) -> ProcessDrawer | None:
         """Where the running bot draws weekly pictures: a child process, so a Monday of
         pictures never holds the GIL its event loop answers with (bot/runtime/background.py).
-        One-shot commands (``console`` set) draw in their own process: None."""
-        if self.console is not None:
+        One-shot commands draw in their own process: None."""
+        if not self.running:
             return None
         from bot.runtime.background import ProcessDrawer
 
@@ -352,22 +366,11 @@ class App:
             reading=self.commands.reading.post,
         )
 
-    def tldrs_in_background(self) -> None:
-        """A running bot writes TL;DRs after an ingest on a runtime thread, not in the ingest."""
-        from bot.runtime.background import BackgroundTldrs
-        from digest.tldr.writer import TldrWriter
-
-        tldrs = self.papers.tldrs
-        if isinstance(tldrs, TldrWriter):  # once: a wrapped writer is no longer one
-            self.papers.tldrs = BackgroundTldrs(tldrs)
-
     @cached_property
     def scheduler(self) -> DigestScheduler:
         """The due timer and sweep (catch-up, recovery) plus configured ingest jobs."""
         from bot.runtime.scheduler import DigestScheduler
 
-        self.papers.indexes.background = True  # a running bot embeds papers lacking a vector
-        self.tldrs_in_background()  # and writes TL;DRs without holding up an ingest job
         scheduler = DigestScheduler(
             self.runner,
             grace=timedelta(hours=self.settings.catchup_grace_hours),

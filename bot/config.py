@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,12 +39,18 @@ MAX_LLM_SECONDS = 600
 SEMANTIC = ("auto", "on", "off", "1", "0", "true", "false", "yes", "no")
 
 
-def _json_or_none(text: str) -> Any:
-    """``text`` parsed as JSON, or None when it is not JSON (the caller names the form expected)."""
+def _json_list_of(value: Any, ok: Callable[[Any], bool], what: str) -> Any:
+    """A variable typed as a JSON list whose every item is ``ok``; else the error naming ``what``
+    (the caller's FORMS entry says the form expected). A value not typed as text passes as is."""
+    if not isinstance(value, str):
+        return value
     try:
-        return json.loads(text)
+        parsed = json.loads(value)
     except ValueError:
-        return None
+        parsed = None
+    if not isinstance(parsed, list) or not all(ok(x) for x in parsed):
+        raise ValueError(f"not a JSON list of {what}")
+    return parsed
 
 
 #: What each checked variable must look like, said in every error about it.
@@ -193,24 +200,13 @@ class Settings(BaseSettings):
     @field_validator("arxiv_queries", "openreview_venues", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        parsed = _json_or_none(value)
-        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
-            raise ValueError("not a JSON list of strings")
-        return parsed
+        return _json_list_of(value, lambda x: isinstance(x, str), "strings")
 
     @field_validator("delivery_backoff_seconds", mode="before")
     @classmethod
     def _json_numbers(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        parsed = _json_or_none(value)
-        if not isinstance(parsed, list) or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in parsed
-        ):
-            raise ValueError("not a JSON list of numbers")
-        return parsed
+        number = lambda x: isinstance(x, int | float) and not isinstance(x, bool)  # noqa: E731
+        return _json_list_of(value, number, "numbers")
 
     @field_validator("discord_shard_ids", mode="before")
     @classmethod

@@ -120,8 +120,8 @@ def app(tmp_path: Path):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark tests/reliability as `reliability`; skip `semantic` tests when the extra is missing.
 
-    The test extra leaves the model out (installing it would switch `digestbot run` to semantic
-    ranking), so a plain test run skips the tests that need it; CI installs the semantic extra.
+    The model's packages are part of the default install, so these skip only where they were
+    removed (or a platform has no onnxruntime wheel); CI fails instead of skipping.
     """
     reliability = Path(__file__).parent / "reliability"
     missing = None

@@ -14,7 +14,7 @@ from pathlib import Path
 from textwrap import indent
 from typing import TYPE_CHECKING, TextIO
 
-from bot.adapters.outgoing import clean_reply
+from bot.adapters.outgoing import clean_reply, clean_text
 from bot.adapters.render_text import labelled
 from bot.commands.replies import Card, Reply, why_parts
 from bot.ports import GONE, PostError
@@ -65,6 +65,8 @@ def render_card(c: Card) -> str:
     if c.why:
         why = "".join(f"“{t}”" if em else t for t, em in why_parts(c.why))  # a liked title
         lines.append(f"   why: {why}" + (f" ({c.score:.2f})" if c.score is not None else ""))
+    if c.mentions:  # the console's users are names: nobody else is pinged
+        lines.append("   → " + " ".join(f"@{clean_text(u)}" for u in c.mentions))
     links = [f"{a.label}: {a.url}" for a in c.actions if a.kind == "link" and is_http(a.url)]
     if links:
         lines.append("   " + " · ".join(links))

@@ -36,6 +36,11 @@ def clean_text(text: str) -> str:
     return JOINER.sub("", HIDDEN.sub("", BREAKS.sub("\n", text)))
 
 
+def cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, ending in an ellipsis when cut (a platform's field limit)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def clean_reply(value: T) -> T:
     """``value`` (a Reply, Card, Action, or anything of strings, tuples and dataclasses) with
     every string in it cleaned (clean_text); bytes (a picture) and numbers are kept as they are."""

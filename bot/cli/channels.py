@@ -13,7 +13,7 @@ from bot.cli.options import CONSOLE_USER, UserOption, _ref, cli_user
 
 __all__ = ["CONSOLE_USER", "DEMO_CHANNEL", "DEMO_TOPICS", "apply_reply", "digest_exit_code"]
 from digest.errors import DigestError
-from digest.models import ChannelRef, SubscriptionKind
+from digest.models import ChannelRef
 from digest.text.characters import has_surrogates
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def cmd_cmd(
     public = True if ref.platform == "console" else None  # a console channel hides nobody
     ctx = Context(ref, user, dm=me, now=application.clock(), name=name, visible=None, public=public)
     target, creates = application.commands.target(text, ctx)
-    known = application.channels.existing(target) is not None
+    known = application.channels.lookup.get(target) is not None
     application.channels.create_missing = known or creates  # reading must not create it
     from bot.cli.library import handle_console  # `import PATH` reads the file
 
@@ -71,17 +71,10 @@ def cmd_cmd(
 @app.command("subscribe")
 def subscribe_cmd(channel: str, topic: str, db: DbOption = None) -> None:
     """Follow a topic in a channel (`author:NAME` and `like:ID` work too)."""
-    application = wired(db)
-    kind, sep, rest = topic.partition(":")
-    kinds = {
-        "author": SubscriptionKind.AUTHOR,
-        "like": SubscriptionKind.LIKE,
-        "exclude": SubscriptionKind.EXCLUDE,
-    }
-    if sep and kind.lower() in kinds:
-        print(application.channels.follows.add(_ref(channel), kinds[kind.lower()], rest, "cli"))
-    else:
-        print(application.channels.follows.add(_ref(channel), SubscriptionKind.TOPIC, topic, "cli"))
+    from bot.commands.handlers_channel import subscription_kind
+
+    kind, text = subscription_kind(topic)
+    print(wired(db).channels.follows.add(_ref(channel), kind, text, "cli"))
 
 
 @app.command("feedback")
@@ -141,13 +134,13 @@ def channels_cmd(db: DbOption = None) -> None:
     application = wired(db)
     now = application.clock()
     service = application.channels
-    channels = service.all_channels()
+    channels = service.lookup.all()
     if not channels:
         print(
             'No channels yet; `digestbot subscribe console:lab "a topic"` or `digestbot run` makes one.'
         )
     for ch in channels:
-        last = service.last_delivery(ch)
+        last = service.history.last(ch.id)
         due = application.digests.next_digest(ch, now)
         state = (
             f"PAUSED ({ch.pause_state})"
@@ -170,7 +163,7 @@ def channels_cmd(db: DbOption = None) -> None:
         else:
             last_text = "no digest delivered yet"
         last_text += f"; today: {application.digests.today_state(ch, now)}"
-        topics = len(service.subscriptions_of(ch))
+        topics = len(service.lookup.subscriptions(ch.id))
         print(
             f"{ch.ref}  {ch.digest_time} {ch.timezone} {ch.weekdays}  {topics} subscription{'' if topics == 1 else 's'}  {last_text}  {state}"
         )

@@ -67,7 +67,7 @@ def print_run(
     if not as_json:
         print(f"{ref} {when}: {outcome}")
         return code
-    delivery = application.channels.delivery_on(ch, when)
+    delivery = application.channels.history.for_day(ch.id, when)
     items = list(delivery.items) if delivery else []
     papers = application.papers.papers_by_id(i.paper_id for i in items)
     rows = [(i.paper_id, papers.get(i.paper_id), i.score, i.why) for i in items]

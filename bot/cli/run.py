@@ -40,7 +40,7 @@ def _first_run(application: App) -> None:
         _load_bundled(application)
     if application.slack is not None or application.discord is not None:
         return  # a real deployment: no console demo channel (docs/commands.md, `run`)
-    if not application.channels.all_channels():
+    if not application.channels.lookup.all():
         _create_demo(application)
 
 
@@ -137,8 +137,8 @@ async def _demo_first_digest(application: App, runner: DigestRunner) -> None:
     channel keeps to its schedule, so a later `run` never uses up a day's digest early."""
     from digest.clock.times import local_day
 
-    demo = application.channels.existing(DEMO_CHANNEL)
-    if demo is None or demo.paused or application.channels.last_delivery(demo) is not None:
+    demo = application.channels.lookup.get(DEMO_CHANNEL)
+    if demo is None or demo.paused or application.channels.history.last(demo.id) is not None:
         return
     await runner.run_channel(demo.id, local_day(application.clock(), demo.timezone))
 
@@ -282,6 +282,5 @@ def run_cmd(db: DbOption = None) -> None:
             "nothing to run: no Slack or Discord token is set (DIGESTBOT_SLACK_BOT_TOKEN, "
             "DIGESTBOT_DISCORD_TOKEN) and stdin is not a terminal for the console"
         )
-    application.tldrs_in_background()  # even the first run's ingest: no digest waits
     _first_run(application)
     asyncio.run(_serve(application))

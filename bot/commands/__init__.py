@@ -4,6 +4,7 @@ from bot.commands import (  # noqa: F401 - registration
     handlers_channel,
     handlers_colleagues,
     handlers_library,
+    handlers_mentions,
     handlers_papers,
     handlers_reading,
     handlers_zotero,

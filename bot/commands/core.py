@@ -22,6 +22,7 @@ from digest.text.characters import has_surrogates, has_visible
 
 if TYPE_CHECKING:
     from digest.library.seed import LibraryImports
+    from digest.mentions.service import Mentions
     from digest.reading.service import ReadingGroups
     from digest.zotero.service import ZoteroService
 
@@ -68,6 +69,9 @@ class Context:
     #: The answer is shared in the channel (`--public`, Discord's public:True): whatever it
     #: counts must be what every reader of the channel may see, not the asker's view.
     shared: bool = False
+    #: Where a `me` command was typed (the channel before ``ref`` became the person's own
+    #: digest): `me mention on` acts on this channel. None: not a `me` command.
+    typed_in: ChannelRef | None = None
 
     @property
     def who(self) -> str:
@@ -201,6 +205,13 @@ class Commands:
         self.zotero = zotero  # people's Zotero libraries (handlers_zotero.py); None: not built
 
     @cached_property
+    def mentions(self) -> Mentions:
+        """Mention opt-ins and `why` for the person mentioned (handlers_mentions.py)."""
+        from digest.mentions.service import Mentions
+
+        return Mentions.over(self.channels)
+
+    @cached_property
     def imports(self) -> LibraryImports:
         """Library imports (`import`): made on first use, so the file readers load with it."""
         from digest.library.seed import LibraryImports
@@ -278,7 +289,7 @@ class Commands:
         if personal:
             if ctx.dm is None:
                 return error("Personal digests are not available here.")
-            ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True)
+            ctx = replace(ctx, ref=ctx.dm, personal=True, is_admin=True, typed_in=ctx.ref)
         elif ctx.ref.personal:  # typed in a DM with the app: the same digest
             ctx = replace(ctx, personal=True)
         if ctx.now is None:  # read once per command: every date it derives is of one instant
@@ -287,7 +298,7 @@ class Commands:
         spec = REGISTRY.get(name)
         if spec is None:
             return error(unknown_command(name))
-        if name in READS_CHANNEL and self.channels.existing(ctx.ref) is None:
+        if name in READS_CHANNEL and self.channels.lookup.get(ctx.ref) is None:
             return error(NO_PERSONAL if ctx.ref.personal else NO_CHANNEL)
         if spec.changes_channel and (refused := self.refusal(ctx)) is not None:
             return refused

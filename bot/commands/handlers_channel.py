@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.commands.core import Args, Commands, Context, command
-from bot.commands.replies import Reply, digest_reply, error
+from bot.commands.replies import FOLLOWS_NOTHING, Reply, digest_reply, error
 from digest.clock.times import local_day, parse_weekdays
 from digest.clock.zones import parse_timezone
 from digest.delivery.due import overdue_note
@@ -20,8 +20,8 @@ from digest.text.numbers import plural
 OPTIONS = ("quiet", "admin-only", "threads", "backlog", "weekly", "share-votes")
 
 
-def _subscribe_kind(text: str) -> tuple[SubscriptionKind, str]:
-    """`author:Name`, `like:ID` or a topic."""
+def subscription_kind(text: str) -> tuple[SubscriptionKind, str]:
+    """`author:Name`, `like:ID`, `exclude:term` or a topic (chat and `digestbot subscribe`)."""
     prefix, sep, rest = text.partition(":")
     kinds = {
         "author": SubscriptionKind.AUTHOR,
@@ -47,7 +47,7 @@ def subscribe_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     if "kind" in args.options:  # typed: the text is the value, whatever it looks like
         kind, text = SubscriptionKind(str(args.options["kind"])), args.raw
     else:
-        kind, text = _subscribe_kind(args.raw)
+        kind, text = subscription_kind(args.raw)
     return _changed(ctx, cmds.channels.follows.add(ctx.ref, kind, text, ctx.user))
 
 
@@ -139,7 +139,7 @@ def digest_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     # `now` is today's digest: once it went out, the runner says so (as the CLI's `digest` does)
     today = local_day(ctx.now, channel.timezone) if mode == "now" else None
     if cmds.channels.follows_nothing(channel, today):
-        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+        return error(FOLLOWS_NOTHING)
     if mode == "now":  # it uses up the day's digest: the same rule as any other setting
         if (refused := cmds.refusal(ctx)) is not None:
             return refused

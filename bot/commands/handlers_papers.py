@@ -6,7 +6,8 @@ import shlex
 from dataclasses import replace
 
 from bot.commands.core import Args, Commands, Context, command, help_reply
-from bot.commands.replies import Action, Reply, card, error, nothing_close
+from bot.commands.handlers_mentions import mention_note
+from bot.commands.replies import FOLLOWS_NOTHING, Action, Reply, card, error, nothing_close
 from digest.delivery.backlog import outlook
 from digest.errors import DigestError, NotFoundError
 from digest.rank.results import Filters  # not .engine: listings must not load the ranker
@@ -131,10 +132,10 @@ def why_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     paper = cmds.papers.paper(args.words[0])
     channel = cmds.channels.channel(ctx.ref)
     if cmds.channels.follows_nothing(channel) or cmds.papers.ranker() is None:
-        return error("This channel follows nothing yet; `/papers subscribe <topic>` first.")
+        return error(FOLLOWS_NOTHING)
     seen = outlook(cmds.channels, channel, paper.id, ctx.now)
     why = f"\nWhy: {seen.why}" if seen.why else ""
-    return Reply(text=f"{seen.verdict}{why}", title=paper.title)
+    return Reply(text=f"{seen.verdict}{why}{mention_note(cmds, ctx, paper.id)}", title=paper.title)
 
 
 @command("topics", "topics", "suggested topics mined from the stored papers")

@@ -52,7 +52,7 @@ def reading_group_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
             return Reply(text="This channel's reading group is already off.")
         return Reply(text="Reading group off: no more polls, announcements or reminders here.")
     if what == "history":
-        channel = cmds.channels.existing(ctx.ref)
+        channel = cmds.channels.lookup.get(ctx.ref)
         tz = channel.timezone if channel else "UTC"
         return history_reply(groups.history(ctx.ref), tz)
     if what == "export":

@@ -61,6 +61,9 @@ class Card:
     score: float | None = None
     actions: tuple[Action, ...] = ()
     tldr: str = ""  # one sentence: what the paper did and found (digest/tldr/extractive.py)
+    #: Members to mention on it ("→ @alice"): user ids, each adapter writes its platform's
+    #: mention (docs/mentions.md); never anyone else, never a channel-wide ping.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,13 @@ class Reply:
     #: Posted as a reply in the thread of this platform message (its reference, as the
     #: platform gave it): the reading group's thread posts under the pick's announcement.
     reply_to: str | None = None
+
+
+#: Said alike on every platform: a page button whose search expired, a vote on a deleted
+#: digest, a command that needs something followed first.
+SEARCH_GONE = "That search is no longer stored; run `/papers search` again."
+DIGEST_GONE = "That digest no longer exists; your vote was not recorded."
+FOLLOWS_NOTHING = "This channel follows nothing yet; `/papers subscribe <topic>` first."
 
 
 def error(text: str) -> Reply:
@@ -171,6 +181,7 @@ def card(
     rank: int | None = None,
     score: float | None = None,
     feedback: bool = False,
+    mentions: tuple[str, ...] = (),
 ) -> Card:
     """A card for ``p``; digest cards carry 👍/👎/More like this buttons."""
     authors = ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 else "")
@@ -188,6 +199,7 @@ def card(
         score=score,
         actions=(buttons if feedback else ()) + link_actions(p),
         tldr=tldr,
+        mentions=tuple(mentions),
     )
 
 
@@ -251,7 +263,12 @@ def digest_reply(d: Digest, upcoming: bool = False) -> Reply:
         title=f"📚 {d.title()}",
         cards=tuple(
             card(
-                i.paper, _with_likes(i.why, d.elsewhere.get(i.paper.id, ())), i.rank, i.score, True
+                i.paper,
+                _with_likes(i.why, d.elsewhere.get(i.paper.id, ())),
+                i.rank,
+                i.score,
+                True,
+                i.mentions,
             )
             for i in d.items
         ),

@@ -111,7 +111,7 @@ class DigestRunner:
 
     async def run_channel(self, channel_id: int, day: date) -> Outcome:
         """Deliver ``day``'s digest for a channel; returns what happened, for logs and replies."""
-        channel = await asyncio.to_thread(self.channels.by_id, channel_id)
+        channel = await asyncio.to_thread(self.channels.lookup.by_id, channel_id)
         outcome = await self._run(channel, day)
         self.report(channel, outcome)
         return outcome
@@ -181,7 +181,7 @@ class DigestRunner:
 
     async def run_now(self, ref: ChannelRef, day: date) -> Outcome:
         """`/papers digest now`: today's digest immediately (and then not again today)."""
-        channel = await asyncio.to_thread(self.channels.existing, ref)
+        channel = await asyncio.to_thread(self.channels.lookup.get, ref)
         return await self.run_channel(channel.id, day) if channel else GONE
 
     def render(self, digest: Digest) -> tuple[list[tuple[str, ...]], str, Reply]:
@@ -226,7 +226,7 @@ class DigestRunner:
         if claim.delivery.status == DeliveryState.EMPTY:
             return Outcome("empty (quiet)", Kind.SETTLED)
         if claim.fresh is None:  # a take-over, a retry or a single run: read what is stored
-            channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
+            channel = await asyncio.to_thread(self.channels.lookup.by_id, claim.delivery.channel_id)
             if channel is None or channel.paused:  # paused while it waited for its retry
                 reason = channel.pause_state if channel else "the channel was removed"
                 if not await asyncio.to_thread(self.deliveries.fail, claim, reason):
@@ -298,7 +298,7 @@ class DigestRunner:
             return await self._reading_planned(claim)
         if claim.picture:  # one message, the picture; drawn (in the drawing process) each try
             assert self.pictures is not None  # only a runner that draws takes pictures over
-            channel = await asyncio.to_thread(self.channels.by_id, claim.delivery.channel_id)
+            channel = await asyncio.to_thread(self.channels.lookup.by_id, claim.delivery.channel_id)
             pic = await asyncio.to_thread(self.pictures, channel, claim.delivery.digest_date)
             if pic is None:
                 raise NothingToSend

@@ -33,7 +33,15 @@ def loads(text: str) -> Reply:
     """The reply ``dumps`` stored."""
     data = json.loads(text)
     cards = tuple(
-        Card(**{**c, "actions": tuple(Action(**a) for a in c["actions"])}) for c in data["cards"]
+        Card(
+            **{
+                **c,
+                "actions": tuple(Action(**a) for a in c["actions"]),
+                # stored before mentions existed: none
+                "mentions": tuple(c.get("mentions") or ()),
+            }
+        )
+        for c in data["cards"]
     )
     refs = {
         k: ChannelRef(**data[k]) if data[k] else None for k in ("deliver_now", "schedule_changed")

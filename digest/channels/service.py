@@ -14,6 +14,7 @@ from digest.models import PERSONAL_MARK, Channel, ChannelRef, MessageState, Pape
 
 if TYPE_CHECKING:
     from digest.channels.notes import Notes
+    from digest.channels.reads import ChannelReads, DeliveryReads
     from digest.channels.settings import ChannelSettings
     from digest.channels.subscriptions import Subscriptions
     from digest.papers.service import PaperService
@@ -65,6 +66,9 @@ class ChannelService:
         self.restricted_platforms = restricted_platforms
         # False for one-shot read-only uses (the CLI): reading an unknown channel must not create it.
         self.create_missing = True
+        # What callers that only look read (never creating a channel): the store's own queries.
+        self.lookup: ChannelReads = self.store.channels
+        self.history: DeliveryReads = self.store.deliveries
 
     # The parts are made on first use: `digestbot channels` lists channels and needs none of
     # them (the library import alone loads the BibTeX, RIS and CSV parsers).
@@ -144,14 +148,6 @@ class ChannelService:
             raise NotFoundError(no_channel(ref))
         return channel
 
-    def existing(self, ref: ChannelRef) -> Channel | None:
-        """The channel for ``ref`` if someone set it up; never creates one."""
-        return self.store.channels.get(ref)
-
-    def by_id(self, channel_id: int) -> Channel | None:
-        """The channel with this database id (what buttons and the runner carry), if any."""
-        return self.store.channels.by_id(channel_id)
-
     def workspace_channels(
         self, platform: str, workspace: str, personal: bool = False
     ) -> list[Channel]:
@@ -159,22 +155,6 @@ class ChannelService:
         oldest first."""
         every = self.store.channels.in_workspace(platform, workspace)
         return [c for c in every if personal or not c.ref.personal]
-
-    def all_channels(self) -> list[Channel]:
-        """Every channel set up on any platform."""
-        return self.store.channels.all()
-
-    def subscriptions_of(self, channel: Channel) -> list[Subscription]:
-        """An existing channel's profile lines in order, read without touching the channel."""
-        return self.store.channels.subscriptions(channel.id)
-
-    def last_delivery(self, channel: Channel) -> Delivery | None:
-        """The channel's most recent digest, whatever its state."""
-        return self.store.deliveries.last(channel.id)
-
-    def delivery_on(self, channel: Channel, day: date) -> Delivery | None:
-        """The channel's digest for ``day`` as stored now, or None."""
-        return self.store.deliveries.for_day(channel.id, day)
 
     def partly_delivered(self, delivery: Delivery) -> bool:
         """True when at least one of the digest's messages was confirmed on the platform."""
@@ -188,14 +168,6 @@ class ChannelService:
     def paused_count(self) -> int:
         """How many channels are paused (by their users or by the platform's refusals)."""
         return sum(c.paused for c in self.store.channels.all())
-
-    def digest_count(self, channel: Channel) -> int:
-        """How many digests the channel has received."""
-        return self.store.deliveries.count(channel.id)
-
-    def delivered_item(self, platform: str, message_ref: str) -> tuple[int, str] | None:
-        """(channel id, paper id) of the digest item posted as this platform message, if any."""
-        return self.store.deliveries.item_for_message(platform, message_ref)
 
     def subscriptions(self, ref: ChannelRef) -> list[Subscription]:
         """A channel's profile lines in order (the numbers users see start at 1)."""
@@ -236,7 +208,7 @@ class ChannelService:
         """The channel and papers of a digest message showing several papers (a reaction on it
         cannot say which paper it meant); None for any other message."""
         found = self.store.ledger.message_papers(platform, message_ref)
-        if found is None or len(found[1]) < 2 or (ch := self.by_id(found[0])) is None:
+        if found is None or len(found[1]) < 2 or (ch := self.lookup.by_id(found[0])) is None:
             return None
         papers = self.store.papers.get_many(found[1])
         return ch, [papers[i] for i in found[1] if i in papers]

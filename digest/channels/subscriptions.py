@@ -47,7 +47,7 @@ class Subscriptions:
             self.papers.one_author(text)  # "Y. Zhang" fitting Yu and Yang Zhang: say which
         channel = self.channel(ref)
         if kind is SubscriptionKind.LIKE:
-            text = self.papers.paper_named(text).id  # an id, or an arXiv/DOI/OpenReview link
+            text = self.papers.paper(text).id  # an id, or an arXiv/DOI/OpenReview link
         subs = self.store.channels.subscriptions(channel.id)
         if len(subs) >= MAX_SUBSCRIPTIONS:
             raise DigestError(

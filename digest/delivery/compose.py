@@ -24,6 +24,8 @@ class DigestItem:
     paper: Paper
     score: float
     why: str
+    #: Opted-in members this pick fits best (user ids; digest/mentions): who should read it.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

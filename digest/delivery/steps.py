@@ -18,6 +18,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from digest.delivery.backlog import compose_digest
+from digest.delivery.mentioned import mark
 from digest.models import Channel, DeliveryKind, DeliveryState
 from digest.rank.profile import profile_of
 from digest.store.deliveries import Delivery, ItemClaim, Lease
@@ -103,7 +104,10 @@ class Deliveries:
             return None
         upto = self.store.papers.max_seq()  # read first: everything up to here is committed
         digest = compose_digest(self, channel, day, upto)  # new papers, then the backlog
-        items = [ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items]
+        # Mentions are fixed now, with the claim: a retry or take-over posts these, and an
+        # opt-out counts from the next digest composed.
+        digest = mark(self.store, self.papers.ranker(covering=upto), [digest])[0]
+        items = [ItemClaim(i.paper.id, i.rank, i.score, i.why, i.mentions) for i in digest.items]
         delivery = self.store.deliveries.claim(
             channel.id,
             day,
@@ -173,7 +177,7 @@ class Deliveries:
         wanted = [i.paper_id for i in d.items] + list(profile.likes)  # likes: the footer's titles
         papers = self.store.papers.get_many(wanted)
         items = tuple(
-            DigestItem(i.rank, papers[i.paper_id], i.score, i.why)
+            DigestItem(i.rank, papers[i.paper_id], i.score, i.why, i.mentions)
             for i in d.items
             if i.paper_id in papers
         )

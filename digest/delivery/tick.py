@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from digest.delivery.backlog import Reads, Source, assemble, choose, profile_of
+from digest.delivery.mentioned import mark
 from digest.delivery.steps import Claim, Deliveries
 from digest.models import Channel, DeliveryState
 from digest.store.batch import CHUNK, ChannelReads, NewClaim, chunks
@@ -191,6 +192,9 @@ class Ticks:
         src.load(pid for _, _, ids in named for pid in ids)  # followed ones: the footer's titles
         liked = src.liked_in(pid for ch, _ in chosen for pid in ch.paper_ids)  # one read: marks
         digests = [assemble(ch, d, src.get_many(ids), liked) for ch, d, ids in named]
+        # who should read each: every due channel's opted-in members read at once, each scored
+        # against its digest's picks only, through the tick's one ranker
+        digests = mark(self.store, src.shared, digests)
         made: list[tuple[Digest, NewClaim, Any]] = []
         for digest in digests:
             try:
@@ -231,7 +235,7 @@ class Ticks:
 def _new_claim(
     digest: Digest, upto: int, parts: list[tuple[str, ...]], rendered: str | None
 ) -> NewClaim:
-    items = tuple(ItemClaim(i.paper.id, i.rank, i.score, i.why) for i in digest.items)
+    items = tuple(ItemClaim(i.paper.id, i.rank, i.score, i.why, i.mentions) for i in digest.items)
     return NewClaim(
         channel_id=digest.channel.id,
         day=digest.day,

@@ -217,15 +217,15 @@ def load_encoder(config: ModelConfig | None = None) -> Encoder | None:
 
 
 class SemanticRequiredError(ModelUnavailableError):
-    """DIGESTBOT_SEMANTIC=on without the semantic extra: a setting error, even for the bot."""
+    """DIGESTBOT_SEMANTIC=on without the model's packages: a setting error, even for the bot."""
 
 
 def _none_unless_required(config: ModelConfig) -> None:
     """No encoder (ranking stays lexical), cached; an error when semantic ranking is required."""
     if config.required:
         raise SemanticRequiredError(
-            f"DIGESTBOT_SEMANTIC={config.semantic.strip()} needs the semantic extra "
-            "(pip install 'digestbot[semantic]'); set auto to rank lexically without it"
+            f"DIGESTBOT_SEMANTIC={config.semantic.strip()} needs the semantic model, which is not "
+            "installed (pip install digestbot installs it); set auto to rank lexically without it"
         )
     _CACHE[config] = None
 

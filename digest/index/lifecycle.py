@@ -87,9 +87,9 @@ class IndexStore:
         self,
         store: Store,
         folder: Path | None,
-        background: bool = False,
         model: ModelConfig | None = None,
         strict: bool = False,
+        embeds: bool = True,
     ) -> None:
         self.store = store
         self.index: PaperIndex | None = None  # the one answers come from (vectors attached)
@@ -101,8 +101,9 @@ class IndexStore:
         # Embeddings need a persistent install and the semantic extra; without them, lexical.
         self.encoder = self._encoder(model, strict) if folder else None
         self._seen = -1
-        # A running bot embeds nothing itself: its embedding worker process does (bot/runtime).
-        self.background = background
+        # False in a running bot: it embeds nothing itself, its embedding worker process does
+        # (bot/runtime/index_work.py), as the composition root chose when it built this.
+        self._embeds = embeds
         self.embeddings = (
             EmbeddingStore(store.embeddings, store.papers, self.encoder, self.worker)
             if folder and self.encoder
@@ -503,7 +504,7 @@ class IndexStore:
         """Embed stored papers with no vector (new ones, and those whose text changed: their
         vectors were dropped when the text was stored); how many this process embedded. A
         running bot embeds none: its embedding worker process claims them."""
-        if self.embeddings is None or self.background:
+        if self.embeddings is None or not self._embeds:
             return 0
         return self.embeddings.embed_with_bar()
 

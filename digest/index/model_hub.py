@@ -77,7 +77,7 @@ def fetch(spec: str) -> tuple[Path, Path]:
         from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
     except ImportError:
         raise ModelUnavailableError(
-            'DIGESTBOT_EMBEDDING_MODEL needs huggingface-hub: pip install -e ".[semantic]"'
+            "DIGESTBOT_EMBEDDING_MODEL needs huggingface-hub, which digestbot installs: reinstall it"
         ) from None
     tried: list[str] = []
     last: Exception | None = None

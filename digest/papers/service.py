@@ -52,12 +52,14 @@ class PaperService:
         strict_model: bool = False,
         clock: Clock = system_clock,
         tldrs: AfterIngest | None = None,
+        embeds: bool = True,
     ) -> None:
         self.store = store
         self.clock = clock
         self.sources = sources
         self.tldrs = tldrs  # abstractive TL;DRs, written after ingest (None: extractive only)
-        self._index_args = (index_dir, model, strict_model)
+        # embeds: whether ingest here embeds new papers (False: a worker the runtime steps does)
+        self._index_args = (index_dir, model, strict_model, embeds)
         self._ranker: Ranker | None = None
 
     @property
@@ -73,8 +75,8 @@ class PaperService:
         listing, a setting) must not load the embedding model."""
         from digest.index.lifecycle import IndexStore
 
-        index_dir, model, strict = self._index_args
-        return IndexStore(self.store, index_dir, model=model, strict=strict)
+        index_dir, model, strict, embeds = self._index_args
+        return IndexStore(self.store, index_dir, model=model, strict=strict, embeds=embeds)
 
     def ingest(
         self, source: str, fmt: str = "auto", progress: Callable[[int], None] | None = None
@@ -141,10 +143,6 @@ class PaperService:
                 "title to follow it anyway."
             )
         return paper
-
-    def paper_named(self, text: str) -> Paper:
-        """:meth:`paper` (kept for callers that name a paper by a typed text)."""
-        return self.paper(text)
 
     def store_library(self, records: list[PaperRecord]) -> UpsertCounts:
         """Store papers read from someone's library (examples, never news), indexed as ingest

@@ -143,12 +143,12 @@ class ReadingGroups:
 
     def switch_off(self, ref: ChannelRef) -> bool:
         """Stop the reading group (False: it was not on)."""
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         return channel is not None and self.store.reading.switch_off(channel.id)
 
     def state(self, ref: ChannelRef) -> GroupState:
         """The group's settings, its next meeting, and this week's poll."""
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         group = self.store.reading.group(channel.id) if channel else None
         if channel is None or group is None or not group.active:
             return GroupState(group)
@@ -199,7 +199,7 @@ class ReadingGroups:
         return VoteResult(poll, paper, moved=before is not None and before != found)
 
     def _poll(self, ref: ChannelRef, poll_id: int | None, now: datetime) -> Poll:
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         if poll_id is not None:
             poll = self.store.reading.poll(poll_id)
             if poll is None or (channel is not None and poll.channel_id != channel.id):
@@ -232,7 +232,7 @@ class ReadingGroups:
                 for kind in tl.due(now)
             ]
             owed = [(k, tl) for k, tl in due if self._owed(group.channel_id, k, tl)]
-            if owed and (channel := self.channels.by_id(group.channel_id)) is not None:
+            if owed and (channel := self.channels.lookup.by_id(group.channel_id)) is not None:
                 out += [(channel, kind, tl.meeting) for kind, tl in owed]
         return out
 
@@ -342,7 +342,7 @@ class ReadingGroups:
 
     def history(self, ref: ChannelRef) -> list[Read]:
         """Papers the group picked, newest meeting first."""
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         if channel is None:
             return []
         polls = [p for p in self.store.reading.polls(channel.id) if p.pick]

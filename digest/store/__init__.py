@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from digest.store.kv import KeyValueRepo
     from digest.store.leases import LeaseRepo
     from digest.store.ledger import LedgerRepo
+    from digest.store.mentions import MentionRepo
     from digest.store.papers import PaperRepo
     from digest.store.reading import ReadingRepo
     from digest.store.weekly import WeeklyRepo
@@ -113,6 +114,13 @@ class Store:
         from digest.store.reading import ReadingRepo
 
         return ReadingRepo(self.engine, self.clock)
+
+    @cached_property
+    def mentions(self) -> MentionRepo:
+        """Members opted in to be mentioned on a channel's picks, and their profiles in bulk."""
+        from digest.store.mentions import MentionRepo
+
+        return MentionRepo(self.engine, self.clock)
 
     @cached_property
     def batch(self) -> BatchRepo:

@@ -42,7 +42,15 @@ from sqlalchemy.types import TypeEngine
 
 from digest.models import DeliveryKind, Subscription
 from digest.store.channels import _sub
-from digest.store.deliveries import CLAIMED, DIGESTS, EMPTY, SENDING, ItemClaim, db_now
+from digest.store.deliveries import (
+    CLAIMED,
+    DIGESTS,
+    EMPTY,
+    SENDING,
+    ItemClaim,
+    db_now,
+    mentions_column,
+)
 from digest.store.schema import (
     ChannelRow,
     DeliveryItemRow,
@@ -278,6 +286,7 @@ class BatchRepo:
                     why=i.why,
                     position=_position(c.parts, i.paper_id),
                     message_ref=None,
+                    mentions=mentions_column(i.mentions),
                 )
                 for c in mine
                 for i in c.items

@@ -311,20 +311,19 @@ class ChannelRepo(FeedbackQueries):
             session.commit()
         return n
 
-    def with_channel_id(self, platform: str, channel_id: str) -> list[Channel]:
-        """Every channel of a platform with this channel id, whatever its workspace; oldest first."""
-        stmt = (
-            select(ChannelRow)
-            .where(ChannelRow.platform == platform, ChannelRow.channel_id == channel_id)
-            .order_by(ChannelRow.id)
-        )
+    def _listed(self, *where: ColumnElement[bool]) -> list[Channel]:
+        """The channels that meet ``where``, oldest (the lowest id) first."""
+        stmt = select(ChannelRow).where(*where).order_by(ChannelRow.id)
         with Session(self.engine) as session:
             return [to_channel(r) for r in session.scalars(stmt)]
 
+    def with_channel_id(self, platform: str, channel_id: str) -> list[Channel]:
+        """Every channel of a platform with this channel id, whatever its workspace; oldest first."""
+        return self._listed(ChannelRow.platform == platform, ChannelRow.channel_id == channel_id)
+
     def all(self) -> list[Channel]:
         """Every channel, in creation order."""
-        with Session(self.engine) as session:
-            return [to_channel(r) for r in session.scalars(select(ChannelRow).order_by("id"))]
+        return self._listed()
 
     def add_subscription(
         self, channel_id: int, kind: SubscriptionKind, text: str, user: str | None = None
@@ -370,10 +369,4 @@ class ChannelRepo(FeedbackQueries):
 
     def in_workspace(self, platform: str, workspace: str) -> list[Channel]:
         """Every channel of one workspace (a Slack team, a Discord server), oldest first."""
-        stmt = (
-            select(ChannelRow)
-            .where(ChannelRow.platform == platform, ChannelRow.workspace == workspace)
-            .order_by(ChannelRow.id)
-        )
-        with Session(self.engine) as session:
-            return [to_channel(r) for r in session.scalars(stmt)]
+        return self._listed(ChannelRow.platform == platform, ChannelRow.workspace == workspace)

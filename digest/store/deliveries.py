@@ -7,6 +7,7 @@ a worker that lost its lease can neither record nor post again.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -32,6 +33,18 @@ class ItemClaim:
     rank: int
     score: float
     why: str
+    #: The opted-in members this pick mentions (user ids), fixed when the digest was composed.
+    mentions: tuple[str, ...] = ()
+
+
+def mentions_column(mentions: tuple[str, ...]) -> str | None:
+    """``ItemClaim.mentions`` as the ``delivery_items.mentions`` column stores it."""
+    return json.dumps(list(mentions)) if mentions else None
+
+
+def mentions_of(value: str | None) -> tuple[str, ...]:
+    """The stored ``delivery_items.mentions`` column as user ids."""
+    return tuple(str(u) for u in json.loads(value)) if value else ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ def _delivery(row: DeliveryRow, items: list[DeliveryItemRow] | None = None) -> D
         message_ref=row.message_ref,
         near_misses=row.near_misses,
         items=tuple(
-            ItemClaim(i.paper_id, i.rank, i.score, i.why)
+            ItemClaim(i.paper_id, i.rank, i.score, i.why, mentions_of(i.mentions))
             for i in sorted(items or [], key=lambda i: i.rank)
         ),
         fence=row.fence,
@@ -161,6 +174,7 @@ class DeliveryRepo:
                         rank=i.rank,
                         score=i.score,
                         why=i.why,
+                        mentions=mentions_column(i.mentions),
                     )
                     for i in items
                 )

@@ -208,6 +208,25 @@ class DeliveryItemRow(Base):
     why: Mapped[str] = mapped_column(Text, default="")
     message_ref: Mapped[str | None] = mapped_column(Text)
     position: Mapped[int | None] = mapped_column(Integer)  # the ledger message carrying it
+    # The opted-in members this pick mentions (a JSON list of user ids), fixed when the digest
+    # was composed, so a retry or a take-over posts the same mentions; None: nobody.
+    mentions: Mapped[str | None] = mapped_column(Text)
+
+
+class MentionOptInRow(Base):
+    """A member who asked to be mentioned on this channel's picks that fit their own digest."""
+
+    __tablename__ = "mention_optins"
+    __table_args__ = (UniqueConstraint("channel_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(128))
+    # Their personal digest (its profile and threshold decide what fits them); removed with it.
+    personal_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class FeedbackRow(Base):

@@ -28,6 +28,7 @@ from digest.store.schema import (
     DeliveryItemRow,
     DeliveryRow,
     FeedbackRow,
+    MentionOptInRow,
     PaperRow,
     SubscriptionRow,
 )
@@ -35,7 +36,8 @@ from digest.store.schema import (
 FORMAT = "digestbot-export/1"
 #: Deliveries carry weekly pictures too: a week's picture already sent is not sent again from
 #: the new database.
-TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow)
+#: Mention opt-ins are what people told the bot too (after channels: they name two of them).
+TABLES = (ChannelRow, SubscriptionRow, DeliveryRow, DeliveryItemRow, FeedbackRow, MentionOptInRow)
 
 
 def _row(obj: Any) -> dict[str, Any]:

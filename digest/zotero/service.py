@@ -244,7 +244,7 @@ class ZoteroService:
         staying = {pid for k, (pid, _) in known.items() if k not in leaving}
         drop = {pid for k in leaving for pid, added in [known[k]] if added and pid}
         drop -= staying
-        channel = self.channels.existing(ref)
+        channel = self.channels.lookup.get(ref)
         if channel is not None and drop:
             subs = self.store.channels.subscriptions(channel.id)
             ids = [s.id for s in subs if s.kind is SubscriptionKind.LIKE and s.text in drop]
@@ -275,7 +275,7 @@ class ZoteroService:
         """Put a paper in the person's `digestbot` collection, once."""
         from digest.zotero.client import RateLimited
 
-        paper = self.channels.papers.paper_named(paper_id)
+        paper = self.channels.papers.paper(paper_id)
         conn = self.connection(who)
         if conn is None:
             raise ZoteroError(NOT_CONNECTED)

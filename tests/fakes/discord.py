@@ -36,6 +36,23 @@ def _body(raw: bytes, content_type: str) -> tuple[dict, dict[int, tuple[str, byt
     return {}, {}
 
 
+def pinged(body: dict) -> list[str]:
+    """The users a message body would ping: its content's <@id> mentions, as allowed."""
+    ids = list(dict.fromkeys(re.findall(r"<@!?(\d+)>", body.get("content") or "")))
+    am = body.get("allowed_mentions")
+    if am is None:
+        return ids
+    listed = {str(u) for u in am.get("users") or []}
+    return [u for u in ids if u in listed or "users" in (am.get("parse") or [])]
+
+
+def pings_everyone(body: dict) -> bool:
+    """Whether a message body would ping @everyone or @here."""
+    am = body.get("allowed_mentions")
+    said = re.search(r"@(everyone|here)\b", body.get("content") or "") is not None
+    return said and (am is None or "everyone" in (am.get("parse") or []))
+
+
 class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     """Records every call; ``fail[channel_id]`` holds (status, headers, body) answers used first.
 
@@ -181,8 +198,11 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                     "timestamp": self.stamp(mid),
                     "edited_timestamp": None,
                     "tts": False,
-                    "mention_everyone": False,
-                    "mentions": [],
+                    # whom Discord would ping: what the content mentions that allowed_mentions
+                    # lets through (no allowed_mentions: Discord parses every mention)
+                    "mention_everyone": pings_everyone(body),
+                    "mentions": [user(u) for u in pinged(body)],
+                    "allowed_mentions": body.get("allowed_mentions"),
                     "mention_roles": [],
                     "attachments": [],
                     "embeds": body.get("embeds", []),

@@ -19,9 +19,16 @@ from tests.fakes.slack_files import (
     upload_refused,
 )
 from tests.fakes.slack_history import BOT_ID, BOT_USER, SlackMessages
+from tests.fakes.slack_limits import mention_problems, mentioned
 
 #: The fake workspace's people at start (tests add more with ``add_user``): id -> handle.
 ROSTER = {"U1": "ann", "U2": "bea", "UADMIN": "boss", BOT_USER: "digestbot"}
+
+
+def _blocks(args: dict) -> list:
+    """A post's blocks, sent as a list or as JSON text (form-encoded calls)."""
+    blocks = args.get("blocks") or []
+    return json.loads(blocks) if isinstance(blocks, str) else blocks
 
 
 class FakeSlack(SlackMessages, LocalServer):
@@ -177,6 +184,11 @@ class FakeSlack(SlackMessages, LocalServer):
             if problems:
                 self.rejected.append((channel, problems))
                 return {"ok": False, "error": error_code(problems), "errors": problems}
+            # Stricter than Slack, which shows a malformed token as text and pings for
+            # <!channel>: the bot never sends either, so a test that makes it fails loudly.
+            if problems := mention_problems(_blocks(args), args.get("text") or ""):
+                self.rejected.append((channel, problems))
+                return {"ok": False, "error": "invalid_blocks", "errors": problems}
             parent = args.get("thread_ts")
             if parent and not any(m["ts"] == parent for m in self.messages.get(channel, [])):
                 return {"ok": False, "error": "thread_not_found"}
@@ -210,6 +222,8 @@ class FakeSlack(SlackMessages, LocalServer):
                 "user": BOT_USER,
                 "bot_id": BOT_ID,
                 **{k: args.get(k) for k in ("text", "blocks", "thread_ts", "metadata")},
+                # whom it pings: the <@U…> tokens of its text and blocks
+                "mentions": mentioned(_blocks(args), args.get("text") or ""),
             }
             self.messages[channel].append(msg)
             return {"ok": True, "channel": channel, "ts": ts, "message": msg}

@@ -180,8 +180,7 @@ def test_a_running_bot_embeds_nothing_and_ranks_with_what_others_stored(
 ):
     """The bot's own process never embeds a paper: an ingest there stores the papers and
     returns; what another process (the embedding worker) stores is attached at the next look."""
-    service = PaperService(sqlite_store, tmp_path / "index")
-    service.indexes.background = True
+    service = PaperService(sqlite_store, tmp_path / "index", embeds=False)  # as a running bot's
     started = time.monotonic()
     service.ingest(_jsonl(tmp_path / "a.jsonl", PAPERS))  # a scheduled ingest
     assert service.search("graph").result.hits and time.monotonic() - started < 5

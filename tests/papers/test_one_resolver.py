@@ -86,7 +86,7 @@ def test_every_command_that_takes_an_id_resolves_it(stored, pid, name):
     assert not liked.error and title[:30] in liked.text, liked.text
     imported = say_as_ann(app, "third", f"import {name}").text
     assert "1 matched a stored paper; added 1" in imported, imported
-    assert app.papers.paper_named(name).id == pid
+    assert app.papers.paper(name).id == pid
 
 
 def test_a_word_is_still_no_id(stored):

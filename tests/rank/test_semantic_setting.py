@@ -29,7 +29,7 @@ def no_extra(monkeypatch):
 
 @pytest.mark.parametrize("value", ["on", "ON", "true", "yes", "1"])
 def test_on_without_the_extra_is_an_error(no_extra, value, sqlite_store, tmp_path):
-    with pytest.raises(SemanticRequiredError, match="needs the semantic extra"):
+    with pytest.raises(SemanticRequiredError, match="needs the semantic model"):
         load_encoder(ModelConfig(value))
     with pytest.raises(SemanticRequiredError):  # the running bot (not strict) stops too
         IndexStore(sqlite_store, tmp_path / "index", model=ModelConfig(value), strict=False)
@@ -47,4 +47,4 @@ def test_cli_says_it_in_one_line(tmp_path):
     line = one_error(
         digestbot_proc(tmp_path, "search", "graphs", DIGESTBOT_SEMANTIC="on", PYTHONPATH=str(shim))
     )
-    assert "DIGESTBOT_SEMANTIC=on needs the semantic extra" in line, line
+    assert "DIGESTBOT_SEMANTIC=on needs the semantic model" in line, line

@@ -90,8 +90,7 @@ def test_the_bot_process_embeds_nothing_while_an_ingest_embeds(tmp_path, embed_l
     store = Store.open(url)
     bot_encoder = HashEncoder()  # the bot's own (query) encoder: it must see no paper
     monkeypatch.setattr(index_store, "load_encoder", lambda *a, **k: bot_encoder)
-    papers = PaperService(store, tmp_path / "index")
-    papers.indexes.background = True  # a running bot
+    papers = PaperService(store, tmp_path / "index", embeds=False)  # as a running bot's
     worker = EmbeddingWorker(url, ModelConfig(), every=0.2, encoder=STAND_IN)
     worker.start()
     try:

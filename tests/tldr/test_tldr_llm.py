@@ -198,9 +198,8 @@ def test_background_mode_never_makes_ingest_wait(llm, tmp_path):
         llm_key=KEY,
         llm_per_run=2,
     )
-    app = build(url, settings)
+    app = build(url, settings, console=None)  # the running bot: TL;DRs on a runtime thread
     try:
-        app.tldrs_in_background()
         report = app.papers.ingest(str(BUNDLED_PAPERS))
         assert report.added == 19  # returned while the first answer is still held
         assert not any(p.tldr for p in app.store.papers.list(50))

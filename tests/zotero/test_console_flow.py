@@ -11,11 +11,13 @@ ME = ChannelRef("console", "@ann")
 
 
 def likes(app, ref=ME) -> set[str]:
-    channel = app.channels.existing(ref)
+    channel = app.channels.lookup.get(ref)
     if channel is None:
         return set()
     return {
-        s.text for s in app.channels.subscriptions_of(channel) if s.kind is SubscriptionKind.LIKE
+        s.text
+        for s in app.channels.lookup.subscriptions(channel.id)
+        if s.kind is SubscriptionKind.LIKE
     }
 
 

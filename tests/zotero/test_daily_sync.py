@@ -46,8 +46,8 @@ def test_the_sweep_syncs_each_library_a_day_after_its_last_sync(zapp, zotero_fak
     zapp.store.zotero.set(conn.id, backoff_until=None)
     asyncio.run(scheduler.sweep())
     assert zotero_fake.arrived, "the sweep did not sync"
-    personal = zapp.channels.existing(console_ctx().dm)
-    assert p.id in {s.text for s in zapp.channels.subscriptions_of(personal)}
+    personal = zapp.channels.lookup.get(console_ctx().dm)
+    assert p.id in {s.text for s in zapp.channels.lookup.subscriptions(personal.id)}
     assert zapp.store.zotero.all()[0].synced_at > day_ago
 
 

@@ -178,10 +178,15 @@ class MeCommands(ChannelCommands):
     async def zotero(self, i: discord.Interaction, action: ZoteroAction = "status") -> None:
         await zotero(self.deps, i, action)
 
+    @app_commands.command(description="Be @'d on picks here")
+    async def mention(self, i: discord.Interaction, on: bool | None = None) -> None:
+        await self.invoke(i, "mention", Args.typed({None: "", True: "on", False: "off"}[on]))
+
 
 # As for Papers below: discord.py collects a group's commands from its own class body only.
 MeCommands.__discord_app_commands_group_children__ = [
     MeCommands.zotero,
+    MeCommands.mention,
     *ChannelCommands.__discord_app_commands_group_children__,
 ]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.adapters.outgoing import clean_reply, clean_text
+from bot.adapters.outgoing import clean_reply, clean_text, cut
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_CONTENT = 2000
@@ -41,11 +41,30 @@ class DiscordMessage:
     embeds: list[discord.Embed] = field(default_factory=list)
     rows: list[list[ButtonSpec]] = field(default_factory=list)
     paper_ids: tuple[str, ...] = ()
+    #: The users its content mentions: the only ones its allowed_mentions lets it ping.
+    mentions: tuple[str, ...] = ()
 
 
-def cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, ending in an ellipsis when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+#: A user id Discord can mention (a snowflake); anything else is never written as a mention.
+SNOWFLAKE = re.compile(r"[1-9][0-9]{16,19}")
+#: Discord pings at most 100 users a message (allowed_mentions.users); the content's 2,000
+#: characters hold fewer still, so a message names at most this many people.
+MAX_MENTIONED = 80
+
+
+def mention_content(cards: list[Card]) -> tuple[str, tuple[str, ...]]:
+    """The content line that pings the people a message's cards mention ('#2 → <@1…>'), and
+    who they are: snowflakes only, each once, at most MAX_MENTIONED."""
+    lines: list[str] = []
+    users: list[str] = []
+    for c in cards:
+        here = [u for u in dict.fromkeys(c.mentions) if SNOWFLAKE.fullmatch(u) and u not in users]
+        here = here[: MAX_MENTIONED - len(users)]
+        if here:
+            users += here
+            rank = f"#{c.rank} " if c.rank is not None else ""
+            lines.append(rank + "→ " + " ".join(f"<@{u}>" for u in here))
+    return "\n".join(lines), tuple(users)
 
 
 # <#channel>, </cmd:id>, <t:stamp>, <@user>, <:emoji:id>, <id:browse>: live tokens in Discord.
@@ -252,8 +271,12 @@ def render(
     numbered_cards = ranked(reply.cards)
     for start in range(0, len(numbered_cards), per_message):
         cards = numbered_cards[start : start + per_message]
+        content, users = mention_content(cards)
         msg = DiscordMessage(
-            embeds=[card_embed(c) for c in cards], rows=[card_row(c) for c in cards]
+            content,
+            embeds=[card_embed(c) for c in cards],
+            rows=[card_row(c) for c in cards],
+            mentions=users,
         )
         msg.paper_ids = tuple(c.paper_id for c in cards)
         messages.append(msg)
@@ -285,7 +308,9 @@ def stamp(msg: DiscordMessage, key: str) -> DiscordMessage:
         if not longest.description:
             break  # nothing left to shorten: the validator will refuse it, and we degrade
         longest.description = cut(longest.description, max(1, len(longest.description) - excess))
-    return DiscordMessage(msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids)
+    return DiscordMessage(
+        msg.content, embeds, [list(r) for r in msg.rows], msg.paper_ids, msg.mentions
+    )
 
 
 def render_paged(reply: Reply) -> list[DiscordMessage]:

@@ -27,7 +27,7 @@ from bot.adapters.downloads import read_capped
 from bot.commands import Context, Reply
 from bot.commands.core import Args
 from bot.commands.handlers_library import Upload
-from bot.commands.replies import error
+from bot.commands.replies import DIGEST_GONE, SEARCH_GONE, error
 from digest.library.entries import MAX_IMPORT_BYTES
 from digest.models import ChannelRef
 
@@ -77,8 +77,8 @@ def _owning_channel(deps: Deps, i: discord.Interaction) -> int | None:
         return i.channel_id
     if isinstance(thread.parent, discord.ForumChannel):
         return i.channel_id
-    own = deps.channels.existing(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
-    if own is not None and deps.channels.subscriptions_of(own):
+    own = deps.channels.lookup.get(ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id)))
+    if own is not None and deps.channels.lookup.subscriptions(own.id):
         return i.channel_id
     return thread.parent_id
 
@@ -324,7 +324,7 @@ async def turn_page(deps: Deps, i: discord.Interaction, key: str, page: int) -> 
     assert deps.pages is not None  # Deps fills it in
     blob = await asyncio.to_thread(deps.pages.recall, key)
     if blob is None:
-        await apologise(i, "That search is no longer stored; run `/papers search` again.")
+        await apologise(i, SEARCH_GONE)
         return
     spec = json.loads(blob)
     reply = await asyncio.to_thread(invoke, deps, i, "search", search_args(spec, page))
@@ -348,13 +348,13 @@ def vote_target(deps: Deps, i: discord.Interaction, paper: str) -> ChannelRef:
     channels = deps.channels
     message = getattr(i, "message", None)
     if message is not None:
-        found = channels.delivered_item(PLATFORM, f"{i.channel_id}:{message.id}")
-        if found is not None and found[1] == paper and (ch := channels.by_id(found[0])):
+        found = channels.history.item_for_message(PLATFORM, f"{i.channel_id}:{message.id}")
+        if found is not None and found[1] == paper and (ch := channels.lookup.by_id(found[0])):
             return ch.ref
     if i.guild_id is None:
         return deps.channels.personal_ref(PLATFORM, str(i.user.id))
     here = ChannelRef(PLATFORM, str(i.channel_id), str(i.guild_id))
-    if (own := channels.existing(here)) is not None and channels.digest_count(own):
+    if (own := channels.lookup.get(here)) is not None and channels.history.count(own.id):
         return here
     parent = getattr(i.channel, "parent_id", None)
     return ChannelRef(PLATFORM, str(parent), here.workspace) if parent else here
@@ -373,9 +373,9 @@ async def vote_in(
 ) -> None:
     """A 👍/👎 button naming its digest (sent in a DM after a reaction): the vote lands there."""
     await i.response.defer(ephemeral=True, thinking=True)
-    ch = await asyncio.to_thread(deps.channels.by_id, channel_id)
+    ch = await asyncio.to_thread(deps.channels.lookup.by_id, channel_id)
     if ch is None or ch.ref.platform != PLATFORM:
-        await answer(i, error("That digest no longer exists; your vote was not recorded."))
+        await answer(i, error(DIGEST_GONE))
         return
     reply = await asyncio.to_thread(invoke, deps, i, name, Args.typed(paper), False, ch.ref)
     await answer(i, reply)

@@ -24,6 +24,8 @@ MAX_LABEL = 80
 MAX_LINK_URL = 512
 MAX_NONCE = 25
 LINK_STYLE = 5
+MAX_ALLOWED_USERS = 100  # allowed_mentions.users (and .roles): at most 100 ids each
+MENTION_TYPES = ("roles", "users", "everyone")
 
 
 def _len(value: object) -> int:
@@ -106,6 +108,32 @@ def message_problems(payload: dict) -> list[str]:
     nonce = payload.get("nonce")
     if isinstance(nonce, str) and len(nonce) > MAX_NONCE:
         out.append(f"nonce over {MAX_NONCE} chars")
+    if (mentions := payload.get("allowed_mentions")) is not None:
+        out += _allowed_mentions(mentions)
+    return out
+
+
+def _allowed_mentions(am: object) -> list[str]:
+    """What Discord refuses in ``allowed_mentions``: an unknown parse type, over 100 users or
+    roles, ids that are no snowflakes, or a type both parsed and listed ('users' in parse
+    beside a users list)."""
+    if not isinstance(am, dict):
+        return ["allowed_mentions: not an object"]
+    out = []
+    parse = am.get("parse") or []
+    if not isinstance(parse, list) or any(p not in MENTION_TYPES for p in parse):
+        out.append(f"allowed_mentions.parse: unknown type in {str(parse)[:60]}")
+    for key in ("users", "roles"):
+        ids = am.get(key)
+        if ids is None:
+            continue
+        if not isinstance(ids, list) or len(ids) > MAX_ALLOWED_USERS:
+            out.append(f"allowed_mentions.{key}: over {MAX_ALLOWED_USERS} ids")
+            continue
+        if any(not str(i).isdigit() for i in ids):
+            out.append(f"allowed_mentions.{key}: an id that is no snowflake")
+        if isinstance(parse, list) and key in parse:
+            out.append(f"allowed_mentions: {key} both parsed and listed (mutually exclusive)")
     return out
 
 

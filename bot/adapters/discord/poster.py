@@ -48,6 +48,15 @@ def view_for(msg: DiscordMessage) -> discord.ui.View | None:
     return view
 
 
+def allowed(msg: DiscordMessage) -> discord.AllowedMentions:
+    """Whom ``msg`` may ping: exactly the users its content mentions; never @everyone, @here
+    or a role; none at all for a message that mentions nobody."""
+    if not msg.mentions:
+        return NO_MENTIONS
+    users = [discord.Object(id=int(u)) for u in msg.mentions]
+    return discord.AllowedMentions(everyone=False, roles=False, users=users, replied_user=False)
+
+
 def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
     """The JSON body discord.py sends for ``msg`` (what Discord validates)."""
     view = view_for(msg)
@@ -55,6 +64,7 @@ def payload(msg: DiscordMessage, nonce: str | None = None) -> dict:
         "content": msg.content,
         "embeds": [e.to_dict() for e in msg.embeds],
         "components": view.to_components() if view else [],
+        "allowed_mentions": allowed(msg).to_dict(),
     }
     return body | ({"nonce": nonce} if nonce else {})
 
@@ -120,7 +130,7 @@ def degraded(msg: DiscordMessage) -> DiscordMessage:
     embeds = [discord.Embed.from_dict(e.to_dict()) for e in msg.embeds]
     for e in embeds:
         e.description = cut(e.description or "", 1000) or None
-    return DiscordMessage(cut(msg.content, 1000), embeds, rows, msg.paper_ids)
+    return DiscordMessage(msg.content, embeds, rows, msg.paper_ids, msg.mentions)
 
 
 class DiscordPoster:
@@ -145,7 +155,7 @@ class DiscordPoster:
         kwargs = {
             "content": msg.content or None,
             "embeds": msg.embeds,
-            "allowed_mentions": NO_MENTIONS,
+            "allowed_mentions": allowed(msg),
             **extra,
         }
         if nonce is not None:  # with enforce_nonce, Discord answers a repeat with the first message

@@ -96,7 +96,7 @@ async def is_public(client: AsyncWebClient, channel_id: str) -> bool | None:
 async def note_public(client: AsyncWebClient, channels: ChannelService, ref: ChannelRef) -> None:
     """Record whether a digest channel is public, as Slack says now (after a 👍 there: only a
     public channel's 👍 is named in other channels' digests)."""
-    if ref.personal or await asyncio.to_thread(channels.existing, ref) is None:
+    if ref.personal or await asyncio.to_thread(channels.lookup.get, ref) is None:
         return  # a personal digest, or no digest here: nothing to record, Slack not asked
     if (public := await is_public(client, ref.channel_id)) is not None:
         await asyncio.to_thread(channels.claim, ref, None, public=public)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from bot.adapters.outgoing import clean_reply, clean_text
+from bot.adapters.outgoing import clean_reply, clean_text, cut
 from bot.commands.replies import Action, Card, Reply, why_parts
 
 MAX_BLOCKS = 50
@@ -26,11 +26,6 @@ class SlackMessage:
     text: str
     blocks: list[dict]
     paper_ids: tuple[str, ...] = ()
-
-
-def cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, ending in an ellipsis when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def escape(text: str) -> str:
@@ -81,6 +76,20 @@ def _text(kind: str, text: str) -> dict:
     return {"type": kind, "text": text or " "}
 
 
+#: A Slack user id (members U…, enterprise W…): the only thing ever written as a mention.
+USER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
+#: At most this many people named a card or message: their tokens stay well inside a block's
+#: 3,000 characters, and none is ever cut in half.
+MAX_MENTIONED = 100
+
+
+def mention_tokens(users: tuple[str, ...]) -> str:
+    """'<@U1> <@U2>' for the user ids among ``users``; never <!channel>, <!here>, <!everyone>
+    (every other text is escaped, so none can be injected either)."""
+    ids = [u for u in dict.fromkeys(users) if USER_ID.fullmatch(u)]
+    return " ".join(f"<@{u}>" for u in ids[:MAX_MENTIONED])
+
+
 def _button(a: Action, paper_id: str) -> dict:
     button = {"type": "button", "text": _text("plain_text", cut(a.label, MAX_BUTTON_TEXT))}
     if a.kind == "link":
@@ -118,6 +127,8 @@ def card_blocks(c: Card) -> list[dict]:
                 "elements": [_text("mrkdwn", cut(f"why: {why}{score}", MAX_SECTION))],
             }
         )
+    if who := mention_tokens(c.mentions):
+        blocks.append({"type": "context", "elements": [_text("mrkdwn", f"→ {who}")]})
     # Slack refuses the whole message for one url over 3,000 characters: only this card loses it
     buttons = [_button(a, c.paper_id) for a in c.actions if a.kind != "link" or _fits(a.url)]
     if buttons:
@@ -142,10 +153,14 @@ def _head_blocks(reply: Reply) -> list[dict]:
     return blocks
 
 
-def fallback(reply: Reply) -> str:
-    """The notification / screen-reader text every message must carry."""
+def fallback(reply: Reply, cards: list[Card] | None = None) -> str:
+    """The notification / screen-reader text every message must carry; it names the people
+    the message's ``cards`` mention (the notification is what reaches them)."""
     parts = [reply.title or "", reply.text or ""] + [f"• {c.title}" for c in reply.cards[:10]]
-    return cut(escape("\n".join(p for p in parts if p)), MAX_FALLBACK) or "digestbot"
+    who = mention_tokens(tuple(u for c in cards or () for u in c.mentions))
+    tail = f"\n→ {who}" if who else ""
+    text = cut(escape("\n".join(p for p in parts if p)), MAX_FALLBACK - len(tail)) + tail
+    return text.strip() or "digestbot"
 
 
 def render(reply: Reply) -> list[SlackMessage]:
@@ -172,25 +187,32 @@ def render(reply: Reply) -> list[SlackMessage]:
                 "elements": [_text("mrkdwn", cut(markup(reply.footer), MAX_SECTION))],
             }
         )
-    messages, current, ids = [], list(head), []
+    messages, current = [], list(head)
+    shown: list[Card] = []
     for c in reply.cards:
         blocks = card_blocks(c)
         if len(current) + len(blocks) > MAX_BLOCKS - len(tail):
-            messages.append(SlackMessage(fallback(reply), current, tuple(ids)))
-            current, ids = [], []
+            ids = tuple(x.paper_id for x in shown)
+            messages.append(SlackMessage(fallback(reply, shown), current, ids))
+            current, shown = [], []
         current += blocks
-        ids.append(c.paper_id)
+        shown.append(c)
     current += tail
-    messages.append(SlackMessage(fallback(reply), current, tuple(ids)))
+    ids = tuple(x.paper_id for x in shown)
+    messages.append(SlackMessage(fallback(reply, shown), current, ids))
     return messages
+
+
+def _item_text(c: Card) -> str:
+    """A threaded paper's fallback text: its title, then whom it mentions."""
+    who = mention_tokens(c.mentions)
+    tail = f"\n→ {who}" if who else ""
+    return cut(escape(c.title), MAX_FALLBACK - len(tail)) + tail
 
 
 def render_items(reply: Reply) -> tuple[SlackMessage, list[SlackMessage]]:
     """Threaded digests: a parent message (header, counts, footer) and one message per paper."""
     reply = clean_reply(reply)
     parent = Reply(text=reply.text, title=reply.title, footer=reply.footer, ephemeral=False)
-    items = [
-        SlackMessage(cut(escape(c.title), MAX_FALLBACK), card_blocks(c), (c.paper_id,))
-        for c in reply.cards
-    ]
+    items = [SlackMessage(_item_text(c), card_blocks(c), (c.paper_id,)) for c in reply.cards]
     return render(parent)[0], items

@@ -112,7 +112,7 @@ async def home_target(deps: Deps, body: dict, action: dict, client) -> Channel:
     value = action.get("value", "")
     channel = None
     if value.isdigit():
-        channel = await asyncio.to_thread(deps.channels.by_id, int(value))
+        channel = await asyncio.to_thread(deps.channels.lookup.by_id, int(value))
     if channel is None:
         raise DigestError("That digest no longer exists; reopen the Home tab.")
     if not await may_act(client, channel, body["team"]["id"], body["user"]["id"]):

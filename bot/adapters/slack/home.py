@@ -14,8 +14,8 @@ INTRO = (
 
 
 def _channel_blocks(channels: ChannelService, ch: Channel) -> list[dict]:
-    subs = channels.subscriptions_of(ch)
-    last = channels.last_delivery(ch)
+    subs = channels.lookup.subscriptions(ch.id)
+    last = channels.history.last(ch.id)
     where = "Your personal digest (DM)" if ch.ref.personal else f"<#{ch.ref.channel_id}>"
     follows = ", ".join(f"{s.kind.value}: {s.text}" for s in subs[:8]) or "nothing yet"
     state = f"⏸ {ch.pause_state}" if ch.paused else "active"

@@ -27,7 +27,7 @@ from bot.adapters.slack.poster import degraded
 from bot.adapters.slack.uploads import shared_file
 from bot.commands import Context, Reply
 from bot.commands.core import PUBLIC, Args, _split
-from bot.commands.replies import Action, error
+from bot.commands.replies import DIGEST_GONE, SEARCH_GONE, Action, error
 from digest.errors import DigestError
 from digest.models import ChannelRef
 from digest.text.headline import shorten
@@ -144,7 +144,7 @@ async def _context(
 ) -> Context:
     """The core's view of the caller; admin status is only looked up where it matters."""
     ref = channel_ref(team, channel, user)
-    known = await asyncio.to_thread(deps.channels.existing, ref)
+    known = await asyncio.to_thread(deps.channels.lookup.get, ref)
     is_admin = True
     if known is not None and known.admin_only:
         is_admin = await workspace_admin(client, user)
@@ -276,9 +276,9 @@ async def _vote_ref(deps: Deps, client: AsyncWebClient, body: dict, target: str)
     team, user, where = body["team"]["id"], body["user"]["id"], body["channel"]["id"]
     if not target:
         return channel_ref(team, where, user)
-    ch = await asyncio.to_thread(deps.channels.by_id, int(target))
+    ch = await asyncio.to_thread(deps.channels.lookup.by_id, int(target))
     if ch is None or ch.ref.platform != "slack" or ch.ref.workspace != team:
-        raise DigestError("That digest no longer exists; your vote was not recorded.")
+        raise DigestError(DIGEST_GONE)
     personal = ch.ref.personal
     if ch.ref.channel_id != f"@{user}" and (
         personal or not await is_member(client, ch.ref.channel_id, user)
@@ -356,7 +356,7 @@ def register_actions(app: AsyncApp, deps: Deps) -> None:
             assert deps.pages is not None  # Deps fills it in
             text = await asyncio.to_thread(deps.pages.recall, text[len(PAGED) :])
             if text is None:
-                raise DigestError("That search is no longer stored; run `/papers search` again.")
+                raise DigestError(SEARCH_GONE)
         reply = await asyncio.to_thread(deps.commands.handle, text, ctx)
         reply = await asyncio.to_thread(stored_pages, deps, reply)
         await _respond(respond, reply, replace_original=replace_original and not reply.error)

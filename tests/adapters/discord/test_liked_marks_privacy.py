@@ -69,7 +69,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         # asked after each answer went out, so looked for until it is there
         await eventually(
             lambda: (
-                [app.channels.existing(refs[c]).public for c in NAMES]
+                [app.channels.lookup.get(refs[c]).public for c in NAMES]
                 == [True, False, True, None, True]
             )
         )
@@ -77,7 +77,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         pick = app.digests.preview(refs["C1"], day).items[0].paper.id
         for c in ("C2", "C3", "C4"):
             app.channels.vote(refs[c], "U9", pick, 1)
-        ch = app.channels.existing(refs["C1"])
+        ch = app.channels.lookup.get(refs["C1"])
         assert (await h.digests.run_channel(ch.id, day)).startswith("posted")
         posted = json.dumps(slack.arrived("C1"), ensure_ascii=False)
         assert "👍 in #journal-club" in posted
@@ -87,7 +87,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
         # journal-club is made private; the next 👍 there asks Slack again
         slack.private.add("C3")
         await h.action({"action_id": "vote_up", "value": pick}, channel="C3", user="U2")
-        await eventually(lambda: app.channels.existing(refs["C3"]).public is False)
+        await eventually(lambda: app.channels.lookup.get(refs["C3"]).public is False)
         assert "journal-club" not in _marks(app, refs["C5"])
         # made public again: a 👍 reaction there asks Slack too
         slack.private.discard("C3")
@@ -99,7 +99,7 @@ async def test_slack_marks_name_public_channels_only(app, slack):
             "item": {"type": "message", "channel": "C3", "ts": "1.000001"},
         }
         assert (await h.event(reacted, event_id="Ev2")).status_code == 200
-        await eventually(lambda: app.channels.existing(refs["C3"]).public is True)
+        await eventually(lambda: app.channels.lookup.get(refs["C3"]).public is True)
     marks = _marks(app, refs["C5"])
     assert "👍 in #journal-club" in marks and "secret-lab" not in marks and "never" not in marks
     assert "secret-lab" not in _marks(app, refs["C3"])  # nor the other way round
@@ -116,7 +116,7 @@ async def test_a_slack_command_is_answered_before_slack_is_asked_about_the_chann
     async with Harness(app, slack) as h:
         await h.done("subscribe diffusion models", channel="C1", user="U2")
         ref = ChannelRef("slack", "C1", "T1")
-        await eventually(lambda: app.channels.existing(ref).public is True)
+        await eventually(lambda: app.channels.lookup.get(ref).public is True)
         del slack.calls[:]  # the channel exists now: the next command is asked about too
         await h.done("list", channel="C1", user="U2")
         await eventually(lambda: any(m == "conversations.info" for m, _ in slack.calls))
@@ -200,7 +200,7 @@ async def three_digest_channels(bot) -> dict[str, ChannelRef]:
 async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
     async with discord_bot(app, monkeypatch) as bot:
         refs = await three_digest_channels(bot)
-        assert [app.channels.existing(r).public for r in refs.values()] == [True, False, True]
+        assert [app.channels.lookup.get(r).public for r in refs.values()] == [True, False, True]
         pick = app.digests.preview(refs["111"], datetime.now(UTC).date()).items[0].paper.id
         app.channels.vote(refs["222"], "5", pick, 1)
         app.channels.vote(refs["333"], "5", pick, 1)
@@ -209,7 +209,7 @@ async def test_discord_marks_name_channels_everyone_may_view(app, monkeypatch):
         # club is hidden from @everyone: the gateway's CHANNEL_UPDATE is recorded at once
         bot.client._connection.parse_channel_update(text_channel("333", "club", hidden=True))
         for _ in range(100):
-            if app.channels.existing(refs["333"]).public is False:
+            if app.channels.lookup.get(refs["333"]).public is False:
                 break
             await asyncio.sleep(0.05)
         assert "#club" not in _marks(app, refs["111"])
@@ -233,8 +233,8 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
             bot.client, slash("subscribe", "tok-s", channel="333", text="diffusion models")
         )
         app.channels.settings.set_option(club, "threads", True)
-        assert app.channels.existing(club).public is True
-        ch = app.channels.existing(club)
+        assert app.channels.lookup.get(club).public is True
+        ch = app.channels.lookup.get(club)
         runner = DigestRunner(Deliveries(app.papers, "w1"), {"discord": bot.client.poster})
         assert (await runner.run_channel(ch.id, datetime.now(UTC).date())).startswith("posted")
         thread = next(c for c in bot.fake.messages if c not in ("111", "222", "333"))
@@ -273,7 +273,7 @@ async def test_a_discord_thumbs_up_records_the_digest_channel_as_the_gateway_see
         event = discord.RawReactionActionEvent(raw, discord.PartialEmoji(name="👍"), "REACTION_ADD")
         await bot.client.on_raw_reaction_add(event)
         assert [v.value for v in app.store.channels.feedback(ch.id)] == [1]
-        assert app.channels.existing(club).public is False
+        assert app.channels.lookup.get(club).public is False
 
 
 def everyone_role(view: bool) -> dict:
@@ -304,7 +304,7 @@ async def test_discord_everyone_role_losing_view_channel_makes_the_server_privat
 
         async def public_now() -> list[bool | None]:
             await asyncio.sleep(0.2)  # the handler writes from a worker thread
-            return [app.channels.existing(r).public for r in refs.values()]
+            return [app.channels.lookup.get(r).public for r in refs.values()]
 
         state = bot.client._connection
         state.parse_guild_role_update({"guild_id": "77", "role": everyone_role(False)})

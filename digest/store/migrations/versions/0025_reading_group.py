@@ -2,16 +2,16 @@
 its votes (one per person and poll). Its posts are deliveries of the one ledger (kinds
 rg-poll, rg-pick, rg-thread, rg-remind, rg-recap), so no delivery table changes.
 
-Revision ID: 0024
-Revises: 0023
+Revision ID: 0025
+Revises: 0024
 Create Date: 2026-12-02
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0024"
-down_revision = "0023"
+revision = "0025"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 
