@@ -154,4 +154,11 @@ _._check_backoff  # unused method (digest/zotero/client.py: pyzotero calls it be
 _tldr_source  # pydantic field validator (bot/config.py), called by pydantic
 tidy  # used by bench/tldr.py (its first-sentence baseline)
 stands_alone  # used by tests/tldr and bench/tldr.py: the rule the TL;DR line is measured by
+_.reading_group_cmd  # unused function (bot/commands/handlers_reading.py: the /papers handler table)
+_.nominate_cmd  # unused function (bot/commands/handlers_reading.py: the /papers handler table)
+_.show  # unused method (bot/adapters/discord/reading.py: discord.py calls /reading-group show)
+set_by  # unused variable (digest/store/schema.py: the reading group's row, written by upsert)
+updated_at  # unused variable (digest/store/schema.py: the reading group's row, written by upsert)
+opened_at  # unused variable (digest/store/schema.py: a poll's row, written by insert)
+voted_at  # unused variable (digest/store/schema.py: a vote's row, written by upsert)
 _.mention_cmd  # unused function (bot/commands/handlers_mentions.py: the /papers handler table)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.runtime.index_work import EmbeddingWorker, IndexRefresher
     from bot.runtime.leases import ReplicaLeases
     from bot.runtime.ops import Health, Metrics
+    from bot.runtime.reading import ReadingSender
     from bot.runtime.runner import DigestRunner
     from bot.runtime.scheduler import DigestScheduler
     from bot.runtime.weekly import WeeklySender
@@ -362,6 +363,7 @@ class App:
             on_outcome=self.metrics.digest,
             channels=self.channels,
             pictures=pictures,
+            reading=self.commands.reading.post,
         )
 
     @cached_property
@@ -394,7 +396,27 @@ class App:
             misfire_grace_time=None,  # late on a busy machine: it runs late, with no warning
             next_run_time=self.clock() + min(every, timedelta(minutes=1)),
         )
+        # The reading group's posts likewise, each on its own timeline (digest/reading/schedule.py).
+        every = timedelta(seconds=self.settings.reading_sweep_seconds)
+        reading = self.reading(self.runner)
+        scheduler.scheduler.add_job(
+            reading.sweep,
+            "interval",
+            seconds=every.total_seconds(),
+            id="reading",
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+            next_run_time=self.clock() + min(every, timedelta(seconds=30)),
+        )
         return scheduler
+
+    def reading(self, runner: DigestRunner) -> ReadingSender:
+        """Claims the reading groups' posts owed; ``runner`` sends them as it sends digests."""
+        from bot.runtime.reading import ReadingSender
+
+        return ReadingSender(self.commands.reading, runner, self.clock)
 
     def weekly(self, runner: DigestRunner) -> WeeklySender:
         """Claims each channel's weekly picture; ``runner`` sends it as it sends digests."""

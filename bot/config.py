@@ -59,6 +59,7 @@ FORMS = {
     "delivery_lease_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 120)",
     "delivery_sweep_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 60)",
     "weekly_sweep_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 600)",
+    "reading_sweep_seconds": f"a number of seconds above 0, at most {MAX_SECONDS} (e.g. 60)",
     "delivery_backoff_seconds": (
         f"a JSON list of seconds above 0, each at most {MAX_SECONDS}, e.g. [60, 300, 900, 3600]"
     ),
@@ -102,6 +103,8 @@ class Settings(BaseSettings):
     delivery_sweep_seconds: float = Field(60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     # how often owed weekly pictures are looked for (lapsed ones resume with the delivery sweep)
     weekly_sweep_seconds: float = Field(600.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    # how often the reading groups' owed posts are looked for (polls, picks, reminders, recaps)
+    reading_sweep_seconds: float = Field(60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     delivery_backoff_seconds: Annotated[
         list[Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]],
         NoDecode,

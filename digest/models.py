@@ -88,6 +88,13 @@ class DeliveryKind(StrEnum):
 
     DIGEST = "digest"
     WEEKLY = "weekly"
+    # The reading group's posts (digest/reading/): a poll, the pick's announcement, the message
+    # opening its discussion thread, the reminder and the recap (those three in that thread).
+    RG_POLL = "rg-poll"
+    RG_PICK = "rg-pick"
+    RG_THREAD = "rg-thread"
+    RG_REMIND = "rg-remind"
+    RG_RECAP = "rg-recap"
 
 
 class DeliveryState(StrEnum):

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from textwrap import indent
 from typing import TYPE_CHECKING, TextIO
 
 from bot.adapters.outgoing import clean_reply, clean_text
@@ -73,6 +74,10 @@ def render_card(c: Card) -> str:
         lines.append(
             f"   feedback: /papers up {c.paper_id} · /papers down {c.paper_id} · /papers similar {c.paper_id}"
         )
+    for a in c.actions:  # a reading-group poll's button, as the command it runs
+        if a.kind == "rg_vote":
+            paper, poll = a.value.split(" ", 1)[1], a.value.split(" ", 1)[0]
+            lines.append(f"   🗳 vote: /papers reading-group vote {paper} {poll}")
     if any(a.kind == "save" for a in c.actions):  # the "📚 Save to Zotero" button, as a command
         lines.append(f"   📚 Save to Zotero: /papers save {c.paper_id}")
     return "\n".join(lines)
@@ -196,7 +201,10 @@ class ConsoleAdapter:
         if (pic := reply.image) is not None:
             posted = await self.upload_image(ref, pic.png, pic.alt, pic.title, pic.filename)
         else:
-            self.out.write(f"\n=== #{ref.channel_id} ===\n{render(reply)}\n")
+            text = render(reply)
+            if reply.reply_to:  # a post in a thread: indented under the message it answers
+                text = f"  ↳ in the thread of {reply.reply_to}\n" + indent(text, "  │ ")
+            self.out.write(f"\n=== #{ref.channel_id} ===\n{text}\n")
             self.out.flush()
             posted = f"console:{key}"
         if self.transcript:

@@ -6,6 +6,7 @@ from bot.commands import (  # noqa: F401 - registration
     handlers_library,
     handlers_mentions,
     handlers_papers,
+    handlers_reading,
     handlers_zotero,
 )
 from bot.commands.core import Commands, Context

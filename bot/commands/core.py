@@ -23,6 +23,7 @@ from digest.text.characters import has_surrogates, has_visible
 if TYPE_CHECKING:
     from digest.library.seed import LibraryImports
     from digest.mentions.service import Mentions
+    from digest.reading.service import ReadingGroups
     from digest.zotero.service import ZoteroService
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,13 @@ class Commands:
         from digest.library.seed import LibraryImports
 
         return LibraryImports.over(self.channels)
+
+    @cached_property
+    def reading(self) -> ReadingGroups:
+        """The reading group (`reading-group`, `nominate`): made on first use."""
+        from digest.reading.service import ReadingGroups
+
+        return ReadingGroups(self.channels)
 
     def handle(self, text: str, ctx: Context) -> Reply:
         """Run one command typed as text. Never raises: errors become short ephemeral replies."""

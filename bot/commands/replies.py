@@ -87,6 +87,9 @@ class Reply:
     #: A private form the platform should open for the person (Slack modal, Discord modal,
     #: console prompt), e.g. FORM_ZOTERO; its answers come back as one typed command.
     form: str | None = None
+    #: Posted as a reply in the thread of this platform message (its reference, as the
+    #: platform gave it): the reading group's thread posts under the pick's announcement.
+    reply_to: str | None = None
 
 
 #: Said alike on every platform: a page button whose search expired, a vote on a deleted

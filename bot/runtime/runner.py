@@ -25,11 +25,15 @@ from digest.models import Channel, ChannelRef, DeliveryKind, DeliveryState, Mess
 
 if TYPE_CHECKING:
     from digest.delivery.compose import Digest
+    from digest.reading.service import ReadingPost
     from digest.weekly.picture import Picture
 
 #: How a weekly picture's claim is drawn: (channel, its Monday) -> the picture, or None when
 #: there is nothing to send (digest/weekly/picture.py ``WeeklyPictures.for_week``).
 Draw = Callable[[Channel | None, date], "Picture | None"]
+#: What a reading-group post shows: (channel, kind, its meeting's day) -> the post as data, or
+#: None when there is nothing to send (digest/reading/service.py ``ReadingGroups.post``).
+Compose = Callable[[Channel, DeliveryKind, date], "ReadingPost | None"]
 
 log = logging.getLogger(__name__)
 LOST = Outcome("taken over by another worker", Kind.LOST)
@@ -85,11 +89,14 @@ class DigestRunner:
         composing: int = 2,
         channels: ChannelService | None = None,
         pictures: Draw | None = None,
+        reading: Compose | None = None,
     ) -> None:
         self.deliveries = deliveries
         # Weekly pictures go through this same runner; without a way to draw them (a runner
         # made for one digest) it leaves their claims alone.
         self.pictures = pictures
+        # Reading-group posts likewise: only a runner told how to compose them takes them.
+        self.reading = reading
         self.on_outcome = on_outcome  # (platform, outcome) -> None, e.g. a metrics counter
         # Finding channels and pausing one the platform refused (the app's; a plain one in tests).
         self.channels = channels or ChannelService(deliveries.papers)
@@ -253,7 +260,7 @@ class DigestRunner:
         except NothingToSend:
             if not await asyncio.to_thread(self.deliveries.nothing_to_send, claim):
                 return LOST
-            return Outcome("nothing to draw", Kind.SETTLED)
+            return Outcome("nothing to send" if claim.reading else "nothing to draw", Kind.SETTLED)
         except PostError as exc:
             outcome = await asyncio.to_thread(self._failed, claim, adapter.platform, exc)
             if outcome.endswith("(channel paused)"):
@@ -261,6 +268,8 @@ class DigestRunner:
             return outcome
         if claim.picture:
             return Outcome("posted the weekly picture", Kind.POSTED)
+        if claim.reading:
+            return Outcome(f"posted the reading group's {claim.delivery.kind.value}", Kind.POSTED)
         return Outcome(f"posted {len(claim.digest.items)} papers", Kind.POSTED)
 
     async def _tell_owner(self, channel: Channel, adapter: Adapter, reason: str) -> None:
@@ -287,6 +296,8 @@ class DigestRunner:
         both (stored with it, in its transaction)."""
         if claim.fresh is not None and claim.plan is not None:
             return list(claim.plan), claim.reply
+        if claim.reading:
+            return await self._reading_planned(claim)
         if claim.picture:  # one message, the picture; drawn (in the drawing process) each try
             assert self.pictures is not None  # only a runner that draws takes pictures over
             channel = await asyncio.to_thread(self.channels.lookup.by_id, claim.delivery.channel_id)
@@ -304,6 +315,29 @@ class DigestRunner:
         if plan is None:
             raise LeaseLost
         return plan, await asyncio.to_thread(self._replayed, claim, adapter, plan, fresh)
+
+    async def _reading_planned(self, claim: Claim) -> tuple[list[PlannedMessage], Reply]:
+        """A reading-group post: one message, composed the first time and stored with its
+        plan, so a retry or take-over sends exactly what was planned."""
+        from bot.commands.reading_replies import reading_reply
+
+        assert self.reading is not None  # only a runner that composes them takes them over
+        rendered = await asyncio.to_thread(self.deliveries.rendered, claim)
+        if rendered:
+            reply = stored_reply.loads(rendered)
+        else:
+            d = claim.delivery
+            post = await asyncio.to_thread(
+                self.reading, claim.digest.channel, d.kind, d.digest_date
+            )
+            if post is None:
+                raise NothingToSend
+            reply = reading_reply(post)
+        plan = await asyncio.to_thread(self.deliveries.plan, claim, [()], stored_reply.dumps(reply))
+        if plan is None:
+            raise LeaseLost
+        rendered = await asyncio.to_thread(self.deliveries.rendered, claim)
+        return plan, stored_reply.loads(rendered) if rendered else reply
 
     def _replayed(
         self, claim: Claim, adapter: Adapter, plan: list[PlannedMessage], fresh: Reply
@@ -450,7 +484,7 @@ class DigestRunner:
                 return Outcome(retrying(when, reason), Kind.RETRYING)
             self.deliveries.fail(claim, f"gave up after {reason}")
             return Outcome(f"failed: gave up after {reason} (grace window over)", Kind.FAILED)
-        if claim.picture:  # a refused picture does not stop the channel's digests
+        if claim.picture or claim.reading:  # a refused post does not stop the channel's digests
             self.deliveries.fail(claim, reason)
             return Outcome(f"failed: {reason}", Kind.FAILED)
         self.channels.settings.set_paused(channel.ref, True, exc.reason)
@@ -466,6 +500,10 @@ class DigestRunner:
         outcomes = []
         platforms = {p for p in self.adapters if self.connected(p)}
         kinds = {DeliveryKind.DIGEST} | ({DeliveryKind.WEEKLY} if self.pictures else set())
+        if self.reading is not None:
+            kinds |= {
+                k for k in DeliveryKind if k not in (DeliveryKind.DIGEST, DeliveryKind.WEEKLY)
+            }
         for claim in await asyncio.to_thread(self.deliveries.take_over, platforms, kinds):
             outcome = await self.send(claim, self.adapters[claim.digest.channel.ref.platform])
             self.report(claim.digest.channel, outcome)

@@ -68,6 +68,11 @@ class Claim:
         """A weekly picture (one image message, no papers), not a digest."""
         return self.delivery.kind == DeliveryKind.WEEKLY
 
+    @property
+    def reading(self) -> bool:
+        """A reading-group post (a poll, an announcement, a thread post), not a digest."""
+        return self.delivery.kind not in (DeliveryKind.DIGEST, DeliveryKind.WEEKLY)
+
     def part_key(self, position: int) -> str:
         """The key of one planned message, findable on the platform."""
         return f"{self.key}#{position}"
@@ -132,6 +137,16 @@ class Deliveries:
             return None
         return Claim(delivery, self.rebuild(delivery), delivery.lease)
 
+    def claim_post(self, channel: Channel, day: date, kind: DeliveryKind) -> Claim | None:
+        """Reserve a reading-group post of ``kind`` for the meeting on ``day``: a delivery of
+        one planned message and no papers, like a picture; None if another worker has it."""
+        delivery = self.store.deliveries.claim(
+            channel.id, day, self.worker, [], lease_s=self.lease_s, grace_s=self.grace_s, kind=kind
+        )
+        if delivery is None:
+            return None
+        return Claim(delivery, self.rebuild(delivery), delivery.lease)
+
     def take_over(
         self, platforms: set[str] | None = None, kinds: set[DeliveryKind] | None = None
     ) -> list[Claim]:
@@ -155,7 +170,7 @@ class Deliveries:
         from digest.delivery.compose import Digest, DigestItem, interests
 
         channel = self.store.channels.by_id(d.channel_id)
-        if d.kind == DeliveryKind.WEEKLY and channel is not None:  # no papers: drawn when sent
+        if d.kind != DeliveryKind.DIGEST and channel is not None:  # no papers: made when sent
             return Digest(channel, d.digest_date, (), ())
         subs = self.store.channels.subscriptions(channel.id)
         profile = profile_of(subs, self.store.channels.feedback_totals(channel.id))

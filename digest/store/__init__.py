@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from digest.store.ledger import LedgerRepo
     from digest.store.mentions import MentionRepo
     from digest.store.papers import PaperRepo
+    from digest.store.reading import ReadingRepo
     from digest.store.weekly import WeeklyRepo
     from digest.store.zotero import ZoteroRepo
 
@@ -106,6 +107,13 @@ class Store:
         from digest.store.zotero import ZoteroRepo
 
         return ZoteroRepo(self.engine, self.clock)
+
+    @cached_property
+    def reading(self) -> ReadingRepo:
+        """Reading groups: meetings, nominations, polls and votes."""
+        from digest.store.reading import ReadingRepo
+
+        return ReadingRepo(self.engine, self.clock)
 
     @cached_property
     def mentions(self) -> MentionRepo:

@@ -385,3 +385,67 @@ class ZoteroItemRow(Base):
     kind: Mapped[str] = mapped_column(String(8))
     paper_id: Mapped[str | None] = mapped_column(String(128))
     added_like: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ReadingGroupRow(Base):
+    """A channel's reading group: the weekly meeting (weekday, local time, zone), on or off."""
+
+    __tablename__ = "reading_groups"
+
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    weekday: Mapped[int] = mapped_column(SmallInteger)  # 0 Monday … 6 Sunday
+    at: Mapped[str] = mapped_column(String(5))  # 'HH:MM' in ``timezone``
+    timezone: Mapped[str] = mapped_column(String(64))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    set_by: Mapped[str | None] = mapped_column(String(128))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ReadingNominationRow(Base):
+    """A paper a member nominated for the channel's reading group; ``read_on`` once picked."""
+
+    __tablename__ = "reading_nominations"
+    __table_args__ = (UniqueConstraint("channel_id", "paper_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[str] = mapped_column(String(128))
+    user: Mapped[str] = mapped_column(String(128))
+    nominated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    read_on: Mapped[date | None] = mapped_column(Date)
+
+
+class ReadingPollRow(Base):
+    """One week's poll: its candidates (in the order shown), when it closes, and, once decided,
+    the pick and how it was reached (the announcement, reminder and recap all read this)."""
+
+    __tablename__ = "reading_polls"
+    __table_args__ = (UniqueConstraint("channel_id", "meeting_date"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    meeting_date: Mapped[date] = mapped_column(Date)  # the meeting's day, in its zone
+    meeting_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    closes_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    candidates: Mapped[list[str]] = mapped_column(JSON, default=list)
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    outcome: Mapped[str | None] = mapped_column(String(16))  # picked | tie | no-votes | none
+    pick: Mapped[str | None] = mapped_column(String(128))
+    tied: Mapped[list[str] | None] = mapped_column(JSON)
+
+
+class ReadingVoteRow(Base):
+    """One person's vote in a poll: unique per (poll, voter), so a changed vote moves it and
+    concurrent clicks never count twice."""
+
+    __tablename__ = "reading_votes"
+    __table_args__ = (UniqueConstraint("poll_id", "voter"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    poll_id: Mapped[int] = mapped_column(ForeignKey("reading_polls.id", ondelete="CASCADE"))
+    voter: Mapped[str] = mapped_column(String(128))
+    paper_id: Mapped[str] = mapped_column(String(128))
+    voted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -59,7 +59,8 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
     Strict like Discord: a body the shared validator rejects gets 400 / 50035; a message into a
     forum channel 400 / 50008; a thread where the channel forbids one 400 / 50024, and a second
     thread on one message 400 / 160004 (every refusal is in ``thread_refusals``), a thread
-    where the bot lacks Create Public Threads (``no_thread_permission``) 403 / 50013; a channel not in ``channels`` (or in ``gone``) 404 /
+    where the bot lacks Create Public Threads (``no_thread_permission``) 403 / 50013, a thread
+    named with no or over 100 characters 400 / 50035; a channel not in ``channels`` (or in ``gone``) 404 /
     10003. A thread's id is its starter message's id, as on Discord; ids are clock snowflakes
     and history pages like Discord's (see DiscordChannels). ``messages`` records what arrived.
     """
@@ -226,7 +227,7 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
                     else (200, {}, found)
                 )
             if m := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/threads", path):
-                if refused := self._refuse_thread(m.group(1), m.group(2)):
+                if refused := self._refuse_thread(m.group(1), m.group(2), body):
                     self.thread_refusals.append((m.group(2), refused[2]["code"]))
                     return refused
                 tid = m.group(2)
@@ -353,7 +354,20 @@ class FakeDiscord(DiscordChannels, InteractionEndpoints, LocalServer):
             return 400, {}, error_body(problems)
         return None
 
-    def _refuse_thread(self, channel: str, message_id: str) -> tuple[int, dict, dict] | None:
+    def _refuse_thread(
+        self, channel: str, message_id: str, body: dict | None = None
+    ) -> tuple[int, dict, dict] | None:
+        name = (body or {}).get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:  # Discord: 1–100 characters
+            return (
+                400,
+                {},
+                {
+                    "message": "Invalid Form Body",
+                    "code": 50035,
+                    "errors": {"name": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH"}]}},
+                },
+            )
         if channel in self.gone or not self.known(channel):
             return UNKNOWN_CHANNEL
         if channel in self.no_thread_permission:

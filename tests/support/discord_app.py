@@ -99,14 +99,16 @@ def slash(
     uid: str = "42",
     perms: int = MANAGE_CHANNELS,
     parent: str | None = None,
+    command: str = "papers",
     **values: object,
 ) -> dict:
-    """`/papers <path> name:value ...`; ``path`` is e.g. "search" or "me subscribe"."""
+    """`/papers <path> name:value ...`; ``path`` is e.g. "search" or "me subscribe"
+    (``command``: another top-level command, e.g. "reading-group")."""
     *groups, leaf = path.split()
     node = [{"type": 1, "name": leaf, "options": _options(values)}]
     for g in reversed(groups):
         node = [{"type": 2, "name": g, "options": node}]
-    data = {"id": "3000", "name": "papers", "type": 1, "options": node}
+    data = {"id": "3000", "name": command, "type": 1, "options": node}
     return _payload(2, data, token, _where(channel, guild, uid, perms, parent))
 
 

@@ -108,11 +108,32 @@ class OldPage(discord.ui.DynamicItem[discord.ui.Button], template=r"dv:p:(?P<tex
 
 from bot.adapters.discord.zotero import Save  # noqa: E402 - it imports interact, as these do
 
+
+class ReadingVote(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"dv:g:(?P<poll>\d+) (?P<paper>.+)"
+):
+    """🗳 Vote for this, on a reading-group poll: the presser's one vote in that poll."""
+
+    def __init__(self, poll: str, paper: str) -> None:
+        cid = f"dv:g:{poll} {paper}"[:100]
+        super().__init__(discord.ui.Button(label="🗳 Vote for this", custom_id=cid))
+        self.poll, self.paper = poll, paper
+
+    @classmethod
+    async def from_custom_id(cls, interaction, item, match: re.Match[str]) -> ReadingVote:
+        return cls(match["poll"], match["paper"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        args = Args.typed("vote", self.paper, self.poll)
+        await guarded(interaction, run(_deps(interaction), interaction, "reading-group", args))
+
+
 BUTTONS: tuple[type[discord.ui.DynamicItem], ...] = (
     Vote,
     ChannelVote,
     More,
     Save,
+    ReadingVote,
     Page,
     OldPage,
 )

@@ -16,6 +16,7 @@ from bot.adapters.discord.buttons import BUTTONS
 from bot.adapters.discord.commands import Papers
 from bot.adapters.discord.interact import apologise, ask_privately
 from bot.adapters.discord.poster import DiscordPoster
+from bot.adapters.discord.reading import ReadingGroupCommands
 from bot.adapters.discord.visibility import everyone_sees
 from bot.commands.reactions import reaction
 from digest.errors import DigestError
@@ -65,6 +66,7 @@ class DigestClient(discord.AutoShardedClient):
         self.deps = deps
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(Papers(deps))
+        self.tree.add_command(ReadingGroupCommands(deps))
         self.tree.on_error = self.on_command_error
         self.sync_on_change = sync_on_change
         self.poster = DiscordPoster(self)

@@ -138,7 +138,7 @@ def card_embed(c: Card) -> discord.Embed:
 def _button_id(a: Action) -> str | None:
     """A button's custom_id: ``dv:u:<paper>``; a vote naming its digest ('<paper> <channel
     id>', shown away from it, e.g. in a DM) ``dv:u@<channel id>:<paper>``."""
-    kind = {"up": "u", "down": "d", "more": "m", "save": "z"}[a.kind]
+    kind = {"up": "u", "down": "d", "more": "m", "save": "z", "rg_vote": "g"}[a.kind]
     paper, _, channel = a.value.partition(" ")
     if a.kind in ("up", "down") and channel.isdigit():
         return custom_id(f"{kind}@{channel}", paper)
@@ -167,7 +167,7 @@ def card_row(c: Card) -> list[ButtonSpec]:
     row = [
         ButtonSpec(numbered(a.label, n), custom_id=cid)
         for a in c.actions
-        if a.kind in ("up", "down", "more", "save") and (cid := _button_id(a))
+        if a.kind in ("up", "down", "more", "save", "rg_vote") and (cid := _button_id(a))
     ]
     links = [
         ButtonSpec(numbered(a.label, n), url=u)

@@ -12,6 +12,11 @@ from bot.commands.replies import Reply
 
 SPAN = re.compile(r"`(/papers [^`\n]*)`")
 DROPPED = {"export": {"bibtex"}}  # words of the text syntax that Discord's options make implicit
+#: Commands Discord has under their own group (/papers is full: 25 subcommands a group at most).
+ELSEWHERE = {
+    "/papers reading-group": "/reading-group",
+    "/papers nominate": "/reading-group nominate",
+}
 GREEDY = {"search", "subscribe", "exclude", "unsubscribe"}  # first option is free text
 
 
@@ -84,4 +89,6 @@ def discord_syntax(group: app_commands.Group, command: str) -> str:
 
 def localise(group: app_commands.Group, text: str) -> str:
     """Every `/papers ...` hint in a reply, rewritten in Discord's syntax."""
+    for typed, command in ELSEWHERE.items():
+        text = text.replace(f"`{typed}", f"`{command}")
     return SPAN.sub(lambda m: f"`{discord_syntax(group, m.group(1))}`", text)

@@ -200,6 +200,8 @@ class DiscordPoster:
             where = await self._target(ref)
             if reply.threaded and position > 0 and parent and not degrade:
                 where = await self._thread(parent, reply.title or "Digest") or where
+            elif reply.reply_to:  # a reading-group post: in the thread on the announcement
+                where = await self._thread(reply.reply_to, reply.title or "Reading group") or where
             sent = await self._send(where, msg, nonce=nonce(key))
         return f"{sent.channel.id}:{sent.id}"
 
@@ -247,6 +249,9 @@ class DiscordPoster:
             places = [await self._target(ref)]
             if reply.threaded and position > 0 and parent:  # the thread first; degraded: inline
                 places.insert(0, self.client.get_partial_messageable(int(parent.split(":", 1)[1])))
+            if reply.reply_to:  # the announcement's thread (its id is the announcement's)
+                thread = int(reply.reply_to.split(":", 1)[1])
+                places.insert(0, self.client.get_partial_messageable(thread))
             for where in places:
                 try:
                     if (found := await self._scan(where, key, after, name)) is not None:

@@ -27,6 +27,7 @@ from bot.adapters.slack.events import (
 from bot.adapters.slack.http_middleware import guard_middleware
 from bot.adapters.slack.listeners import register_actions, register_commands
 from bot.adapters.slack.poster import SlackPoster, TokenLookup, make_client
+from bot.adapters.slack.reading import register_reading
 from bot.adapters.slack.stores import InstallationStore, StateStore
 from bot.adapters.slack.zotero import register_zotero
 from digest.errors import DigestError
@@ -204,6 +205,7 @@ def build_slack(cfg: SlackConfig, engine: Engine, deps: Deps) -> SlackRuntime:
         register_messages,
         register_actions,
         register_zotero,
+        register_reading,
         register_reactions,
         register_home,
         register_lifecycle,

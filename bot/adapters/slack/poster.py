@@ -195,6 +195,8 @@ class SlackPoster:
         extra: dict = {"metadata": metadata}
         if reply.threaded and position > 0 and parent and not degrade:
             extra["thread_ts"] = parent.split(":", 1)[1]
+        elif reply.reply_to:  # a reading-group post in the announcement's thread
+            extra["thread_ts"] = reply.reply_to.split(":", 1)[1]
         with posting_errors():
             client = await self.client(ref.workspace)
             channel = await self._channel(client, ref)
@@ -232,11 +234,14 @@ class SlackPoster:
                     include_all_metadata=True,
                 )
             ]
-            if parent and position > 0:  # in the thread, or in the channel when sent degraded
+            # in the thread (a digest's under its header, or a reading-group post under the
+            # announcement it answers), or in the channel when sent degraded
+            thread = parent if parent and position > 0 else reply.reply_to
+            if thread:
                 pages.insert(
                     0,
                     lambda cursor: _replies(
-                        client, channel, parent.split(":", 1)[1], cursor, oldest
+                        client, channel, thread.split(":", 1)[1], cursor, oldest
                     ),
                 )
             try:

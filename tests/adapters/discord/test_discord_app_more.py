@@ -38,13 +38,25 @@ from tests.support.discord_app import (
 
 
 async def _synced(bot) -> list[dict]:
+    """/papers as synced (the reading group's /reading-group is checked on its own)."""
     await sync.sync_global(bot.client.tree, bot.app.channels.notes)
-    return bot.fake.synced[None]
+    return [c for c in bot.fake.synced[None] if c["name"] == "papers"]
 
 
 async def test_the_command_json_sync_sends_follows_discords_rules(bot):
     (papers,) = await _synced(bot)  # the fake answers 400 if command_problems finds anything
     assert command_problems([papers]) == []
+    (reading,) = [c for c in bot.fake.synced[None] if c["name"] == "reading-group"]
+    assert command_problems(bot.fake.synced[None]) == []
+    assert {o["name"] for o in reading["options"]} == {
+        "show",
+        "on",
+        "off",
+        "history",
+        "export",
+        "nominate",
+        "vote",
+    }
     assert (papers["name"], papers["contexts"], papers["integration_types"]) == (
         "papers",
         [0, 1],
@@ -127,7 +139,7 @@ async def test_sync_records_server_copies_and_warns_until_removed(bot, caplog):
     await sync.sync_guild(tree, kv, 77, remove=True)
     assert bot.fake.synced["77"] == [] and sync.guild_copies(kv) == {}
     assert sync.duplicate_warning(kv) is None
-    assert [c["name"] for c in bot.fake.synced[None]] == ["papers"]
+    assert [c["name"] for c in bot.fake.synced[None]] == ["papers", "reading-group"]
 
 
 async def test_a_refused_reply_reaches_the_user_as_a_private_error(bot, caplog):
@@ -243,7 +255,7 @@ def test_cli_removes_a_server_copy(tmp_path, monkeypatch, capsys):
         assert main(["discord", "sync", "--guild", "77"]) == 0
         assert main(["discord", "sync"]) == 0
         out = capsys.readouterr().out
-        assert "synced 1 command(s) to server 77" in out and "--guild 77 --remove" in out
+        assert "synced 2 command(s) to server 77" in out and "--guild 77 --remove" in out
         assert main(["discord", "sync", "--guild", "77", "--remove"]) == 0
         assert "removed the /papers copy from server 77" in capsys.readouterr().out
         assert fake.synced["77"] == [] and fake.synced[None][0]["name"] == "papers"
