@@ -28,6 +28,7 @@ STATE_OFF = "You are not mentioned here; `/papers me mention on` turns it on."
     "mention [on|off]",
     "(also as `me mention …`; typed in the channel) be mentioned (→ @you) on this channel's "
     "pick that best fits your personal digest, once a digest; `off` stops it",
+    private=True,
 )
 def mention_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     # `me mention` acts on the channel it was typed in; plain `mention` on this one. Either
