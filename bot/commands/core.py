@@ -163,6 +163,9 @@ class Spec:
     usage: str
     help: str
     changes_channel: bool = False
+    #: The answer is the asker's alone, whatever `--public` says (it would tell the channel
+    #: something about that person, such as whether they opted in to mentions).
+    private: bool = False
 
 
 REGISTRY: dict[str, Spec] = {}
@@ -177,12 +180,12 @@ ALIASES = {
 
 
 def command(
-    name: str, usage: str, help: str, changes_channel: bool = False
+    name: str, usage: str, help: str, changes_channel: bool = False, private: bool = False
 ) -> Callable[[Handler], Handler]:
     """Register a subcommand handler."""
 
     def wrap(fn: Handler) -> Handler:
-        REGISTRY[name] = Spec(name, fn, usage, help, changes_channel)
+        REGISTRY[name] = Spec(name, fn, usage, help, changes_channel, private)
         return fn
 
     return wrap
@@ -305,7 +308,7 @@ class Commands:
         if not ctx.personal and (spec.changes_channel or ctx.place or ctx.public is not None):
             who = ctx.user if spec.changes_channel else None
             self.channels.claim(ctx.ref, who, ctx.place, ctx.public)
-        shared = public or args.asks_public or ctx.shared
+        shared = (public or args.asks_public or ctx.shared) and not spec.private
         reply = spec.handler(self, replace(ctx, shared=shared), args.without_public())
         return replace(reply, public=True) if shared and not reply.error else reply
 

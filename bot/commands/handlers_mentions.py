@@ -28,6 +28,7 @@ STATE_OFF = "You are not mentioned here; `/papers me mention on` turns it on."
     "mention [on|off]",
     "(also as `me mention …`; typed in the channel) be mentioned (→ @you) on this channel's "
     "pick that best fits your personal digest, once a digest; `off` stops it",
+    private=True,
 )
 def mention_cmd(cmds: Commands, ctx: Context, args: Args) -> Reply:
     # `me mention` acts on the channel it was typed in; plain `mention` on this one. Either
@@ -63,7 +64,8 @@ def mention_note(cmds: Commands, ctx: Context, paper_id: str) -> str:
     fit = cmds.mentions.explain(channel, ctx.user, paper_id, personal)
     if fit is None:
         return ""
-    why = f" Your digest's reason: {fit.why}" if fit.why else ""
+    reason = fit.why.rstrip().rstrip(".")
+    why = f" Your digest's reason: {reason}." if reason else ""
     return (
         f"\nYou were mentioned on this pick: it fits your personal digest (score {fit.score:.2f}, "
         f"your threshold {fit.threshold:.2f}).{why} Only you see this line."

@@ -89,10 +89,17 @@ def best_fits(ranker: Scorer, members: Sequence[Member], paper_ids: list[str]) -
     for m in members:
         if m.user in out or m.profile.is_empty():
             continue
+        # A paper the member voted down in their own digest never fits it (that digest never
+        # sends a paper voted on): no ping on a pick they said they do not want.
+        down = {pid for pid, v in m.profile.votes if v < 0}
         picks = ranker.rank(
             m.profile, paper_ids, size=len(paper_ids), threshold=m.threshold, diversity=0.0
         )
-        hits = [h for h in picks.hits if h.score >= m.threshold and h.paper_id in order]
+        hits = [
+            h
+            for h in picks.hits
+            if h.score >= m.threshold and h.paper_id in order and h.paper_id not in down
+        ]
         if hits:  # the best score; on a tie, the pick shown first
             out[m.user] = min(hits, key=lambda h: (-h.score, order[h.paper_id])).paper_id
     return out
