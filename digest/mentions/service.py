@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from digest.store import Store
 
 #: What gives a personal digest something to fit: its followed topics, authors and papers.
+#: At most this many people are mentioned in one digest, the best-fitting kept: Discord pings at
+#: most 100 users a message (allowed_mentions) and Slack's blocks hold about as many tokens, so
+#: a larger crowd would be stored as mentioned but not pinged (and `why` would say otherwise).
+MAX_PER_DIGEST = 80
+
 INTERESTS = (SubscriptionKind.TOPIC, SubscriptionKind.AUTHOR, SubscriptionKind.LIKE)
 
 NO_INTERESTS = (
@@ -81,8 +86,10 @@ def members_of(store: Store, channel_ids: Sequence[int]) -> dict[int, list[Membe
 
 def best_fits(ranker: Scorer, members: Sequence[Member], paper_ids: list[str]) -> dict[str, str]:
     """Each member's one best-fitting paper among ``paper_ids`` above their own threshold:
-    user -> paper id (a member nothing fits is left out)."""
+    user -> paper id (a member nothing fits is left out); at most ``MAX_PER_DIGEST`` members,
+    those whose fit scores highest."""
     out: dict[str, str] = {}
+    best: dict[str, float] = {}
     if not paper_ids:
         return out
     order = {pid: n for n, pid in enumerate(paper_ids)}
@@ -101,7 +108,11 @@ def best_fits(ranker: Scorer, members: Sequence[Member], paper_ids: list[str]) -
             if h.score >= m.threshold and h.paper_id in order and h.paper_id not in down
         ]
         if hits:  # the best score; on a tie, the pick shown first
-            out[m.user] = min(hits, key=lambda h: (-h.score, order[h.paper_id])).paper_id
+            top = min(hits, key=lambda h: (-h.score, order[h.paper_id]))
+            out[m.user], best[m.user] = top.paper_id, top.score
+    if len(out) > MAX_PER_DIGEST:
+        keep = sorted(out, key=lambda u: -best[u])[:MAX_PER_DIGEST]
+        out = {u: out[u] for u in keep}
     return out
 
 

@@ -110,3 +110,22 @@ def test_the_private_why_line_ends_its_reason_before_only_you_see(team):
     mine = say(app, LAB, "bob", f"/papers why {pick}").text
     assert "Your digest's reason: " in mine
     assert mine.endswith(". Only you see this line.") and ".. " not in mine
+
+
+def test_a_crowd_is_cut_to_the_best_fitting_when_the_digest_is_composed():
+    """90 members fit: the 80 whose fit scores highest are stored as mentioned, so every stored
+    mention is one the platforms ping (Discord pings at most 80 a message here) and `why` tells
+    the truth. Break that turns this red: no cap at composition (90 stored, 80 pinged)."""
+    from digest.mentions.service import MAX_PER_DIGEST, Member, best_fits
+    from digest.rank.profile import Profile
+    from digest.rank.results import Hit, Picks
+
+    class ByName:
+        def rank(self, p, candidate_ids, size=5, threshold=0.3, diversity=0.3):
+            score = int(p.topics[0]) / 100  # member n fits at n / 100
+            return Picks(hits=tuple(Hit(pid, score, "") for pid in candidate_ids))
+
+    members = [Member(f"U{n:03d}", Profile(topics=(str(n),)), 0.0) for n in range(90)]
+    fits = best_fits(ByName(), members, ["p1", "p2"])
+    assert len(fits) == MAX_PER_DIGEST == 80
+    assert set(fits) == {f"U{n:03d}" for n in range(10, 90)}
