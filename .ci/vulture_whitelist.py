@@ -137,8 +137,8 @@ _.unfinished  # unused method (digest/store/deliveries.py:265)
 _.fire  # unused method (bot/runtime/scheduler.py:77)
 _.fits  # unused attribute (digest/index/lifecycle.py:97): the tests count fits
 
-# Dead, to delete once this round's branches are merged: these lie in files other changes of the
-# round edit (delivery/runner, ranking, Slack adapter, index), so they were left alone then.
+# Not dead: read by tests and benches only, called by a framework (discord.py, pyzotero,
+# pydantic, the /papers handler table), or columns written by insert/upsert.
 _.model_error  # unused attribute (digest/index/lifecycle.py:64)
 _.model_error  # unused attribute (digest/index/lifecycle.py:82)
 PLANNED  # unused variable (digest/store/ledger.py:17)
