@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.runtime.runner import DigestRunner
+from bot.runtime.runner import DigestRunner, PostSweep
 from digest.clock import Clock, system_clock
 from digest.reading.schedule import KINDS
 from digest.reading.service import ReadingGroups
@@ -22,29 +22,20 @@ from digest.reading.service import ReadingGroups
 log = logging.getLogger(__name__)
 
 
-class ReadingSender:
+class ReadingSender(PostSweep):
     """Claims the reading-group posts owed now and has the runner send each; platform-neutral."""
+
+    job = "reading group sweep"
 
     def __init__(
         self, groups: ReadingGroups, runner: DigestRunner, clock: Clock = system_clock
     ) -> None:
+        super().__init__(runner, clock)
         self.groups = groups
-        self.runner = runner
-        self.clock = clock
-
-    async def sweep(self) -> dict[str, str]:
-        """Send every post owed now; outcomes by channel and kind. Never raises."""
-        try:
-            return await self._sweep()
-        except asyncio.CancelledError:  # shutdown: a claim not yet sent is taken over later
-            return {}
-        except Exception:  # noqa: BLE001 - a database blip: the next sweep tries again
-            log.exception("reading group sweep failed")
-            return {}
 
     async def _sweep(self) -> dict[str, str]:
         done: dict[str, str] = {}
-        platforms = {p for p in self.runner.adapters if self.runner.connected(p)}
+        platforms = self.platforms()
         claim_post = self.runner.deliveries.claim_post
         # Each post needs the one before it posted (the pick its poll, the thread posts the
         # pick), so a pass that sent something is followed by another (a late start catches up

@@ -24,6 +24,7 @@ from digest.delivery.steps import Claim, Deliveries, PlannedMessage, retrying, s
 from digest.models import Channel, ChannelRef, DeliveryKind, DeliveryState, MessageState
 
 if TYPE_CHECKING:
+    from digest.clock import Clock
     from digest.delivery.compose import Digest
     from digest.reading.service import ReadingPost
     from digest.weekly.picture import Picture
@@ -509,3 +510,32 @@ class DigestRunner:
             self.report(claim.digest.channel, outcome)
             outcomes.append(outcome)
         return outcomes
+
+
+class PostSweep:
+    """A scheduler job that claims the posts owed now and has the runner send each (weekly
+    pictures, reading-group posts): what is owed is the subclass's ``_sweep``; this keeps the
+    job alive through shutdowns and database blips. Platform-neutral."""
+
+    job = "post sweep"  # what a failure's log line names
+
+    def __init__(self, runner: DigestRunner, clock: Clock) -> None:
+        self.runner = runner
+        self.clock = clock
+
+    async def sweep(self) -> dict[str, str]:
+        """Send every post owed now; outcomes by what was sent. Never raises (a job must go on)."""
+        try:
+            return await self._sweep()
+        except asyncio.CancelledError:  # shutdown: a claim not yet sent is taken over later
+            return {}
+        except Exception:  # noqa: BLE001 - a database blip: the next sweep tries again
+            log.exception("%s failed", self.job)
+            return {}
+
+    def platforms(self) -> set[str]:
+        """The platforms connected now (a post for another waits for it)."""
+        return {p for p in self.runner.adapters if self.runner.connected(p)}
+
+    async def _sweep(self) -> dict[str, str]:
+        raise NotImplementedError

@@ -12,37 +12,27 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.runtime.runner import DigestRunner
+from bot.runtime.runner import DigestRunner, PostSweep
 from digest.clock import Clock, system_clock
 from digest.weekly.picture import WeeklyPictures
 
 log = logging.getLogger(__name__)
 
 
-class WeeklySender:
+class WeeklySender(PostSweep):
     """Claims owed pictures and has the runner draw and send each; platform-neutral."""
+
+    job = "weekly picture sweep"
 
     def __init__(
         self, pictures: WeeklyPictures, runner: DigestRunner, clock: Clock = system_clock
     ) -> None:
+        super().__init__(runner, clock)
         self.pictures = pictures
-        self.runner = runner
-        self.clock = clock
-
-    async def sweep(self) -> dict[str, str]:
-        """Send every picture owed now; outcomes by channel. Never raises (a job must go on)."""
-        try:
-            return await self._sweep()
-        except asyncio.CancelledError:  # shutdown: a claim not yet sent is taken over later
-            return {}
-        except Exception:  # noqa: BLE001 - a database blip: the next sweep tries again
-            log.exception("weekly picture sweep failed")
-            return {}
 
     async def _sweep(self) -> dict[str, str]:
         done: dict[str, str] = {}
-        platforms = {p for p in self.runner.adapters if self.runner.connected(p)}
-        due = await asyncio.to_thread(self.pictures.due, self.clock(), platforms)
+        due = await asyncio.to_thread(self.pictures.due, self.clock(), self.platforms())
         # One at a time, each claimed just before it is drawn: drawing is CPU work, pictures are
         # not urgent, and a claim's lease must not run out while earlier ones are drawn.
         claim_picture = self.runner.deliveries.claim_picture
