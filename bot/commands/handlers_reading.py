@@ -75,7 +75,9 @@ def _vote(cmds: Commands, ctx: Context, words: list[str]) -> Reply:
         return error("Vote with the poll's buttons, or `/papers reading-group vote <id>`.")
     poll = None
     if len(words) == 2:
-        if not words[1].isdigit():
+        # ASCII digits only ("²".isdigit() is true but int() refuses it), and no more than a
+        # poll id can hold: a forged button value must not reach the database as an overflow
+        if not (words[1].isascii() and words[1].isdigit()) or int(words[1]) >= 2**31:
             return error("That vote names no poll; use the poll's buttons.")
         poll = int(words[1])
     got = cmds.reading.vote(ctx.ref, ctx.user, words[0], poll)

@@ -200,14 +200,19 @@ class ReadingGroups:
 
     def _poll(self, ref: ChannelRef, poll_id: int | None, now: datetime) -> Poll:
         channel = self.channels.lookup.get(ref)
+        poll = None
         if poll_id is not None:
             poll = self.store.reading.poll(poll_id)
-            if poll is None or (channel is not None and poll.channel_id != channel.id):
+            # a channel the bot has no record of owns no poll: a forged button from anywhere
+            # else must not vote in this one
+            if poll is None or channel is None or poll.channel_id != channel.id:
                 raise DigestError("That poll is not one of this channel's.")
-            return poll
         group = self.store.reading.group(channel.id) if channel else None
-        if channel is None or group is None:
+        if channel is None or group is None or not group.active:
+            # switched off, the group announces nothing: a vote would count for no pick
             raise DigestError("This channel has no reading group; `/papers reading-group on …`.")
+        if poll is not None:
+            return poll
         for tl in meetings(now, group.weekday, group.at, group.timezone):
             poll = self.store.reading.poll_for(channel.id, tl.day)
             if poll is not None and now < poll.closes_at:

@@ -142,10 +142,20 @@ def card_blocks(c: Card) -> list[dict]:
     return blocks
 
 
+def _header(title: str) -> str:
+    """A title (a paper's, for the reading group's thread posts) as a header: escaped like
+    every other text, so a `<!channel>` in it is shown, never sent as a ping; cut so that the
+    escaped text fits."""
+    n = MAX_HEADER
+    while len(head := escape(cut(title, n))) > MAX_HEADER:
+        n -= 1
+    return head
+
+
 def _head_blocks(reply: Reply) -> list[dict]:
     blocks = []
     if reply.title:
-        blocks.append({"type": "header", "text": _text("plain_text", cut(reply.title, MAX_HEADER))})
+        blocks.append({"type": "header", "text": _text("plain_text", _header(reply.title))})
     if reply.text:
         blocks.append(
             {"type": "section", "text": _text("mrkdwn", cut(markup(reply.text), MAX_SECTION))}
