@@ -27,6 +27,7 @@ from digest.errors import DigestError
 from digest.models import Channel, ChannelRef, DeliveryKind, DeliveryState, Paper
 from digest.reading.schedule import (
     IN_THREAD,
+    RECAP_AFTER,
     Timeline,
     meeting_on,
     meetings,
@@ -138,8 +139,27 @@ class ReadingGroups:
         hhmm = parse_time(at)
         channel = self.channels.channel(ref)
         tz = parse_timezone(zone) if zone else channel.timezone
+        old = self.store.reading.group(channel.id)
+        if old is not None and (old.weekday, old.at, old.timezone) != (day, hhmm, tz):
+            self._refuse_midweek_change(channel.id, old)
         self.store.reading.set_group(channel.id, day, hhmm, tz, user)
         return self.state(ref)
+
+    def _refuse_midweek_change(self, channel_id: int, old: Group) -> None:
+        """A week whose poll is out keeps its meeting until the recap: moving it then would
+        drop the poll and its votes (another day) or post the pick, reminder and recap at new
+        times naming the old one (another time)."""
+        now = self.clock()
+        for tl in meetings(now, old.weekday, old.at, old.timezone):
+            poll = self.store.reading.poll_for(channel_id, tl.day)
+            if poll is not None and now < poll.meeting_at + RECAP_AFTER:
+                zone = ZoneInfo(old.timezone)
+                meeting = poll.meeting_at.astimezone(zone)
+                free = (poll.meeting_at + RECAP_AFTER).astimezone(zone)
+                raise DigestError(
+                    f"This week's poll is out for the meeting on {meeting:%a %d %b %H:%M} "
+                    f"({old.timezone}): change the meeting after it, from {free:%a %H:%M}."
+                )
 
     def switch_off(self, ref: ChannelRef) -> bool:
         """Stop the reading group (False: it was not on)."""

@@ -90,3 +90,25 @@ def test_a_pick_titled_with_broadcast_tokens_still_gets_its_thread_on_slack(app,
     assert len(msgs) == 5 and slack.refusals == []
     header = msgs[2]["blocks"][0]["text"]["text"]
     assert header.startswith("&lt;!channel&gt;") and len(header) <= 150
+
+
+def test_the_meeting_cannot_move_while_its_poll_is_out(app):
+    """Broke: `on fri 16:00` while Thursday's poll was open dropped that poll and its votes
+    (a second poll with the same candidates followed, then "Nobody voted"); `on thu 18:00`
+    posted the pick, reminder and recap at the new times naming 15:00. Now the change is
+    refused until the recap has gone, the same setting is accepted, and after the recap the
+    new time holds."""
+    a, _, _ = setup_group(app, LAB)
+    sweep(app, console(), OPEN)
+    cmd(app, LAB, f"reading-group vote {a}", "m")
+    for change in ("reading-group on fri 16:00", "reading-group on thu 18:00"):
+        reply = cmd(app, LAB, change, at=CLOSE)
+        assert reply.error and "poll is out" in reply.text and "Thu 10 Dec 15:00" in reply.text
+    assert not cmd(app, LAB, "reading-group on thu 15:00 Europe/Berlin", at=CLOSE).error
+    channel = app.store.channels.get(LAB)
+    poll = app.store.reading.poll_for(channel.id, MEETING.date())
+    assert [v for _, v in app.store.reading.votes(poll.id)] == [a]
+    group = app.store.reading.group(channel.id)
+    assert (group.weekday, group.at) == (3, "15:00")
+    assert not cmd(app, LAB, "reading-group on fri 16:00", at=RECAP).error
+    assert app.store.reading.group(channel.id).at == "16:00"
