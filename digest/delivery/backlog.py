@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from digest.delivery.due import overdue_note, upcoming
 from digest.models import Channel, LikedIn, Paper
 from digest.rank.profile import Profile, profile_of
-from digest.rank.why import NO_MATCH
+from digest.rank.results import NO_MATCH
 
 # Composing and ranking load when a digest is composed: a listing reads profiles only.
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from digest.rank import profile as prof
 from digest.rank.authors import Person, people, rows_of
 from digest.rank.diversity import fair_share
 from digest.rank.index import PaperIndex
-from digest.rank.results import Filters, Hit, Picks, SearchResult, page_order
+from digest.rank.results import NO_MATCH, Filters, Hit, Picks, SearchResult, page_order
 from digest.rank.scorer import (
     MAX_QUERY_CHARS,
     Query,
@@ -25,7 +25,7 @@ from digest.rank.scorer import (
 )
 from digest.rank.semantic import SemanticParams
 from digest.rank.weak import MatchCheck, check
-from digest.rank.why import NO_MATCH, page_why, profile_why
+from digest.rank.why import page_why, profile_why
 from digest.rank.why import quote as _quote
 
 

@@ -9,6 +9,11 @@ if TYPE_CHECKING:  # the chat side imports Filters for every command; NumPy load
     import numpy as np
 
 
+#: What a card, `why` and a digest's footer say of a paper nothing of the channel matches (one
+#: spelling; here, so that listings can say it without loading the ranker).
+NO_MATCH = "Nothing in it matches this channel's interests."
+
+
 @dataclass(frozen=True)
 class Hit:
     """A ranked paper with its score and a short deterministic reason."""

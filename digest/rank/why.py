@@ -23,7 +23,6 @@ _EDGE_QUOTES = "'\"‘’“”`"
 
 #: The why of a pick no interest scores above 0.00 as shown: a "matches …" or "like …" line
 #: beside a 0.00 would contradict it (a card, `why` and the backlog say this alike).
-NO_MATCH = "Nothing in it matches this channel's interests."
 
 
 def quote(text: str, limit: int = 60) -> str:

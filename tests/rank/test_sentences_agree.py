@@ -28,7 +28,7 @@ import re
 import pytest
 
 from digest import BUNDLED_PAPERS
-from digest.rank.why import NO_MATCH
+from digest.rank.results import NO_MATCH
 from tests.conftest import make_app
 from tests.conftest import say_as_ann as say
 
