@@ -74,7 +74,8 @@ def pairs(ranker: Ranker, files: dict[str, list[dict]]) -> list[dict]:
                 best = ranker.score_profile(Profile(likes=tuple(q["liked"])), rows)[0]
                 top = np.argsort(-best, kind="stable")[:100]
                 hits = [(index.ids[rows[i]], float(best[i])) for i in top]
-                curve, words, cover = LIKE, 0, None
+                # a taste's learner fuses meaning when the papers are embedded (feedback.learn)
+                curve, words, cover = LIKE + (FUSED if index.dense is not None else ""), 0, None
             else:
                 compiled = ranker.compile(q["query"])
                 words = compiled.words if compiled is not None else KEYWORD_WORDS
@@ -287,7 +288,9 @@ def main() -> None:
     shown = [
         [kind, cov, *(float(logistic(p, np.array([r]), cov)[0]) for r in raws)]
         for kind, p in ({} if ISOTONIC else curves).items()
-        for cov in ((1.0,) if kind == LIKE else (0.35,) if kind.startswith("loose") else (1.0, 0.7))
+        for cov in (
+            (1.0,) if kind.startswith(LIKE) else (0.35,) if kind.startswith("loose") else (1.0, 0.7)
+        )
     ]
     if not ISOTONIC:
         print(table("Shown at a raw score", ["curve", "coverage", *map(str, raws)], shown))

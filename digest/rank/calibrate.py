@@ -66,9 +66,13 @@ def logistic(
 LIKE = "like"
 
 
-def read(scores: np.ndarray, kind: str, coverage: float | None = None) -> np.ndarray:
-    """``scores`` read through ``kind``'s curve (as they are when no curve is shipped)."""
-    params = curves().get(kind)
+def read(
+    scores: np.ndarray, kind: str, coverage: float | None = None, fused: bool = False
+) -> np.ndarray:
+    """``scores`` read through ``kind``'s curve, its ``FUSED`` one when meaning has a share of
+    them and one is shipped (as they are when no curve is shipped)."""
+    params = curves().get(kind + FUSED) if fused else None
+    params = curves().get(kind) if params is None else params
     if params is None:
         return np.asarray(scores, dtype=np.float32)
     return logistic(params, scores, coverage).astype(np.float32)

@@ -53,6 +53,11 @@ def interest_groups(labels: list[str]) -> np.ndarray:
     return np.array([*out, -1], dtype=np.int64)
 
 
+def _fused(state: TopicState) -> bool:
+    """True when meaning has a share of ``state``'s score."""
+    return state.dense is not None and state.dense.weight > 0
+
+
 class Ranker:
     """Scores papers of one fitted index for queries and channel profiles."""
 
@@ -348,9 +353,8 @@ class Ranker:
             st = self.refined(None, p.votes)
             if st is not None:
                 scores = score(self.index, st, rows, self.params)[1]
-                take(
-                    scores, "votes:", shown=calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
-                )
+                shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE, fused=_fused(st))
+                take(scores, "votes:", shown=shown)
         # The liked papers: one interest, split into tastes (``like_parts``); each taste scored
         # by the vote learner on its papers (and the votes closest to them) together, each pick
         # credited to the closest of its liked papers.
@@ -362,7 +366,8 @@ class Ranker:
                 continue
             scores = score(self.index, st, rows, self.params)[1]
             scores[np.isin(rows, liked)] = 0.0  # a liked paper itself is not news
-            shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE)
+            # fused with meaning (embeddings stored): fused scores sit higher, their own curve
+            shown = calibrate.read(np.minimum(scores, 1.0), calibrate.LIKE, fused=_fused(st))
             for pid, mask in prof.closest_like(self.index, rows, part):
                 take(np.where(mask, scores, 0.0), f"like:{pid}", shown=np.where(mask, shown, 0))
         if p.authors:

@@ -34,7 +34,7 @@ def test_the_shipped_curves_are_reliability_curves():
     curves = calibrate.curves()
     kinds = ("keyword", "theme", "loose")
     fused = {k + calibrate.FUSED for k in kinds[1:]}
-    assert set(curves) == {*kinds, *fused, calibrate.LIKE}
+    assert set(curves) == {*kinds, *fused, calibrate.LIKE, calibrate.LIKE + calibrate.FUSED}
     for kind, (_, b, _, cap) in curves.items():
         assert b > 0 and 0 < cap <= 1, kind  # a higher score never shows less
     grid = np.linspace(0, 1, 101)
