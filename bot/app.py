@@ -381,35 +381,26 @@ class App:
             shards=self.leases.shards if self.shards_leased else self.settings.discord_shards(),
             chores=(self._zotero_sync,),
         )
-        # The weekly picture is its own job (not part of the digest tick): it starts with the
-        # scheduler and stops with it.
-        every = timedelta(seconds=self.settings.weekly_sweep_seconds)
-        weekly = self.weekly(self.runner)
-        scheduler.scheduler.add_job(
-            weekly.sweep,
-            "interval",
-            seconds=every.total_seconds(),
-            id="weekly",
-            replace_existing=True,
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=None,  # late on a busy machine: it runs late, with no warning
-            next_run_time=self.clock() + min(every, timedelta(minutes=1)),
+        # The weekly picture and the reading group's posts are jobs of their own (not part of
+        # the digest tick): each starts with the scheduler and stops with it; the reading
+        # group's posts each follow their own timeline (digest/reading/schedule.py).
+        jobs = (
+            ("weekly", self.weekly(self.runner), self.settings.weekly_sweep_seconds, 60),
+            ("reading", self.reading(self.runner), self.settings.reading_sweep_seconds, 30),
         )
-        # The reading group's posts likewise, each on its own timeline (digest/reading/schedule.py).
-        every = timedelta(seconds=self.settings.reading_sweep_seconds)
-        reading = self.reading(self.runner)
-        scheduler.scheduler.add_job(
-            reading.sweep,
-            "interval",
-            seconds=every.total_seconds(),
-            id="reading",
-            replace_existing=True,
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=None,
-            next_run_time=self.clock() + min(every, timedelta(seconds=30)),
-        )
+        for job_id, sweeper, seconds, first in jobs:
+            every = timedelta(seconds=seconds)
+            scheduler.scheduler.add_job(
+                sweeper.sweep,
+                "interval",
+                seconds=every.total_seconds(),
+                id=job_id,
+                replace_existing=True,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,  # late on a busy machine: it runs late, with no warning
+                next_run_time=self.clock() + min(every, timedelta(seconds=first)),
+            )
         return scheduler
 
     def reading(self, runner: DigestRunner) -> ReadingSender:
